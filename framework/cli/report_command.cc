@@ -1,0 +1,65 @@
+// `tracebed report`: prints a trace.dat the way `trace-cmd report` does.
+#include "framework/cli/commands.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "framework/decode/report.h"
+#include "framework/decode/trace_dat.h"
+
+namespace tracebed::cli {
+namespace {
+
+// "0,2-3" -> {0, 2, 3}
+Result<std::set<int>> parse_cpu_list(const std::string& text) {
+  std::set<int> cpus;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    int lo = 0, hi = 0;
+    char dash = 0;
+    std::stringstream part(item);
+    if (!(part >> lo)) return Error{fmt::format("bad CPU list '{}'", text)};
+    hi = lo;
+    if (part >> dash) {
+      if (dash != '-' || !(part >> hi) || hi < lo) return Error{fmt::format("bad CPU list '{}'", text)};
+    }
+    for (int c = lo; c <= hi; ++c) cpus.insert(c);
+  }
+  return cpus;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("report", "print a trace.dat like `trace-cmd report`");
+  struct Args {
+    std::string input = "trace.dat";
+    bool raw_ts = false, raw_fields = false;
+    std::string cpus;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("-i,--input", args->input, "trace.dat to read")->capture_default_str();
+  cmd->add_flag("-t", args->raw_ts, "print full nanosecond time stamps");
+  cmd->add_flag("-R", args->raw_fields, "print raw fields instead of the print format");
+  cmd->add_option("--cpu", args->cpus, "only these CPUs (e.g. 0,2-3)");
+  cmd->final_callback([args] {
+    ReportOptions options;
+    options.raw_timestamps = args->raw_ts;
+    options.raw_fields = args->raw_fields;
+    if (!args->cpus.empty()) {
+      auto cpus = parse_cpu_list(args->cpus);
+      if (!cpus) fail(cpus.error().message);
+      options.cpus = *cpus;
+    }
+    auto file = TraceDat::open(args->input);
+    if (!file) fail(file.error().message);
+    Status st = write_report(**file, options, stdout);
+    std::fflush(stdout);
+    if (!st) fail(st.error().message);
+  });
+}
+
+}  // namespace tracebed::cli

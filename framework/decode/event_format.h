@@ -1,0 +1,82 @@
+// Event format descriptions: what events/<system>/<event>/format says.
+//
+// A format file lists the fields of one event (name, C type, offset, size,
+// signedness) and the `print fmt` the kernel would use to print it. See the
+// kernel's Documentation/trace/events.rst and kernel/trace/trace_events.c
+// (`f_show`), which writes these files.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/base/bytes.h"
+#include "framework/base/result.h"
+
+namespace tracebed {
+
+class PrintFmt;
+
+enum FieldFlag : uint32_t {
+  kFieldSigned = 1u << 0,
+  kFieldArray = 1u << 1,     // static array: `type name[N]`
+  kFieldDataLoc = 1u << 2,   // `__data_loc`: u32 = len << 16 | offset from record start
+  kFieldRelLoc = 1u << 3,    // `__rel_loc`: offset counts from the end of this field
+  kFieldPointer = 1u << 4,   // type ends in `*`
+  kFieldString = 1u << 5,    // char array or dynamic char[]
+  kFieldLong = 1u << 6,      // type is long/unsigned long (size depends on the kernel)
+  kFieldCommon = 1u << 7,    // common_* fields
+};
+
+struct Field {
+  std::string name;
+  std::string type;          // as written in the format file, e.g. "__data_loc char[]"
+  uint32_t offset = 0;
+  uint32_t size = 0;         // whole field; for arrays the whole array
+  uint32_t flags = 0;
+  uint32_t array_len = 0;    // N for `[N]`, 0 otherwise
+  uint32_t elem_size = 0;    // size of one element (== size for scalars)
+
+  bool has(FieldFlag f) const { return (flags & f) != 0; }
+
+  // Integer value of a scalar field (1/2/4/8 bytes), zero-extended; 0 when the
+  // record is too short. Use read_int for sign extension.
+  uint64_t read_uint(Bytes record, Endian e) const;
+  int64_t read_int(Bytes record, Endian e) const;
+  // Payload of a __data_loc/__rel_loc field, or the bytes of a static array;
+  // empty when the location points outside the record.
+  Bytes payload(Bytes record, Endian e) const;
+  // Text of a char array or dynamic string, up to the first NUL.
+  std::string_view read_string(Bytes record, Endian e) const;
+};
+
+struct EventFormat {
+  uint32_t id = 0;
+  std::string system;
+  std::string name;
+  std::vector<Field> fields;   // common fields first, in file order
+  size_t common_count = 0;     // how many of `fields` are common_*
+  std::string print_fmt;       // text after "print fmt: "
+  std::shared_ptr<const PrintFmt> printer;  // print_fmt parsed once; null if it did not parse
+  std::string print_fmt_error;  // why it did not parse (shown instead of the fields)
+
+  const Field* field(std::string_view name) const;
+};
+
+// Parses the text of an events/<system>/<name>/format file (or one of the
+// ftrace formats trace.dat stores). `origin` names the source in errors.
+Result<std::unique_ptr<EventFormat>> parse_event_format(std::string_view text, std::string_view system,
+                                                        std::string_view origin);
+
+// header_page: the layout of a ring-buffer sub-buffer header.
+struct HeaderPage {
+  uint32_t timestamp_offset = 0, timestamp_size = 8;
+  uint32_t commit_offset = 8, commit_size = 8;  // commit is a kernel `long`
+  uint32_t data_offset = 16;
+  uint32_t data_size = 4080;                    // page size minus header, as the kernel says
+};
+Result<HeaderPage> parse_header_page(std::string_view text, std::string_view origin);
+
+}  // namespace tracebed

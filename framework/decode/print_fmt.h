@@ -1,0 +1,28 @@
+// The `print fmt` of an event, parsed once into a tree and evaluated per
+// record the way libtraceevent's tep_print_event does, so output matches
+// trace-cmd report byte for byte.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "framework/base/result.h"
+#include "framework/decode/event_format.h"
+#include "framework/decode/record.h"
+
+namespace tracebed {
+
+class TraceContext;
+
+class PrintFmt {
+ public:
+  virtual ~PrintFmt() = default;
+  // Parses `"fmt", args...` as written after "print fmt: " for `event`.
+  static Result<std::unique_ptr<PrintFmt>> parse(std::string_view text, const EventFormat& event);
+  // Appends the formatted fields of `record` (no trailing newline).
+  virtual void format(const Record& record, const EventFormat& event, const TraceContext& ctx,
+                      std::string& out) const = 0;
+};
+
+}  // namespace tracebed

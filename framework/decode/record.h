@@ -1,0 +1,26 @@
+// One decoded ring-buffer event, as a view into the bytes it came from.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "framework/base/bytes.h"
+
+namespace tracebed {
+
+// Record::missed_events when the sub-buffer said events were lost but did
+// not store how many (commit bit 31 without bit 30).
+inline constexpr uint64_t kMissedUnknown = std::numeric_limits<uint64_t>::max();
+
+struct Record {
+  uint64_t ts = 0;            // ns: page stamp + deltas (+ the file's offset)
+  Bytes data;                 // payload, common fields first; valid until the stream advances
+  int32_t cpu = 0;
+  uint16_t buffer = 0;        // 0 = top-level buffer, else index into the file's instances
+  // Events lost just before this one, as the kernel reported on the
+  // sub-buffer this record opens (0 = none, kMissedUnknown = lost, count not stored).
+  uint64_t missed_events = 0;
+  uint64_t offset = 0;        // offset of the event header in the CPU's data, for errors
+};
+
+}  // namespace tracebed

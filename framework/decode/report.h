@@ -1,0 +1,44 @@
+// `tracebed report`: trace.dat to text exactly as Debian 12's
+// `trace-cmd report` (3.1.6 with libtraceevent 1.7.1's default plugins)
+// prints it.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "framework/base/result.h"
+#include "framework/decode/record.h"
+#include "framework/decode/trace_context.h"
+
+namespace tracebed {
+
+class TraceDat;
+class EventStream;
+
+struct ReportOptions {
+  bool raw_timestamps = false;   // -t: nanoseconds
+  bool raw_fields = false;       // -R: "name=value" of every field, no print fmt
+  std::optional<std::set<int>> cpus;  // --cpu LIST
+};
+
+// Formats single records; keeps the per-CPU state plugins need
+// (function_graph leaf merging looks one record ahead).
+class RecordPrinter {
+ public:
+  RecordPrinter(TraceContext& ctx, const ReportOptions& options);
+  ~RecordPrinter();
+  // The event's own text: plugin output, print fmt, or -R field list.
+  // `stream` is where `record` came from (for look-ahead).
+  void format_fields(const Record& record, EventStream& stream, std::string& out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Writes the whole report of `file` to `out`.
+Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out);
+
+}  // namespace tracebed

@@ -1,0 +1,78 @@
+// trace-cmd's trace.dat, versions 6 and 7 (trace-cmd's trace-cmd.dat.v6.5
+// and trace-cmd.dat.v7.5 man pages), read as a stream: per-CPU data is
+// decompressed chunk by chunk and pages are decoded as they are needed, so
+// memory does not grow with the file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "framework/base/result.h"
+#include "framework/decode/record.h"
+#include "framework/decode/trace_context.h"
+
+namespace tracebed {
+
+struct TraceDatCpu {
+  int cpu = 0;                // the CPU id (may be sparse in v7)
+  uint64_t offset = 0;        // file offset of this CPU's data (section or raw)
+  uint64_t size = 0;          // bytes of data (uncompressed size for compressed files)
+};
+
+struct TraceDatBuffer {
+  std::string name;           // "" for the top-level buffer
+  std::string clock;          // trace clock, if the file says
+  std::vector<TraceDatCpu> cpus;
+  bool latency = false;       // latency-format text instead of binary pages
+};
+
+// Lost-data and unknown-data counts found while reading, reported by the CLI.
+struct DecodeStats {
+  uint64_t events = 0;
+  uint64_t unknown_events = 0;      // ids with no format
+  uint64_t missed_events = 0;       // sum of known missed counts
+  uint64_t pages_with_missed = 0;   // pages that said events were lost
+};
+
+class EventStream {
+ public:
+  virtual ~EventStream() = default;
+  // Fills `out` with the next record in time order across the chosen CPUs
+  // (and buffers); false at the end; an Error names the file offset.
+  virtual Result<bool> next(Record& out) = 0;
+  virtual const DecodeStats& stats() const = 0;
+
+  // The record that follows the last one next() returned on the same CPU
+  // (and buffer), without consuming it; null at that CPU's end. Both stay
+  // valid until the next call to next() or consume_peeked(). function_graph
+  // uses this to merge an entry with its exit into one leaf line.
+  virtual Result<const Record*> peek_same_cpu() = 0;
+  // Drops the record peek_same_cpu() returned, as if next() had returned it.
+  virtual void consume_peeked() = 0;
+};
+
+class TraceDat {
+ public:
+  virtual ~TraceDat() = default;
+  static Result<std::unique_ptr<TraceDat>> open(const std::string& path);
+
+  virtual const std::string& path() const = 0;
+  virtual int version() const = 0;            // 6 or 7
+  virtual std::string compression() const = 0;  // "none", "zlib", "zstd"
+  virtual int cpu_count() const = 0;          // as in the file header ("cpus=N")
+  virtual TraceContext& context() = 0;
+  virtual const std::vector<TraceDatBuffer>& buffers() const = 0;  // [0] is the top level
+  virtual const std::string& uname() const = 0;  // option UNAME, if stored
+  virtual int64_t ts_offset() const = 0;        // option OFFSET, added to every stamp
+
+  // Events of every buffer, merged by time. `cpus` limits to those CPUs.
+  virtual Result<std::unique_ptr<EventStream>> events(std::optional<std::set<int>> cpus = {}) = 0;
+  // For latency-format files: the stored text.
+  virtual Result<std::string> latency_text() = 0;
+};
+
+}  // namespace tracebed
