@@ -46,12 +46,15 @@ class EventStream {
   virtual Result<bool> next(Record& out) = 0;
   virtual const DecodeStats& stats() const = 0;
 
-  // The record that follows the last one next() returned on the same CPU
-  // (and buffer), without consuming it; null at that CPU's end. Both stay
-  // valid until the next call to next() or consume_peeked(). function_graph
-  // uses this to merge an entry with its exit into one leaf line.
-  virtual Result<const Record*> peek_same_cpu() = 0;
-  // Drops the record peek_same_cpu() returned, as if next() had returned it.
+  // The record that would come next, in time order, among ALL CPUs of the
+  // buffer the last record came from, ignoring the `cpus` filter (ties go to
+  // the lowest CPU) — what libtracecmd's tracecmd_peek_next_data() returns.
+  // trace-cmd's function_graph plugin uses it to merge an entry with its
+  // exit into one leaf line; matching that means peeking exactly so.
+  // Null at the buffer's end. The peeked record and the last one returned
+  // both stay valid until the next call to next() or consume_peeked().
+  virtual Result<const Record*> peek_next_in_buffer() = 0;
+  // Drops the record peek_next_in_buffer() returned, as if it had been read.
   virtual void consume_peeked() = 0;
 };
 
