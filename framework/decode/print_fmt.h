@@ -25,4 +25,12 @@ class PrintFmt {
                       std::string& out) const = 0;
 };
 
+// What `trace-cmd report -R` prints (libtraceevent's print_selected_fields
+// with raw output): " name=value" for every non-common field, each value
+// printed with the conversion the event's print fmt uses for that field when
+// it has one, else by type (numbers, 0x-hex for pointers/longs, strings,
+// ARRAY[..] bytes). Works also when the print fmt did not parse.
+void format_raw_fields(const Record& record, const EventFormat& event, const TraceContext& ctx,
+                       std::string& out);
+
 }  // namespace tracebed
