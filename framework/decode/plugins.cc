@@ -1,0 +1,402 @@
+#include "framework/decode/plugins.h"
+
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "framework/decode/trace_dat.h"
+
+namespace tracebed {
+namespace {
+
+// The field an event names, common or not (libtraceevent tep_find_any_field).
+const Field* any_field(const EventFormat& event, std::string_view name) { return event.field(name); }
+
+// tep_get_field_val: the field's bytes as an unsigned number. With `report`,
+// a missing field leaves libtraceevent's marker in the output.
+std::optional<uint64_t> field_value(const EventFormat& event, std::string_view name, const Record& record,
+                                    const TraceContext& ctx, std::string& out, bool report) {
+  const Field* field = any_field(event, name);
+  if (!field) {
+    if (report) out += fmt::format("<CANT FIND FIELD {}>", name);
+    return std::nullopt;
+  }
+  return field->read_uint(record.data, ctx.endian);
+}
+
+// tep_find_function: the name of the function containing addr.
+std::optional<Symbol> function_at(const TraceContext& ctx, uint64_t addr) { return ctx.lookup_symbol(addr); }
+
+void append_comm_field(const Field& field, const Record& record, const TraceContext& ctx, std::string& out,
+                       std::string_view& comm) {
+  // printf("%.*s", field->size, comm): stops at the first NUL.
+  std::string_view text = field.read_string(record.data, ctx.endian);
+  comm = text;
+  out += text;
+}
+
+// libtraceevent's plugin_sched_switch write_and_save_comm: the comm is
+// printed and remembered for the pid, unless the pid already has one.
+void print_and_learn_comm(const Field& field, const Record& record, TraceContext& ctx, uint64_t pid,
+                          std::string& out) {
+  std::string_view comm;
+  append_comm_field(field, record, ctx, out, comm);
+  int ipid = static_cast<int>(pid);
+  if (ipid != 0 && !ctx.comm(ipid)) ctx.set_comm(ipid, comm);
+}
+
+void write_task_state(uint64_t state, std::string& out) {
+  static constexpr std::string_view kStates = "SDTtZXxW";
+  bool found = false;
+  for (size_t i = 0; i < kStates.size(); ++i) {
+    if (!(state & (1ull << i))) continue;
+    if (found) out += '|';
+    found = true;
+    out += kStates[i];
+  }
+  if (!found) out += 'R';
+}
+
+}  // namespace
+
+void append_event_time(uint64_t ts, int precision, uint64_t divisor, std::string& out) {
+  uint64_t time = ts;
+  if (divisor) time = (time + divisor / 2) / divisor;
+  uint64_t p10 = 1;
+  for (int i = 0; i < precision; ++i) p10 *= 10;
+  if (p10 > 1)
+    fmt::format_to(std::back_inserter(out), "{:5}.{:0{}}", time / p10, time % p10, precision);
+  else
+    fmt::format_to(std::back_inserter(out), "{:12}", time);
+}
+
+struct Plugins::State {
+  explicit State(TraceContext& c) : ctx(c) {}
+  TraceContext& ctx;
+
+  enum class Kind { sched_switch, sched_wakeup, function, kernel_stack, raw_data, func_repeats,
+                    funcgraph_entry, funcgraph_exit, kmem_call_site, hrtimer_expire_entry, hrtimer_start };
+  std::unordered_map<const EventFormat*, Kind> handlers;
+  const EventFormat* funcgraph_exit = nullptr;
+
+  // plugin_function's per-CPU guess of the call chain, grown in blocks of 10
+  // and never shrunk; stale names past the current depth stay searchable,
+  // exactly as in the plugin.
+  std::vector<std::vector<std::optional<std::string>>> function_stacks;
+
+  void add_child(std::vector<std::optional<std::string>>& stack, const std::optional<std::string_view>& child,
+                 size_t pos) {
+    if (!child) return;
+    if (pos >= stack.size()) stack.resize(stack.size() + 10);
+    stack[pos] = std::string(*child);
+  }
+
+  size_t add_and_get_index(std::string_view parent, std::optional<std::string_view> child, int cpu) {
+    if (cpu < 0) return 0;
+    if (static_cast<size_t>(cpu) >= function_stacks.size()) function_stacks.resize(cpu + 1);
+    auto& stack = function_stacks[cpu];
+    for (size_t i = 0; i < stack.size() && stack[i]; ++i) {
+      if (*stack[i] == parent) {
+        add_child(stack, child, i + 1);
+        return i;
+      }
+    }
+    add_child(stack, parent, 0);
+    add_child(stack, child, 1);
+    return 0;
+  }
+
+  void function(const Record& record, const EventFormat& event, std::string& out) {
+    auto ip = field_value(event, "ip", record, ctx, out, true);
+    if (!ip) { out += '!'; return; }
+    auto func = function_at(ctx, *ip);
+    auto parent_ip = field_value(event, "parent_ip", record, ctx, out, true);
+    if (!parent_ip) { out += '!'; return; }
+    auto parent = function_at(ctx, *parent_ip);
+    size_t index = 0;
+    if (parent) {
+      std::optional<std::string_view> child;
+      if (func) child = func->name;
+      index = add_and_get_index(parent->name, child, record.cpu);
+    }
+    out.append(index * 3, ' ');
+    if (func)
+      out += func->name;
+    else
+      fmt::format_to(std::back_inserter(out), "0x{:x}", *ip);
+  }
+
+  void kernel_stack(const Record& record, const EventFormat& event, std::string& out) {
+    const Field* caller = any_field(event, "caller");
+    if (!caller) { out += "<CANT FIND FIELD caller>"; return; }
+    out += "<stack trace >\n";
+    size_t long_size = ctx.long_size;
+    for (size_t off = caller->offset; off + long_size <= record.data.size(); off += long_size) {
+      uint64_t addr = load_uint(record.data.data() + off, long_size, ctx.endian);
+      if ((long_size == 8 && addr == ~0ull) || static_cast<int32_t>(addr) == -1) break;
+      if (auto func = function_at(ctx, addr))
+        fmt::format_to(std::back_inserter(out), "=> {} ({:x})\n", func->name, addr);
+      else
+        fmt::format_to(std::back_inserter(out), "=> {:x}\n", addr);
+    }
+  }
+
+  void raw_data(const Record& record, const EventFormat& event, std::string& out) {
+    auto id = field_value(event, "id", record, ctx, out, true);
+    if (!id) { out += '!'; return; }
+    fmt::format_to(std::back_inserter(out), "# {:x}", *id);
+    const Field* buf = any_field(event, "buf");
+    if (!buf) { out += "<CANT FIND FIELD buf>"; return; }
+    for (size_t off = buf->offset; off < record.data.size(); ++off)
+      fmt::format_to(std::back_inserter(out), " {:02x}", record.data[off]);
+  }
+
+  void func_repeats(const Record& record, const EventFormat& event, std::string& out) {
+    function(record, event, out);
+    auto count = field_value(event, "count", record, ctx, out, true);
+    if (!count) { out += '!'; return; }
+    auto top = field_value(event, "top_delta_ts", record, ctx, out, true);
+    if (!top) { out += '!'; return; }
+    auto bottom = field_value(event, "bottom_delta_ts", record, ctx, out, true);
+    if (!bottom) { out += '!'; return; }
+    fmt::format_to(std::back_inserter(out), " (count: {}  last_ts: ", static_cast<int64_t>(*count));
+    append_event_time(record.ts - ((*top << 32) | *bottom), 6, 1000, out);
+    out += ')';
+  }
+
+  void sched_wakeup(const Record& record, const EventFormat& event, std::string& out) {
+    auto pid = field_value(event, "pid", record, ctx, out, true);
+    if (!pid) { out += '!'; return; }
+    if (const Field* comm = any_field(event, "comm")) {
+      print_and_learn_comm(*comm, record, ctx, *pid, out);
+      out += ':';
+    }
+    fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(*pid));
+    if (auto prio = field_value(event, "prio", record, ctx, out, true))
+      fmt::format_to(std::back_inserter(out), " [{}]", static_cast<int64_t>(*prio));
+    if (auto success = field_value(event, "success", record, ctx, out, false))
+      fmt::format_to(std::back_inserter(out), " success={}", static_cast<int64_t>(*success));
+    if (auto cpu = field_value(event, "target_cpu", record, ctx, out, true))
+      fmt::format_to(std::back_inserter(out), " CPU:{:03}", *cpu);
+  }
+
+  void sched_switch(const Record& record, const EventFormat& event, std::string& out) {
+    auto prev_pid = field_value(event, "prev_pid", record, ctx, out, true);
+    if (!prev_pid) { out += '!'; return; }
+    if (const Field* comm = any_field(event, "prev_comm")) {
+      print_and_learn_comm(*comm, record, ctx, *prev_pid, out);
+      out += ':';
+    }
+    fmt::format_to(std::back_inserter(out), "{} ", static_cast<int64_t>(*prev_pid));
+    if (auto prio = field_value(event, "prev_prio", record, ctx, out, true))
+      fmt::format_to(std::back_inserter(out), "[{}] ", static_cast<int32_t>(*prio));
+    if (auto state = field_value(event, "prev_state", record, ctx, out, true)) write_task_state(*state, out);
+    out += " ==> ";
+    auto next_pid = field_value(event, "next_pid", record, ctx, out, true);
+    if (!next_pid) { out += '!'; return; }
+    if (const Field* comm = any_field(event, "next_comm")) {
+      print_and_learn_comm(*comm, record, ctx, *next_pid, out);
+      out += ':';
+    }
+    fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(*next_pid));
+    if (auto prio = field_value(event, "next_prio", record, ctx, out, true))
+      fmt::format_to(std::back_inserter(out), " [{}]", static_cast<int32_t>(*prio));
+  }
+
+  // plugin_kmem: "(func+0xoff) " before the usual text, when call_site resolves.
+  void kmem_call_site(const Record& record, const EventFormat& event, std::string& out) {
+    const Field* field = any_field(event, "call_site");
+    if (!field) return;
+    uint64_t val = field->read_uint(record.data, ctx.endian);
+    auto func = function_at(ctx, val);
+    if (!func) return;
+    fmt::format_to(std::back_inserter(out), "({}+0x{:x}) ", func->name,
+                   static_cast<uint32_t>(static_cast<int32_t>(val - func->address)));
+  }
+
+  // tep_print_num_field / tep_print_func_field as plugin_hrtimer uses them.
+  bool print_num(const EventFormat& event, std::string_view name, bool hex, const Record& record,
+                 std::string& out, bool report) {
+    const Field* field = any_field(event, name);
+    if (!field) {
+      if (report) out += fmt::format("CAN'T FIND FIELD \"{}\"", name);
+      return false;
+    }
+    uint64_t val = field->read_uint(record.data, ctx.endian);
+    if (hex)
+      fmt::format_to(std::back_inserter(out), "0x{:x}", val);
+    else
+      fmt::format_to(std::back_inserter(out), "{}", val);
+    return true;
+  }
+
+  void print_func(const EventFormat& event, std::string_view prefix, std::string_view name,
+                  const Record& record, std::string& out) {
+    const Field* field = any_field(event, name);
+    if (!field) return;
+    uint64_t val = field->read_uint(record.data, ctx.endian);
+    out += prefix;
+    if (auto func = function_at(ctx, val))
+      fmt::format_to(std::back_inserter(out), "{}/0x{:x}", func->name, func->address - val);
+    else
+      fmt::format_to(std::back_inserter(out), "0x{:08x}", val);
+  }
+
+  void hrtimer_expire_entry(const Record& record, const EventFormat& event, std::string& out) {
+    out += "hrtimer=";
+    if (!print_num(event, "timer", true, record, out, false)) print_num(event, "hrtimer", true, record, out, true);
+    out += " now=";
+    print_num(event, "now", false, record, out, true);
+    print_func(event, " function=", "function", record, out);
+  }
+
+  void hrtimer_start(const Record& record, const EventFormat& event, std::string& out) {
+    out += "hrtimer=";
+    if (!print_num(event, "timer", true, record, out, false)) print_num(event, "hrtimer", true, record, out, true);
+    print_func(event, " function=", "function", record, out);
+    out += " expires=";
+    print_num(event, "expires", false, record, out, true);
+    out += " softexpires=";
+    print_num(event, "softexpires", false, record, out, true);
+  }
+
+  // trace-cmd's function_graph printer (lib/trace-cmd/trace-ftrace.c).
+  static void graph_overhead(uint64_t duration, std::string& out) {
+    if (duration == ~0ull) out += "  ";
+    else if (duration > 1000000000ull) out += "$ ";
+    else if (duration > 1000000ull) out += "# ";
+    else if (duration > 100000ull) out += "! ";
+    else if (duration > 10000ull) out += "+ ";
+    else out += "  ";
+  }
+
+  static void indent_for_depth(uint64_t depth, std::string& out) {
+    int spaces = static_cast<int>(depth * 2);  // TRACE_GRAPH_INDENT, as an int like the C code
+    if (spaces > 0) out.append(static_cast<size_t>(spaces), ' ');
+  }
+
+  static void graph_duration(uint64_t duration, std::string& out) {
+    size_t start = out.size();
+    fmt::format_to(std::back_inserter(out), "{}", duration / 1000);
+    if (out.size() - start < 7) fmt::format_to(std::back_inserter(out), ".{:03}", duration % 1000);
+    size_t len = out.size() - start;
+    out += " us ";
+    if (len < 7) out.append(7 - len, ' ');
+    out += "|  ";
+  }
+
+  void graph_function_name(uint64_t addr, std::string_view suffix, std::string& out) {
+    if (auto func = function_at(ctx, addr))
+      out += func->name;
+    else
+      fmt::format_to(std::back_inserter(out), "{:x}", addr);
+    out += suffix;
+  }
+
+  void funcgraph_entry(const Record& record, const EventFormat& event, EventStream& stream, std::string& out) {
+    const Field* common_pid = ctx.common_pid();
+    if (!common_pid) { out += '!'; return; }
+    uint64_t pid = common_pid->read_uint(record.data, ctx.endian);
+    auto func = field_value(event, "func", record, ctx, out, true);
+    if (!func) { out += '!'; return; }
+
+    const Record* exit = nullptr;
+    if (funcgraph_exit) {
+      auto peeked = stream.peek_next_in_buffer();
+      if (peeked.ok() && *peeked && is_matching_exit(**peeked, pid, *func)) exit = *peeked;
+    }
+    if (exit) {
+      const Field* rettime = funcgraph_exit->field("rettime");
+      const Field* calltime = funcgraph_exit->field("calltime");
+      if (!rettime || !calltime) { out += '!'; return; }
+      uint64_t duration = rettime->read_uint(exit->data, ctx.endian) - calltime->read_uint(exit->data, ctx.endian);
+      stream.consume_peeked();
+      graph_overhead(duration, out);
+      graph_duration(duration, out);
+      auto depth = field_value(event, "depth", record, ctx, out, true);
+      if (!depth) { out += '!'; return; }
+      indent_for_depth(*depth, out);
+      graph_function_name(*func, "();", out);
+      return;
+    }
+    graph_overhead(~0ull, out);
+    out += "           |  ";
+    auto depth = field_value(event, "depth", record, ctx, out, true);
+    if (!depth) { out += '!'; return; }
+    indent_for_depth(*depth, out);
+    graph_function_name(*func, "() {", out);
+  }
+
+  bool is_matching_exit(const Record& next, uint64_t pid, uint64_t func) {
+    const Field* type = ctx.common_type();
+    const Field* common_pid = ctx.common_pid();
+    if (!type || !common_pid) return false;
+    if (type->read_uint(next.data, ctx.endian) != funcgraph_exit->id) return false;
+    if (common_pid->read_uint(next.data, ctx.endian) != pid) return false;
+    const Field* exit_func = funcgraph_exit->field("func");
+    return exit_func && exit_func->read_uint(next.data, ctx.endian) == func;
+  }
+
+  void funcgraph_exit_line(const Record& record, const EventFormat& event, std::string& out) {
+    auto rettime = field_value(event, "rettime", record, ctx, out, true);
+    if (!rettime) { out += '!'; return; }
+    auto calltime = field_value(event, "calltime", record, ctx, out, true);
+    if (!calltime) { out += '!'; return; }
+    uint64_t duration = *rettime - *calltime;
+    graph_overhead(duration, out);
+    graph_duration(duration, out);
+    auto depth = field_value(event, "depth", record, ctx, out, true);
+    if (!depth) { out += '!'; return; }
+    indent_for_depth(*depth, out);
+    out += '}';
+  }
+};
+
+Plugins::Plugins(TraceContext& ctx) : state_(std::make_unique<State>(ctx)) {
+  using Kind = State::Kind;
+  auto add = [&](std::string_view system, std::string_view name, Kind kind) {
+    if (const EventFormat* event = ctx.event_by_name(system, name)) state_->handlers[event] = kind;
+  };
+  add("sched", "sched_switch", Kind::sched_switch);
+  add("sched", "sched_wakeup", Kind::sched_wakeup);
+  add("sched", "sched_wakeup_new", Kind::sched_wakeup);
+  add("ftrace", "function", Kind::function);
+  add("ftrace", "kernel_stack", Kind::kernel_stack);
+  add("ftrace", "raw_data", Kind::raw_data);
+  add("ftrace", "func_repeats", Kind::func_repeats);
+  add("ftrace", "funcgraph_entry", Kind::funcgraph_entry);
+  add("ftrace", "funcgraph_exit", Kind::funcgraph_exit);
+  for (std::string_view name : {"kfree", "kmalloc", "kmalloc_node", "kmem_cache_alloc", "kmem_cache_alloc_node",
+                                "kmem_cache_free"})
+    add("kmem", name, Kind::kmem_call_site);
+  add("timer", "hrtimer_expire_entry", Kind::hrtimer_expire_entry);
+  add("timer", "hrtimer_start", Kind::hrtimer_start);
+  state_->funcgraph_exit = ctx.event_by_name("ftrace", "funcgraph_exit");
+}
+
+Plugins::~Plugins() = default;
+
+Plugins::Outcome Plugins::print(const Record& record, const EventFormat& event, EventStream& stream,
+                                std::string& out) {
+  auto it = state_->handlers.find(&event);
+  if (it == state_->handlers.end()) return Outcome::not_handled;
+  State& s = *state_;
+  switch (it->second) {
+    case State::Kind::sched_switch: s.sched_switch(record, event, out); break;
+    case State::Kind::sched_wakeup: s.sched_wakeup(record, event, out); break;
+    case State::Kind::function: s.function(record, event, out); break;
+    case State::Kind::kernel_stack: s.kernel_stack(record, event, out); break;
+    case State::Kind::raw_data: s.raw_data(record, event, out); break;
+    case State::Kind::func_repeats: s.func_repeats(record, event, out); break;
+    case State::Kind::funcgraph_entry: s.funcgraph_entry(record, event, stream, out); break;
+    case State::Kind::funcgraph_exit: s.funcgraph_exit_line(record, event, out); break;
+    case State::Kind::kmem_call_site: s.kmem_call_site(record, event, out); return Outcome::print_fmt_next;
+    case State::Kind::hrtimer_expire_entry: s.hrtimer_expire_entry(record, event, out); break;
+    case State::Kind::hrtimer_start: s.hrtimer_start(record, event, out); break;
+  }
+  return Outcome::printed;
+}
+
+}  // namespace tracebed

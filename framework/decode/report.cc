@@ -1,0 +1,158 @@
+#include "framework/decode/report.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "framework/decode/plugins.h"
+#include "framework/decode/print_fmt.h"
+#include "framework/decode/trace_dat.h"
+
+namespace tracebed {
+namespace {
+
+// libtraceevent find_cmdline: pid 0 is the idle task, unknown pids "<...>".
+std::string_view comm_of(const TraceContext& ctx, int pid) {
+  if (pid == 0) return "<idle>";
+  if (auto comm = ctx.comm(pid)) return *comm;
+  return "<...>";
+}
+
+// Buffered stdout: one fwrite per 64 KiB instead of one per line.
+class Output {
+ public:
+  explicit Output(std::FILE* file) : file_(file) { text_.reserve(kFlushAt + 4096); }
+  ~Output() { flush(); }
+  std::string& text() { return text_; }
+  void maybe_flush() {
+    if (text_.size() >= kFlushAt) flush();
+  }
+  bool flush() {
+    bool ok = std::fwrite(text_.data(), 1, text_.size(), file_) == text_.size();
+    text_.clear();
+    return ok;
+  }
+
+ private:
+  static constexpr size_t kFlushAt = 64 * 1024;
+  std::FILE* file_;
+  std::string text_;
+};
+
+}  // namespace
+
+struct RecordPrinter::Impl {
+  Impl(TraceContext& c, const ReportOptions& o) : ctx(c), options(o), plugins(c) {}
+  TraceContext& ctx;
+  ReportOptions options;
+  Plugins plugins;
+};
+
+RecordPrinter::RecordPrinter(TraceContext& ctx, const ReportOptions& options)
+    : impl_(std::make_unique<Impl>(ctx, options)) {}
+RecordPrinter::~RecordPrinter() = default;
+
+void RecordPrinter::format_fields(const Record& record, EventStream& stream, std::string& out) {
+  const EventFormat* event = impl_->ctx.event_of(record.data);
+  if (!event) {
+    out += "[UNKNOWN EVENT]";
+    return;
+  }
+  if (impl_->options.raw_fields) {
+    format_raw_fields(record, *event, impl_->ctx, out);
+    return;
+  }
+  switch (impl_->plugins.print(record, *event, stream, out)) {
+    case Plugins::Outcome::printed:
+      return;
+    case Plugins::Outcome::not_handled:
+    case Plugins::Outcome::print_fmt_next:
+      break;
+  }
+  if (event->printer) {
+    event->printer->format(record, *event, impl_->ctx, out);
+  } else {
+    // libtraceevent pretty_print on an event whose print fmt did not parse.
+    out += "[FAILED TO PARSE]";
+    format_raw_fields(record, *event, impl_->ctx, out);
+  }
+}
+
+Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out_file) {
+  TraceContext& ctx = file.context();
+  Output out(out_file);
+  std::string& text = out.text();
+  fmt::format_to(std::back_inserter(text), "cpus={}\n", file.cpu_count());
+
+  if (!file.buffers().empty() && file.buffers()[0].latency) {
+    auto latency = file.latency_text();
+    if (!latency) return latency.error();
+    text += *latency;
+    out.flush();
+    return {};
+  }
+
+  // With instances, trace-cmd prefixes every line with the buffer's name
+  // (blank for the top level), right-aligned to the longest name.
+  const auto& buffers = file.buffers();
+  bool prefix_buffers = buffers.size() > 1;
+  size_t name_width = 0;
+  for (size_t i = 1; i < buffers.size(); ++i) name_width = std::max(name_width, buffers[i].name.size());
+
+  auto stream_result = file.events(options.cpus);
+  if (!stream_result) return stream_result.error();
+  EventStream& stream = **stream_result;
+  RecordPrinter printer(ctx, options);
+  const Field* pid_field = ctx.common_pid();
+
+  Record record;
+  for (;;) {
+    auto more = stream.next(record);
+    if (!more) {
+      out.flush();
+      return more.error();
+    }
+    if (!*more) break;
+
+    if (prefix_buffers) {
+      if (record.buffer == 0)
+        fmt::format_to(std::back_inserter(text), "{:>{}}  ", "", name_width);
+      else
+        fmt::format_to(std::back_inserter(text), "{:>{}}: ", buffers[record.buffer].name, name_width);
+    }
+    if (record.missed_events == kMissedUnknown)
+      fmt::format_to(std::back_inserter(text), "CPU:{} [EVENTS DROPPED]\n", record.cpu);
+    else if (record.missed_events > 0)
+      fmt::format_to(std::back_inserter(text), "CPU:{} [{} EVENTS DROPPED]\n", record.cpu,
+                     static_cast<int64_t>(record.missed_events));
+
+    const EventFormat* event = ctx.event_of(record.data);
+    size_t line_start = text.size();
+    if (!event) {
+      // tep_print_event prints this for each of its three calls, then the
+      // event name is missing too.
+      text += "[UNKNOWN EVENT][UNKNOWN EVENT]";
+    } else {
+      int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
+      fmt::format_to(std::back_inserter(text), "{:>16}-{:<5} [{:03}] ", comm_of(ctx, pid), pid, record.cpu);
+      if (options.raw_timestamps)
+        append_event_time(record.ts, 9, 1, text);
+      else
+        append_event_time(record.ts, 6, 1000, text);
+      text += ": ";
+      text += event->name;
+      text += ": ";
+      if (event->name.size() < 20) text.append(20 - event->name.size(), ' ');
+    }
+    printer.format_fields(record, stream, text);
+    // trace-cmd drops one trailing newline of the event's text.
+    if (text.size() > line_start && text.back() == '\n') text.pop_back();
+    text += '\n';
+    out.maybe_flush();
+  }
+  if (!out.flush()) return Error{"write error on output"};
+  return {};
+}
+
+}  // namespace tracebed

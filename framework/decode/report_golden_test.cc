@@ -1,0 +1,118 @@
+// Golden tests: `report` of every fixture trace.dat must equal, byte for
+// byte, what Debian's `trace-cmd report` printed for it (stored beside the
+// file as <name>[.<view>].report.zst, made by trace-cmd, never by us).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <zstd.h>
+
+#include "framework/decode/report.h"
+#include "framework/decode/trace_dat.h"
+
+namespace tracebed {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct GoldenCase {
+  fs::path trace;        // the .dat
+  std::string view;      // "", "t", "R" or "cpu0"
+  fs::path expected;     // trace-cmd's output, zstd-compressed
+};
+
+std::string read_zstd_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string packed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  ZSTD_DStream* stream = ZSTD_createDStream();
+  ZSTD_initDStream(stream);
+  ZSTD_inBuffer input{packed.data(), packed.size(), 0};
+  std::vector<char> chunk(1 << 16);
+  while (input.pos < input.size) {
+    ZSTD_outBuffer output{chunk.data(), chunk.size(), 0};
+    size_t rc = ZSTD_decompressStream(stream, &output, &input);
+    if (ZSTD_isError(rc)) break;
+    text.append(chunk.data(), output.pos);
+  }
+  ZSTD_freeDStream(stream);
+  return text;
+}
+
+std::vector<GoldenCase> find_cases() {
+  std::vector<GoldenCase> cases;
+  for (const char* dir : {"fixtures/recorded", "fixtures/edge"}) {
+    fs::path root = fs::path(TRACEBED_SOURCE_DIR) / dir;
+    if (!fs::is_directory(root)) continue;
+    std::vector<fs::path> traces;
+    for (const auto& entry : fs::directory_iterator(root))
+      if (entry.path().extension() == ".dat") traces.push_back(entry.path());
+    std::sort(traces.begin(), traces.end());
+    for (const auto& trace : traces) {
+      for (std::string view : {"", "t", "R", "cpu0"}) {
+        fs::path expected = trace;
+        expected.replace_extension(view.empty() ? ".report.zst" : "." + view + ".report.zst");
+        if (fs::exists(expected)) cases.push_back({trace, view, expected});
+      }
+    }
+  }
+  return cases;
+}
+
+std::string case_name(const testing::TestParamInfo<GoldenCase>& info) {
+  std::string name = info.param.trace.stem().string() + (info.param.view.empty() ? "" : "_" + info.param.view);
+  for (char& c : name)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+class ReportGolden : public testing::TestWithParam<GoldenCase> {};
+
+TEST_P(ReportGolden, MatchesTraceCmdReport) {
+  const GoldenCase& c = GetParam();
+  ReportOptions options;
+  options.raw_timestamps = c.view == "t";
+  options.raw_fields = c.view == "R";
+  if (c.view == "cpu0") options.cpus = std::set<int>{0};
+
+  auto file = TraceDat::open(c.trace.string());
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  char* buffer = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&buffer, &size);
+  Status status = write_report(**file, options, out);
+  std::fclose(out);
+  std::string actual(buffer, size);
+  std::free(buffer);
+  ASSERT_TRUE(status.ok()) << status.error().message;
+
+  std::string expected = read_zstd_file(c.expected);
+  if (actual == expected) return;
+  // Show the first differing line rather than megabytes of text.
+  std::istringstream a(actual), e(expected);
+  std::string la, le;
+  size_t line = 0, mismatches = 0;
+  std::string first;
+  while (true) {
+    bool more_a = static_cast<bool>(std::getline(a, la));
+    bool more_e = static_cast<bool>(std::getline(e, le));
+    if (!more_a && !more_e) break;
+    ++line;
+    if (la != le || more_a != more_e) {
+      if (mismatches++ == 0)
+        first = "line " + std::to_string(line) + "\n  trace-cmd: " + (more_e ? le : "<end>") +
+                "\n  tracebed:  " + (more_a ? la : "<end>");
+    }
+  }
+  ADD_FAILURE() << c.trace.filename().string() << " (" << (c.view.empty() ? "default" : c.view) << "): "
+                << mismatches << " differing lines; first at " << first;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ReportGolden, testing::ValuesIn(find_cases()), case_name);
+
+}  // namespace
+}  // namespace tracebed
