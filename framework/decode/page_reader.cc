@@ -22,14 +22,14 @@ Status PageReader::load(Bytes page, const PageLayout& layout, uint64_t base_offs
   page_ts_ = tracebed::load<uint64_t>(page.data(), endian_);
   ts_ = page_ts_;
   const uint64_t commit = load_uint(page.data() + 8, layout.long_size, endian_);
-  const uint32_t size = static_cast<uint32_t>(commit) & kRbCommitMask;
+  const uint32_t size = static_cast<uint32_t>(commit) & rb::kCommitMask;
   const size_t room = page.size() - start_;
   if (size > room)
     return error_at(base_offset + 8,
                     fmt::format("sub-buffer commit size {} exceeds the {} bytes after the header", size, room));
   data_ = page.data() + start_;
-  if (commit & kRbMissedEvents) {
-    if (commit & kRbMissedStored) {
+  if (commit & rb::kMissedEvents) {
+    if (commit & rb::kMissedStored) {
       if (room - size < layout.long_size)
         return error_at(base_offset + 8,
                         fmt::format("sub-buffer says the missed-events count is stored after {} bytes of data, "

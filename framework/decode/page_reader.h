@@ -20,19 +20,25 @@
 
 namespace tracebed {
 
+// Ring-buffer constants, in their own namespace so they never clash with
+// the page writer's.
+namespace rb {
+
 // type_len values (include/linux/ring_buffer.h, enum ring_buffer_type).
-inline constexpr uint32_t kRbTypeDataMax = 28;     // 1..28: payload of type_len * 4 bytes
-inline constexpr uint32_t kRbTypePadding = 29;     // delta 0: rest of page empty; else a discarded event
-inline constexpr uint32_t kRbTypeTimeExtend = 30;  // delta + array[0] << 27
-inline constexpr uint32_t kRbTypeTimeStamp = 31;   // absolute stamp, top 5 bits from the page
-inline constexpr uint32_t kRbTsShift = 27;
+inline constexpr uint32_t kTypeDataMax = 28;     // 1..28: payload of type_len * 4 bytes
+inline constexpr uint32_t kTypePadding = 29;     // delta 0: rest of page empty; else a discarded event
+inline constexpr uint32_t kTypeTimeExtend = 30;  // delta + array[0] << 27
+inline constexpr uint32_t kTypeTimeStamp = 31;   // absolute stamp, top 5 bits from the page
+inline constexpr uint32_t kTsShift = 27;
 // Commit field flags (kernel/trace/ring_buffer.c RB_MISSED_EVENTS/RB_MISSED_STORED;
 // kbuffer-parse.c masks the size with 27 bits).
-inline constexpr uint64_t kRbMissedEvents = 1ull << 31;
-inline constexpr uint64_t kRbMissedStored = 1ull << 30;
-inline constexpr uint32_t kRbCommitMask = (1u << 27) - 1;
+inline constexpr uint64_t kMissedEvents = 1ull << 31;
+inline constexpr uint64_t kMissedStored = 1ull << 30;
+inline constexpr uint32_t kCommitMask = (1u << 27) - 1;
 // kbuffer-parse.c TS_MSB: absolute stamps lack these bits; take them from the page.
-inline constexpr uint64_t kRbTsMsbMask = 0xf8ull << 56;
+inline constexpr uint64_t kTsMsbMask = 0xf8ull << 56;
+
+}  // namespace rb
 
 // What a page decoder needs to know about the traced kernel.
 struct PageLayout {
@@ -114,11 +120,11 @@ inline PageStep PageReader::next(PageEvent& out) {
       delta = h >> 5;
     } else {
       type_len = h >> 27;
-      delta = h & kRbCommitMask;
+      delta = h & rb::kCommitMask;
     }
     uint32_t len;
     uint32_t payload_at = at + 4;
-    if (type_len >= 1 && type_len <= kRbTypeDataMax) {
+    if (type_len >= 1 && type_len <= rb::kTypeDataMax) {
       len = type_len * 4;
     } else if (type_len == 0) {
       if (left < 8) return fail(Fault::array0, at, left);
@@ -126,13 +132,13 @@ inline PageStep PageReader::next(PageEvent& out) {
       if (total < 4) return fail(Fault::small_length, at, total);
       len = ((total - 4) + 3) & ~3u;
       payload_at = at + 8;
-    } else if (type_len == kRbTypeTimeExtend || type_len == kRbTypeTimeStamp) {
+    } else if (type_len == rb::kTypeTimeExtend || type_len == rb::kTypeTimeStamp) {
       if (left < 8) return fail(Fault::array0, at, left);
-      const uint64_t stamp = (uint64_t{read32(at + 4)} << kRbTsShift) + delta;
-      if (type_len == kRbTypeTimeExtend)
+      const uint64_t stamp = (uint64_t{read32(at + 4)} << rb::kTsShift) + delta;
+      if (type_len == rb::kTypeTimeExtend)
         ts_ += stamp;
       else
-        ts_ = stamp | (ts_ & kRbTsMsbMask);
+        ts_ = stamp | (ts_ & rb::kTsMsbMask);
       pos_ = at + 8;
       continue;
     } else {  // padding

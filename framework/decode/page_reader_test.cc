@@ -167,7 +167,7 @@ TEST(PageReader, MissedEvents) {
     b.stamp(1).small(1, 1, 1);
     PageReader r;
     std::vector<uint8_t> keep;  // the reader views these bytes
-    ASSERT_TRUE(r.load(keep = b.finish(kRbMissedEvents | kRbMissedStored, 42), PageLayout{}).ok());
+    ASSERT_TRUE(r.load(keep = b.finish(rb::kMissedEvents | rb::kMissedStored, 42), PageLayout{}).ok());
     EXPECT_EQ(r.missed_events(), 42u);
     EXPECT_EQ(r.data_size(), 8u);
   }
@@ -176,7 +176,7 @@ TEST(PageReader, MissedEvents) {
     b.stamp(1).small(1, 1, 1);
     PageReader r;
     std::vector<uint8_t> keep;  // the reader views these bytes
-    ASSERT_TRUE(r.load(keep = b.finish(kRbMissedEvents | kRbMissedStored, 7), PageLayout{Endian::big, 4}).ok());
+    ASSERT_TRUE(r.load(keep = b.finish(rb::kMissedEvents | rb::kMissedStored, 7), PageLayout{Endian::big, 4}).ok());
     EXPECT_EQ(r.missed_events(), 7u);
   }
   {
@@ -184,7 +184,7 @@ TEST(PageReader, MissedEvents) {
     b.stamp(1).small(1, 1, 1);
     PageReader r;
     std::vector<uint8_t> keep;  // the reader views these bytes
-    ASSERT_TRUE(r.load(keep = b.finish(kRbMissedEvents), PageLayout{}).ok());
+    ASSERT_TRUE(r.load(keep = b.finish(rb::kMissedEvents), PageLayout{}).ok());
     EXPECT_EQ(r.missed_events(), kMissedUnknown);
   }
 }
@@ -257,7 +257,7 @@ TEST(PageReader, ErrorsNameTheOffset) {
     b.stamp(1).small(1, 1, 1);
     PageReader r;
     std::vector<uint8_t> keep;  // the reader views these bytes
-    Status s = r.load(keep = b.finish(kRbMissedEvents | kRbMissedStored), PageLayout{}, 0);
+    Status s = r.load(keep = b.finish(rb::kMissedEvents | rb::kMissedStored), PageLayout{}, 0);
     EXPECT_TRUE(s.ok());  // room for the count exists in a 4096-byte page
     std::vector<uint8_t> page(24, 0);
     page[8] = 8;

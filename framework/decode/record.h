@@ -20,6 +20,11 @@ struct Record {
   // Events lost just before this one, as the kernel reported on the
   // sub-buffer this record opens (0 = none, kMissedUnknown = lost, count not stored).
   uint64_t missed_events = 0;
+  // With missed_events set: the sub-buffer had a time extend, absolute stamp
+  // or padding before this record. libtraceevent's kbuffer (trace-cmd 3.1.6)
+  // reports missed events only for an event at data offset 0, so
+  // `trace-cmd report` shows no count for such a record.
+  bool missed_not_at_data_start = false;
   uint64_t offset = 0;        // offset of the event header in the CPU's data, for errors
 };
 
