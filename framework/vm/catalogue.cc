@@ -1,0 +1,276 @@
+#include "framework/vm/catalogue.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "framework/base/bytes.h"
+#include "framework/vm/process.h"
+
+namespace tracebed::vm {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+fs::path kernel_root(const KernelSpec& spec) {
+  std::string key;
+  for (const auto& p : spec.packages) key += p.name + "=" + p.version + ":" + p.sha256 + "\n";
+  return cache_dir() / "kernels" / fmt::format("{}-{}", spec.name, content_hash(key).substr(0, 12));
+}
+
+// apt-get download names files PACKAGE_VERSION_ARCH.deb with ':' escaped.
+std::string deb_file_name(const DebPackage& p) {
+  std::string v = p.version;
+  for (size_t i; (i = v.find(':')) != std::string::npos;) v.replace(i, 1, "%3a");
+  return fmt::format("{}_{}_amd64.deb", p.name, v);
+}
+
+Result<std::string> sha256_of(const fs::path& file) {
+  TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process({"sha256sum", file.string()}, 120s));
+  if (r.status != 0 || r.output.size() < 64) return Error{fmt::format("sha256sum {} failed: {}", file.string(), r.output)};
+  return r.output.substr(0, 64);
+}
+
+std::vector<std::string> apt_options(const fs::path& apt) {
+  return {"-o", "Dir::Etc::SourceList=" + (apt / "sources.list").string(),
+          "-o", "Dir::Etc::SourceParts=/dev/null",
+          "-o", "Dir::State::Lists=" + (apt / "lists").string(),
+          "-o", "Dir::Cache=" + (apt / "cache").string(),
+          "-o", "Debug::NoLocking=1",
+          "-o", "APT::Sandbox::User=root",
+          "-q"};
+}
+
+// Writes the private sources.list; returns true when it changed (lists are stale).
+Result<bool> prepare_apt(const Catalogue& catalogue, const fs::path& apt) {
+  std::error_code ec;
+  fs::create_directories(apt / "lists" / "partial", ec);
+  fs::create_directories(apt / "cache" / "archives" / "partial", ec);
+  std::string sources;
+  for (const auto& s : catalogue.apt_sources()) sources += s + "\n";
+  auto old = read_text_file(apt / "sources.list");
+  if (old && *old == sources) return false;
+  TRACEBED_TRY(write_file_atomic(apt / "sources.list", sources));
+  return true;
+}
+
+Status apt_update(const fs::path& apt) {
+  progress("updating the private apt lists (Debian suites named in the catalogue)");
+  std::vector<std::string> argv = {"apt-get"};
+  auto opts = apt_options(apt);
+  argv.insert(argv.end(), opts.begin(), opts.end());
+  argv.push_back("update");
+  TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process(argv, 600s, Output::to_stderr));
+  if (r.status != 0) return Error{fmt::format("apt-get update with the private sources in {} failed (status {})", apt.string(), r.status)};
+  return {};
+}
+
+Status download(const Catalogue& catalogue, const KernelSpec& spec, const DebPackage& pkg, const fs::path& dest) {
+  fs::path apt = cache_dir() / "apt";
+  TRACEBED_ASSIGN_OR_RETURN(bool changed, prepare_apt(catalogue, apt));
+  bool have_lists = false;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(apt / "lists", ec); !ec && it != fs::directory_iterator(); ++it)
+    if (it->path().filename().string().ends_with("_Packages")) have_lists = true;
+  if (changed || !have_lists) TRACEBED_TRY(apt_update(apt));
+
+  fs::path tmp = dest.parent_path() / fmt::format("partial-{}", getpid());
+  fs::create_directories(tmp, ec);
+  std::vector<std::string> argv = {"apt-get"};
+  auto opts = apt_options(apt);
+  argv.insert(argv.end(), opts.begin(), opts.end());
+  argv.push_back("download");
+  argv.push_back(pkg.name + "=" + pkg.version);
+  progress(fmt::format("{}: downloading {} {}", spec.name, pkg.name, pkg.version));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process(argv, 1200s, Output::capture, tmp));
+    if (r.status == 0) break;
+    bool not_found = r.output.find("not found") != std::string::npos ||
+                     r.output.find("Unable to locate") != std::string::npos;
+    if (attempt == 0 && not_found) {
+      // The lists may predate the pinned version: refresh once.
+      TRACEBED_TRY(apt_update(apt));
+      continue;
+    }
+    fs::remove_all(tmp, ec);
+    if (not_found)
+      return Error{fmt::format("{}: package {} version {} not found in the apt sources ({}): {}", spec.name, pkg.name,
+                               pkg.version, spec.suite, r.output)};
+    return Error{fmt::format("{}: apt-get download {}={} failed: {}", spec.name, pkg.name, pkg.version, r.output)};
+  }
+  fs::path got = tmp / deb_file_name(pkg);
+  if (!fs::exists(got)) {
+    fs::remove_all(tmp, ec);
+    return Error{fmt::format("{}: apt-get download did not produce {}", spec.name, got.filename().string())};
+  }
+  TRACEBED_ASSIGN_OR_RETURN(std::string sum, sha256_of(got));
+  if (sum != pkg.sha256) {
+    fs::remove_all(tmp, ec);
+    return Error{fmt::format("{}: {} {} has sha256 {}, the catalogue pins {}", spec.name, pkg.name, pkg.version, sum,
+                             pkg.sha256)};
+  }
+  fs::rename(got, dest, ec);
+  fs::remove_all(tmp);
+  if (ec) return Error{fmt::format("{}: {}", dest.string(), ec.message())};
+  return {};
+}
+
+}  // namespace
+
+fs::path Catalogue::default_path() {
+  if (const char* p = std::getenv("TRACEBED_CATALOGUE"); p && *p) return p;
+  return fs::path(TRACEBED_SOURCE_DIR) / "vmimages" / "kernels.json";
+}
+
+Result<Catalogue> Catalogue::load(fs::path path) {
+  if (path.empty()) path = default_path();
+  TRACEBED_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
+  auto json = nlohmann::json::parse(text, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) return Error{fmt::format("{}: not valid JSON", path.string())};
+  Catalogue c;
+  c.path_ = path;
+  try {
+    c.apt_sources_ = json.at("apt_sources").get<std::vector<std::string>>();
+    c.default_ = json.value("default", "debian-6.12");
+    for (const auto& [name, k] : json.at("kernels").items()) {
+      KernelSpec s;
+      s.name = name;
+      s.suite = k.value("suite", "");
+      s.release = k.value("release", "");
+      for (const auto& p : k.value("packages", nlohmann::json::array()))
+        s.packages.push_back({p.at("name").get<std::string>(), p.at("version").get<std::string>(),
+                              p.at("sha256").get<std::string>()});
+      s.vmlinuz = k.value("vmlinuz", "");
+      s.config = k.value("config", "");
+      s.modules_dir = k.value("modules_dir", "");
+      s.modules = k.value("modules", std::vector<std::string>{});
+      if (k.contains("bzimage")) {
+        s.local_image = k.at("bzimage").get<std::string>();
+        if (s.local_image.is_relative()) s.local_image = path.parent_path() / s.local_image;
+        s.local_modules_dir = k.value("modules_dir", "");
+      }
+      c.kernels_[name] = std::move(s);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Error{fmt::format("{}: {}", path.string(), e.what())};
+  }
+  return c;
+}
+
+Result<KernelSpec> Catalogue::resolve(const std::string& name_or_path) const {
+  if (auto it = kernels_.find(name_or_path); it != kernels_.end()) return it->second;
+  std::string image = name_or_path, modules;
+  if (auto comma = name_or_path.find(','); comma != std::string::npos) {
+    image = name_or_path.substr(0, comma);
+    modules = name_or_path.substr(comma + 1);
+  }
+  if (image.find('/') == std::string::npos && !fs::exists(image)) {
+    std::string names;
+    for (const auto& [n, _] : kernels_) names += (names.empty() ? "" : ", ") + n;
+    return Error{fmt::format("unknown kernel '{}': not in {} ({}) and not a file", name_or_path, path_.string(), names)};
+  }
+  if (!fs::is_regular_file(image)) return Error{fmt::format("kernel image {}: no such file", image)};
+  KernelSpec s;
+  s.local_image = fs::absolute(image);
+  s.name = s.local_image.filename().string();
+  if (!modules.empty()) {
+    if (!fs::is_directory(modules)) return Error{fmt::format("modules directory {}: no such directory", modules)};
+    s.local_modules_dir = fs::absolute(modules);
+  }
+  s.modules = {"virtio_pci", "virtio_console"};
+  return s;
+}
+
+bool kernel_cached(const KernelSpec& spec) {
+  return spec.local() || fs::exists(kernel_root(spec) / ".complete");
+}
+
+Result<std::string> bzimage_release(const fs::path& image) {
+  std::ifstream in(image, std::ios::binary);
+  if (!in) return Error{fmt::format("kernel image {}: cannot open", image.string())};
+  std::vector<uint8_t> head(64 * 1024);
+  in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (head.size() < 0x210 || std::memcmp(head.data() + 0x202, "HdrS", 4) != 0)
+    return Error{fmt::format("kernel image {}: not a bzImage (no HdrS setup header at 0x202)", image.string())};
+  uint16_t off = load<uint16_t>(head.data() + 0x20e, Endian::little);
+  size_t pos = size_t{off} + 0x200;
+  if (off == 0 || pos >= head.size()) return Error{fmt::format("kernel image {}: no kernel_version string", image.string())};
+  std::string_view v(reinterpret_cast<const char*>(head.data() + pos), head.size() - pos);
+  v = v.substr(0, v.find_first_of(" \0", 0, 2));
+  if (v.empty()) return Error{fmt::format("kernel image {}: empty kernel_version string", image.string())};
+  return std::string(v);
+}
+
+Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& spec) {
+  KernelFiles files;
+  files.name = spec.name;
+  files.modules = spec.modules;
+  if (spec.local()) {
+    files.vmlinuz = spec.local_image;
+    TRACEBED_ASSIGN_OR_RETURN(files.release, bzimage_release(spec.local_image));
+    files.modules_dir = spec.local_modules_dir;
+    if (!files.modules_dir.empty() && fs::exists(files.modules_dir / files.release))
+      files.modules_dir /= files.release;
+    // A kernel build tree keeps .config beside arch/x86/boot/bzImage.
+    for (auto dir = spec.local_image.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
+      if (fs::exists(dir / ".config")) {
+        files.config = dir / ".config";
+        break;
+      }
+    if (!files.modules_dir.empty() && fs::exists(files.modules_dir / "config")) files.config = files.modules_dir / "config";
+    return files;
+  }
+  fs::path root = kernel_root(spec);
+  files.release = spec.release;
+  files.vmlinuz = root / spec.vmlinuz;
+  files.config = root / spec.config;
+  files.modules_dir = spec.modules_dir.empty() ? fs::path() : root / spec.modules_dir;
+  if (fs::exists(root / ".complete")) return files;
+
+  std::error_code ec;
+  fs::path debs = cache_dir() / "debs";
+  fs::create_directories(debs, ec);
+  std::vector<fs::path> deb_paths;
+  for (const auto& pkg : spec.packages) {
+    fs::path deb = debs / deb_file_name(pkg);
+    if (fs::exists(deb)) {
+      TRACEBED_ASSIGN_OR_RETURN(std::string sum, sha256_of(deb));
+      if (sum != pkg.sha256) {
+        progress(fmt::format("{}: cached {} does not match its sha256, downloading again", spec.name, deb.filename().string()));
+        fs::remove(deb, ec);
+      }
+    }
+    if (!fs::exists(deb)) TRACEBED_TRY(download(catalogue, spec, pkg, deb));
+    deb_paths.push_back(deb);
+  }
+  fs::path tmp = root;
+  tmp += fmt::format(".partial{}", getpid());
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  for (const auto& deb : deb_paths) {
+    progress(fmt::format("{}: unpacking {}", spec.name, deb.filename().string()));
+    TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process({"dpkg", "-x", deb.string(), tmp.string()}, 600s));
+    if (r.status != 0) {
+      fs::remove_all(tmp, ec);
+      return Error{fmt::format("{}: dpkg -x {} failed: {}", spec.name, deb.string(), r.output)};
+    }
+  }
+  if (!fs::is_regular_file(tmp / spec.vmlinuz)) {
+    fs::remove_all(tmp, ec);
+    return Error{fmt::format("{}: the packages hold no {} (catalogue entry wrong?)", spec.name, spec.vmlinuz)};
+  }
+  fs::remove_all(root, ec);
+  fs::rename(tmp, root, ec);
+  if (ec) return Error{fmt::format("{}: {}", root.string(), ec.message())};
+  TRACEBED_TRY(write_file_atomic(root / ".complete", spec.release + "\n"));
+  progress(fmt::format("{}: ready ({})", spec.name, spec.release));
+  return files;
+}
+
+}  // namespace tracebed::vm

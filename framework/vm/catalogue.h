@@ -1,0 +1,82 @@
+// The kernel catalogue (vmimages/kernels.json) and fetching its kernels.
+//
+// A catalogue kernel is pinned to Debian packages by name, version and
+// sha256. fetch_kernel() downloads them through a private apt configuration
+// inside the cache (the system's apt setup is never touched), checks the
+// hashes, unpacks with `dpkg -x` and marks the result complete; a second call
+// finds the unpacked tree and does not touch the network.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "framework/base/result.h"
+
+namespace tracebed::vm {
+
+struct DebPackage {
+  std::string name;
+  std::string version;
+  std::string sha256;
+};
+
+struct KernelSpec {
+  std::string name;
+  std::string suite;
+  std::string release;  // expected `uname -r`; empty for a local image not yet inspected
+  std::vector<DebPackage> packages;
+  std::string vmlinuz;      // inside the unpacked packages
+  std::string config;       // inside the unpacked packages
+  std::string modules_dir;  // inside the unpacked packages
+  std::vector<std::string> modules;  // needed for the agent channel unless built in
+  // A local kernel: an absolute bzImage path and an optional modules tree.
+  std::filesystem::path local_image;
+  std::filesystem::path local_modules_dir;
+
+  bool local() const { return !local_image.empty(); }
+};
+
+// A kernel ready to boot.
+struct KernelFiles {
+  std::string name;
+  std::string release;
+  std::filesystem::path vmlinuz;
+  std::filesystem::path config;       // may not exist (local kernels)
+  std::filesystem::path modules_dir;  // may be empty
+  std::vector<std::string> modules;
+};
+
+class Catalogue {
+ public:
+  // Loads `path`, or $TRACEBED_CATALOGUE, or the source tree's vmimages/kernels.json.
+  static Result<Catalogue> load(std::filesystem::path path = {});
+  static std::filesystem::path default_path();
+
+  const std::map<std::string, KernelSpec>& kernels() const { return kernels_; }
+  const std::vector<std::string>& apt_sources() const { return apt_sources_; }
+  const std::string& default_kernel() const { return default_; }
+
+  // A catalogue name, or a path to a bzImage/vmlinuz (for a local kernel the
+  // modules directory can follow after a comma: PATH,MODULES_DIR).
+  Result<KernelSpec> resolve(const std::string& name_or_path) const;
+
+ private:
+  std::map<std::string, KernelSpec> kernels_;
+  std::vector<std::string> apt_sources_;
+  std::string default_;
+  std::filesystem::path path_;
+};
+
+// Downloads (if needed), verifies and unpacks. Progress goes to stderr.
+Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& spec);
+
+// True when fetch_kernel would not need the network.
+bool kernel_cached(const KernelSpec& spec);
+
+// The release string from a bzImage's setup header (Documentation/arch/x86/boot.rst:
+// kernel_version at 0x20e points to "RELEASE (builder) #1 ..." at +0x200).
+Result<std::string> bzimage_release(const std::filesystem::path& image);
+
+}  // namespace tracebed::vm

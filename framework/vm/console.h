@@ -1,0 +1,34 @@
+// Reading a guest's serial console for kernel faults.
+//
+// The markers are the kernel's own: "Kernel panic - not syncing"
+// (kernel/panic.c), "Oops:" / "general protection fault" (arch/x86/kernel/
+// dumpstack.c, traps.c), "BUG:" and "kernel BUG at" (lib/bug.c and friends),
+// "WARNING:" (kernel/panic.c __warn), hung tasks ("blocked for more than").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tracebed::vm {
+
+enum class FaultKind { panic, oops, bug, warning, hung_task };
+
+std::string_view fault_name(FaultKind kind);
+
+struct ConsoleFault {
+  FaultKind kind;
+  std::string line;     // the line that matched
+  std::string excerpt;  // a few lines before, and what followed
+  size_t offset = 0;    // byte offset of the line in the console text
+  // Panic, Oops and BUG leave the kernel unusable; a WARNING does not.
+  bool fatal() const { return kind != FaultKind::warning && kind != FaultKind::hung_task; }
+};
+
+// Finds the first fault in console text at or after `from`.
+std::optional<ConsoleFault> find_fault(std::string_view console, size_t from = 0);
+
+// The last `lines` lines of the console (for "the guest hung" messages).
+std::string console_tail(std::string_view console, size_t lines = 30);
+
+}  // namespace tracebed::vm

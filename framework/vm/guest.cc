@@ -1,0 +1,389 @@
+#include "framework/vm/guest.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "framework/vm/console.h"
+#include "framework/vm/process.h"
+
+namespace tracebed::vm {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::string_view kSerialFallback = "tracebed-init: no virtio-serial port";
+
+std::string accel_cache_key(const std::string& qemu) {
+  auto version = run_process({qemu, "--version"}, 10s);
+  utsname u{};
+  uname(&u);
+  return content_hash(fmt::format("{}|{}|{}", version ? version->output : "", u.release, u.version));
+}
+
+fs::path accel_cache_file(const std::string& qemu) {
+  return cache_dir() / "accel" / accel_cache_key(qemu);
+}
+
+Result<int> connect_unix(const fs::path& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Error{fmt::format("socket: {}", std::strerror(errno))};
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.string().size() >= sizeof addr.sun_path) {
+    close(fd);
+    return Error{fmt::format("socket path {} too long", path.string())};
+  }
+  std::strcpy(addr.sun_path, path.c_str());
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
+    int e = errno;
+    close(fd);
+    return Error{fmt::format("connect {}: {}", path.string(), std::strerror(e))};
+  }
+  fcntl(fd, F_SETFL, O_NONBLOCK);
+  return fd;
+}
+
+fs::path make_run_dir() {
+  static std::atomic<int> counter{0};
+  fs::path dir = cache_dir() / "run" / fmt::format("{}-{}", getpid(), counter++);
+  // sockaddr_un holds 108 bytes: fall back to /tmp for a deep cache path.
+  if ((dir / "agent-serial.sock").string().size() >= 100) {
+    char tmpl[] = "/tmp/tracebed-XXXXXX";
+    if (mkdtemp(tmpl)) dir = tmpl;
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  return dir;
+}
+
+}  // namespace
+
+std::vector<std::string> accel_args(const std::string& accel) {
+  if (accel == "kvm") return {"-accel", "kvm", "-cpu", "host"};
+  return {"-accel", "tcg,thread=single", "-cpu", "max,-cx16"};
+}
+
+std::string cached_accelerator(const std::string& qemu) {
+  if (const char* a = std::getenv("TRACEBED_ACCEL"); a && *a && std::string_view(a) != "auto") return a;
+  if (access("/dev/kvm", R_OK | W_OK) != 0) return "tcg";
+  auto cached = read_text_file(accel_cache_file(qemu));
+  if (cached && (cached->starts_with("kvm") || cached->starts_with("tcg"))) return cached->substr(0, 3);
+  return "";
+}
+
+Result<std::unique_ptr<Guest>> Guest::boot(GuestOptions options) {
+  TRACEBED_ASSIGN_OR_RETURN(Catalogue catalogue, Catalogue::load(options.catalogue));
+  if (options.kernel.empty()) options.kernel = catalogue.default_kernel();
+  TRACEBED_ASSIGN_OR_RETURN(KernelSpec spec, catalogue.resolve(options.kernel));
+  TRACEBED_ASSIGN_OR_RETURN(KernelFiles kernel, fetch_kernel(catalogue, spec));
+  TRACEBED_ASSIGN_OR_RETURN(fs::path image, build_initramfs(kernel, options.image));
+
+  std::string accel = options.accel == "auto" ? "" : options.accel;
+  if (accel.empty()) accel = cached_accelerator(options.qemu);
+  if (!accel.empty()) return start(options, kernel, image, accel, options.boot_timeout);
+
+  // Probe KVM with a real, bounded boot: /dev/kvm can exist while nested KVM
+  // aborts QEMU or wedges the guest. The result is cached per QEMU and host
+  // kernel; a successful probe guest is kept and used.
+  progress("probing KVM with a test boot (result is cached)");
+  auto probe = start(options, kernel, image, "kvm", std::min(options.boot_timeout, std::chrono::seconds(30)));
+  fs::path cache = accel_cache_file(options.qemu);
+  if (probe) {
+    (void)write_file_atomic(cache, "kvm\n");
+    return probe;
+  }
+  std::string first_line = probe.error().message.substr(0, probe.error().message.find('\n'));
+  progress(fmt::format("KVM unusable, using TCG: {}", first_line));
+  (void)write_file_atomic(cache, fmt::format("tcg\n{}\n", probe.error().message));
+  return start(options, kernel, image, "tcg", options.boot_timeout);
+}
+
+Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const KernelFiles& kernel,
+                                            const fs::path& image, const std::string& accel,
+                                            std::chrono::seconds boot_timeout) {
+  std::unique_ptr<Guest> g(new Guest());
+  g->kernel_ = kernel;
+  g->accel_ = accel;
+  g->interactive_ = options.interactive;
+  auto t0 = Clock::now();
+  TRACEBED_TRY(g->launch(options, image));
+
+  // QEMU creates the sockets before the guest starts; connect as soon as they exist.
+  auto deadline = t0 + 20s;
+  for (;;) {
+    auto fd = connect_unix(g->dir_ / "agent.sock");
+    if (fd) {
+      g->fd_ = *fd;
+      break;
+    }
+    Status w = g->watchdog();
+    if (!w) return w.error();
+    if (Clock::now() > deadline) {
+      g->kill();
+      return g->explain(Error{fmt::format("QEMU did not open the agent socket: {}", fd.error().message)});
+    }
+    usleep(5000);
+  }
+  if (auto sfd = connect_unix(g->dir_ / "agent-serial.sock")) g->serial_fd_ = *sfd;
+
+  // The watchdog also notices /init falling back to the serial port.
+  bool fallback = false;
+  Guest* self = g.get();
+  auto watchdog = [self, &fallback]() -> Status {
+    TRACEBED_TRY(self->watchdog());
+    if (!fallback && self->console_.find(kSerialFallback) != std::string::npos) {
+      fallback = true;
+      return Error{"serial fallback"};
+    }
+    return {};
+  };
+  g->client_ = std::make_unique<agent::Client>(g->fd_, watchdog);
+  auto hello = g->client_->hello(boot_timeout);
+  if (!hello && fallback && g->serial_fd_ >= 0) {
+    g->client_ = std::make_unique<agent::Client>(g->serial_fd_, [self] { return self->watchdog(); });
+    hello = g->client_->hello(boot_timeout);
+  }
+  if (!hello) {
+    Error e = hello.error();
+    if (e.message.starts_with("agent hello: no reply"))
+      e = Error{fmt::format("guest did not reach the agent within {} s ({}, {})", boot_timeout.count(), kernel.name, accel)};
+    g->keep_dir_ = true;
+    g->kill();
+    return g->dead_ && g->dead_->message == e.message ? e : g->explain(e);
+  }
+  g->client_ = std::make_unique<agent::Client>(fallback ? g->serial_fd_ : g->fd_, [self] { return self->watchdog(); });
+  g->release_ = hello->release;
+  g->ncpus_ = hello->ncpus;
+  g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+  return g;
+}
+
+Status Guest::launch(const GuestOptions& options, const fs::path& image) {
+  dir_ = make_run_dir();
+  console_path_ = dir_ / "console.log";
+  std::string cmdline = "console=ttyS0 panic=-1 loglevel=5 rdinit=/init";
+  if (options.interactive) cmdline += " tracebed.shell";
+  if (!options.cmdline_extra.empty()) cmdline += " " + options.cmdline_extra;
+  argv_ = {options.qemu, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"};
+  for (auto& a : accel_args(accel_)) argv_.push_back(a);
+  argv_.insert(argv_.end(), {"-m", std::to_string(options.memory_mb), "-smp", std::to_string(options.cpus),
+                             "-kernel", kernel_.vmlinuz.string(), "-initrd", image.string(), "-append", cmdline});
+  if (options.interactive) {
+    argv_.insert(argv_.end(), {"-serial", "mon:stdio"});
+  } else {
+    argv_.insert(argv_.end(), {"-serial", "file:" + console_path_.string()});
+  }
+  argv_.insert(argv_.end(), {
+      "-chardev", fmt::format("socket,id=agentserial,path={},server=on,wait=off", (dir_ / "agent-serial.sock").string()),
+      "-serial", "chardev:agentserial",
+      "-chardev", fmt::format("socket,id=agent,path={},server=on,wait=off", (dir_ / "agent.sock").string()),
+      "-device", "virtio-serial-pci",
+      "-device", "virtserialport,chardev=agent,name=org.tracebed.agent",
+      "-monitor", "none"});
+  if (options.interactive) {  // "-monitor none" would take mon:stdio's monitor away
+    argv_.erase(argv_.end() - 2, argv_.end());
+  }
+  if (!fs::is_regular_file(kernel_.vmlinuz))
+    return Error{fmt::format("kernel image {} does not exist", kernel_.vmlinuz.string())};
+
+  std::ofstream(console_path_).flush();
+  int log = open((dir_ / "qemu.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int errpipe[2];
+  if (pipe2(errpipe, O_CLOEXEC) < 0) return Error{fmt::format("pipe: {}", std::strerror(errno))};
+  std::vector<char*> av;
+  for (auto& a : argv_) av.push_back(a.data());
+  av.push_back(nullptr);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) return Error{fmt::format("fork: {}", std::strerror(errno))};
+  if (pid == 0) {
+    // No QEMU outlives us, even if we crash.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    if (!options.interactive) {
+      int null = open("/dev/null", O_RDWR);
+      dup2(null, 0);
+      dup2(log, 1);
+    }
+    dup2(log, 2);
+    execvp(av[0], av.data());
+    int e = errno;
+    (void)!write(errpipe[1], &e, sizeof e);
+    _exit(127);
+  }
+  close(log);
+  close(errpipe[1]);
+  int e = 0;
+  bool failed = read(errpipe[0], &e, sizeof e) == sizeof e;
+  close(errpipe[0]);
+  if (failed) {
+    waitpid(pid, nullptr, 0);
+    return Error{fmt::format("cannot start {}: {} (install qemu-system-x86)", options.qemu, std::strerror(e))};
+  }
+  qemu_pid_ = pid;
+  return {};
+}
+
+void Guest::read_console() {
+  if (interactive_) return;
+  std::ifstream in(console_path_, std::ios::binary);
+  if (!in) return;
+  in.seekg(static_cast<std::streamoff>(console_read_));
+  char buf[65536];
+  // Keep at most 16 MiB: a guest flooding its console must not eat the host.
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    size_t n = static_cast<size_t>(in.gcount());
+    console_read_ += n;
+    if (console_.size() < (16u << 20)) console_.append(buf, n);
+  }
+}
+
+std::string Guest::console_text() {
+  read_console();
+  return console_;
+}
+
+std::string Guest::qemu_log_tail() {
+  auto text = read_text_file(dir_ / "qemu.log");
+  if (!text) return "";
+  std::string t = console_tail(*text, 10);
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  return t;
+}
+
+bool Guest::alive() {
+  if (exited_ || qemu_pid_ < 0) return false;
+  int status = 0;
+  if (waitpid(qemu_pid_, &status, WNOHANG) == qemu_pid_) {
+    exited_ = true;
+    qemu_status_ = status;
+    return false;
+  }
+  return true;
+}
+
+Status Guest::watchdog() {
+  if (dead_) return *dead_;
+  read_console();
+  if (auto f = find_fault(console_, fatal_scan_); f && f->fatal()) {
+    // Let the kernel finish its report (QEMU exits by itself on a panic:
+    // panic=-1 with -no-reboot), then take the excerpt.
+    auto until = Clock::now() + 3s;
+    while (alive() && Clock::now() < until) {
+      usleep(50000);
+      read_console();
+    }
+    if (auto again = find_fault(console_, fatal_scan_)) f = again;
+    keep_dir_ = true;
+    kill();
+    dead_ = Error{fmt::format("{} in the {} guest: {}\n--- console ({}) ---\n{}", fault_name(f->kind), kernel_.name,
+                              f->line, console_path_.string(), f->excerpt)};
+    return *dead_;
+  }
+  // Only rescan the last, possibly incomplete line next time.
+  auto nl = console_.rfind('\n');
+  fatal_scan_ = nl == std::string::npos ? 0 : nl + 1;
+  if (!alive()) {
+    keep_dir_ = true;
+    std::string how = WIFEXITED(qemu_status_) ? fmt::format("exited with status {}", WEXITSTATUS(qemu_status_))
+                                              : fmt::format("was killed by signal {}", WTERMSIG(qemu_status_));
+    std::string err = qemu_log_tail();
+    dead_ = Error{fmt::format("QEMU {} ({} guest){}{}\n--- console tail ({}) ---\n{}", how, kernel_.name,
+                              err.empty() ? "" : ": ", err, console_path_.string(), console_tail(console_, 20))};
+    return *dead_;
+  }
+  return {};
+}
+
+Error Guest::explain(const Error& e) {
+  if (dead_ && e.message == dead_->message) return e;
+  keep_dir_ = true;
+  read_console();
+  return Error{fmt::format("{}\n--- console tail ({}) ---\n{}", e.message, console_path_.string(),
+                           console_tail(console_, 20))};
+}
+
+Status Guest::check_console() {
+  read_console();
+  if (auto f = find_fault(console_, checked_)) {
+    checked_ = f->offset + f->line.size() + 1;
+    keep_dir_ = true;
+    return Error{fmt::format("{} in the {} guest: {}\n--- console ({}) ---\n{}", fault_name(f->kind), kernel_.name,
+                             f->line, console_path_.string(), f->excerpt)};
+  }
+  auto nl = console_.rfind('\n');
+  checked_ = nl == std::string::npos ? 0 : nl + 1;
+  return {};
+}
+
+Result<agent::RunResult> Guest::run(std::vector<std::string> argv, std::chrono::milliseconds timeout,
+                                    std::string stdin_data) {
+  if (dead_) return *dead_;
+  agent::RunRequest req;
+  req.argv = std::move(argv);
+  req.timeout = timeout;
+  req.stdin_data = std::move(stdin_data);
+  auto r = client_->run(req);
+  if (!r) {
+    // A call that timed out leaves the agent in an unknown state: end it.
+    Error e = dead_ ? *dead_ : explain(r.error());
+    if (!dead_) {
+      kill();
+      dead_ = e;
+    }
+    return e;
+  }
+  return r;
+}
+
+Status Guest::stop(std::chrono::seconds timeout) {
+  if (!alive()) return dead_ ? Status(*dead_) : Status{};
+  if (!dead_ && client_) (void)client_->shutdown();
+  auto until = Clock::now() + timeout;
+  while (alive() && Clock::now() < until) usleep(20000);
+  if (alive()) {
+    kill();
+    return explain(Error{fmt::format("{} guest did not power off within {} s", kernel_.name, timeout.count())});
+  }
+  return {};
+}
+
+int Guest::wait() {
+  while (alive()) usleep(50000);
+  return WIFEXITED(qemu_status_) ? WEXITSTATUS(qemu_status_) : 128 + WTERMSIG(qemu_status_);
+}
+
+void Guest::kill() {
+  if (qemu_pid_ > 0 && !exited_) {
+    ::kill(qemu_pid_, SIGKILL);
+    waitpid(qemu_pid_, &qemu_status_, 0);
+    exited_ = true;
+  }
+}
+
+Guest::~Guest() {
+  if (alive()) (void)stop(10s);
+  kill();
+  if (fd_ >= 0) close(fd_);
+  if (serial_fd_ >= 0) close(serial_fd_);
+  std::error_code ec;
+  if (!keep_dir_ && !std::getenv("TRACEBED_KEEP_LOGS")) fs::remove_all(dir_, ec);
+}
+
+}  // namespace tracebed::vm

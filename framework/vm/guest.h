@@ -1,0 +1,125 @@
+// A QEMU guest running one of the catalogue's kernels with the agent.
+//
+//   auto guest = Guest::boot({.kernel = "debian-6.12"});
+//   if (!guest) die(guest.error().message);
+//   auto r = (*guest)->run({"uname", "-r"});
+//
+// Faults are errors, never hangs: a panic, Oops or BUG on the console ends the
+// guest and the pending call fails with the console excerpt; a guest or agent
+// that stops answering is killed after the call's timeout; QEMU exiting early
+// reports its own stderr. QEMU is started with PR_SET_PDEATHSIG, so it dies
+// with the process that started it, even when that process crashes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/agent/client.h"
+#include "framework/base/result.h"
+#include "framework/vm/catalogue.h"
+#include "framework/vm/image.h"
+
+namespace tracebed::vm {
+
+struct GuestOptions {
+  std::string kernel;            // catalogue name or bzImage path; empty: the catalogue's default
+  unsigned cpus = 2;
+  unsigned memory_mb = 512;
+  std::string accel;             // "kvm", "tcg" or empty/"auto" (probe); $TRACEBED_ACCEL overrides auto
+  ImageOptions image;
+  std::chrono::seconds boot_timeout{240};
+  bool interactive = false;      // console on our terminal, a shell on it (tracebed shell)
+  std::string cmdline_extra;
+  std::string qemu = "qemu-system-x86_64";
+  std::filesystem::path catalogue;  // empty: Catalogue::default_path()
+};
+
+class Guest {
+ public:
+  static Result<std::unique_ptr<Guest>> boot(GuestOptions options);
+  ~Guest();
+  Guest(const Guest&) = delete;
+  Guest& operator=(const Guest&) = delete;
+
+  agent::Client& agent() { return *client_; }
+
+  // Runs a command; a guest fault during it is the Error (with the console).
+  Result<agent::RunResult> run(std::vector<std::string> argv,
+                               std::chrono::milliseconds timeout = std::chrono::seconds(120),
+                               std::string stdin_data = "");
+  Result<agent::RunResult> sh(const std::string& script,
+                              std::chrono::milliseconds timeout = std::chrono::seconds(120)) {
+    return run({"sh", "-c", script}, timeout);
+  }
+
+  // Any fault (WARNING included) printed since the last check, as an Error
+  // carrying the console excerpt.
+  Status check_console();
+  // Appends the console tail and log path to an error about this guest.
+  Error explain(const Error& e);
+
+  // Asks the agent to power off; kills QEMU if it does not exit in time.
+  Status stop(std::chrono::seconds timeout = std::chrono::seconds(30));
+  // Interactive guests: waits until QEMU exits, returns its status.
+  int wait();
+  void kill();
+  bool alive();
+
+  const std::string& kernel_name() const { return kernel_.name; }
+  const std::string& expected_release() const { return kernel_.release; }
+  const std::string& release() const { return release_; }  // from the agent
+  const std::string& accelerator() const { return accel_; }
+  unsigned ncpus() const { return ncpus_; }
+  double boot_seconds() const { return boot_seconds_; }
+  const std::filesystem::path& console_path() const { return console_path_; }
+  std::string console_text();
+  std::vector<std::string> qemu_command() const { return argv_; }
+
+ private:
+  Guest() = default;
+  static Result<std::unique_ptr<Guest>> start(const GuestOptions& options, const KernelFiles& kernel,
+                                              const std::filesystem::path& image, const std::string& accel,
+                                              std::chrono::seconds boot_timeout);
+  Status launch(const GuestOptions& options, const std::filesystem::path& image);
+  Status watchdog();
+  void read_console();
+  std::string qemu_log_tail();
+
+  KernelFiles kernel_;
+  std::string accel_;
+  std::string release_;
+  unsigned ncpus_ = 0;
+  double boot_seconds_ = 0;
+  std::filesystem::path dir_;
+  std::filesystem::path console_path_;
+  std::vector<std::string> argv_;
+  pid_t qemu_pid_ = -1;
+  int qemu_status_ = 0;
+  bool exited_ = false;
+  bool interactive_ = false;
+  int fd_ = -1;         // virtio-serial socket
+  int serial_fd_ = -1;  // fallback: second serial port
+  std::unique_ptr<agent::Client> client_;
+  std::string console_;
+  size_t console_read_ = 0;
+  size_t fatal_scan_ = 0;
+  size_t checked_ = 0;
+  std::optional<Error> dead_;  // set once the guest is gone
+  bool keep_dir_ = false;
+};
+
+// The accelerator to use: $TRACEBED_ACCEL, else a cached probe result.
+// Empty when a probe boot is needed.
+std::string cached_accelerator(const std::string& qemu);
+
+// QEMU arguments for an accelerator. TCG: single-threaded, and no CMPXCHG16B,
+// which QEMU 7.2's TCG mis-executes in the kernel's SLUB fast path.
+std::vector<std::string> accel_args(const std::string& accel);
+
+}  // namespace tracebed::vm
