@@ -730,8 +730,13 @@ Result<TraceDatContents> ContentsReader::read(TraceDatWriteOptions* format) {
   for (auto& b : v7_buffers_) {
     bool compressed = false;
     if (!b.places.empty()) {
-      TRACEBED_ASSIGN_OR_RETURN(Section s, section(b.section, "flyrecord"));
-      compressed = s.flags & kSectionCompressed;
+      // Only the header: the body is padding and per-CPU chunks, not one block.
+      TRACEBED_ASSIGN_OR_RETURN(ByteReader h, at(b.section, "flyrecord section"));
+      TRACEBED_ASSIGN_OR_RETURN(uint16_t id, h.read<uint16_t>("section id"));
+      TRACEBED_ASSIGN_OR_RETURN(uint16_t flags, h.read<uint16_t>("section flags"));
+      if (id != static_cast<uint16_t>(TraceDatOptionId::buffer))
+        return error_at(b.section, fmt::format("BUFFER points at a section with id {}", id));
+      compressed = flags & kSectionCompressed;
     }
     for (size_t i = 0; i < b.places.size(); ++i) {
       auto [off, size] = b.places[i];
