@@ -1,0 +1,59 @@
+#include "framework/decode/decompress.h"
+
+#include <cstring>
+
+#include <zlib.h>
+#include <zstd.h>
+
+namespace tracebed {
+
+Result<Codec> codec_by_name(std::string_view name) {
+  if (name == "none") return Codec::none;
+  if (name == "zlib") return Codec::zlib;
+  if (name == "zstd") return Codec::zstd;
+  return Error{fmt::format("unknown compression \"{}\" (known: none, zlib, zstd)", name)};
+}
+
+std::string_view codec_name(Codec c) {
+  switch (c) {
+    case Codec::none: return "none";
+    case Codec::zlib: return "zlib";
+    case Codec::zstd: return "zstd";
+  }
+  return "?";
+}
+
+Status decompress(Codec codec, Bytes in, std::span<uint8_t> out, std::string_view where) {
+  switch (codec) {
+    case Codec::none:
+      if (in.size() != out.size())
+        return Error{fmt::format("{}: stored size {} differs from the expected {}", where, in.size(), out.size())};
+      if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());
+      return {};
+    case Codec::zlib: {
+      uLongf got = out.size();
+      int rc = uncompress(out.data(), &got, in.data(), in.size());
+      if (rc != Z_OK)
+        return Error{fmt::format("{}: zlib: {} ({} compressed bytes, {} expected out)", where,
+                                 rc == Z_BUF_ERROR  ? "data larger than its stated size or truncated"
+                                 : rc == Z_DATA_ERROR ? "corrupt data"
+                                                      : "out of memory",
+                                 in.size(), out.size())};
+      if (got != out.size())
+        return Error{fmt::format("{}: zlib: decompressed to {} bytes, header says {}", where, got, out.size())};
+      return {};
+    }
+    case Codec::zstd: {
+      size_t got = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
+      if (ZSTD_isError(got))
+        return Error{fmt::format("{}: zstd: {} ({} compressed bytes, {} expected out)", where, ZSTD_getErrorName(got),
+                                 in.size(), out.size())};
+      if (got != out.size())
+        return Error{fmt::format("{}: zstd: decompressed to {} bytes, header says {}", where, got, out.size())};
+      return {};
+    }
+  }
+  return Error{fmt::format("{}: unknown codec", where)};
+}
+
+}  // namespace tracebed

@@ -1,0 +1,25 @@
+// The block codecs trace.dat v7 names in its compression header
+// (trace-cmd's lib/trace-cmd/trace-compress-{zlib,zstd}.c): zlib's
+// compress2 format and plain zstd frames.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "framework/base/bytes.h"
+#include "framework/base/result.h"
+
+namespace tracebed {
+
+enum class Codec : uint8_t { none, zlib, zstd };
+
+// "none", "zlib" or "zstd" as the file names them; an Error otherwise.
+Result<Codec> codec_by_name(std::string_view name);
+std::string_view codec_name(Codec c);
+
+// Decompresses `in` into exactly out.size() bytes. `where` names the block in
+// errors ("offset 0x1f40: section 18"). `none` copies.
+Status decompress(Codec codec, Bytes in, std::span<uint8_t> out, std::string_view where);
+
+}  // namespace tracebed

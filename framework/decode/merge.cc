@@ -1,0 +1,408 @@
+#include "framework/decode/merge.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace tracebed {
+
+// ---------------------------------------------------------------------------
+// DataFile
+
+Result<std::shared_ptr<DataFile>> DataFile::open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error{fmt::format("cannot open: {}", std::strerror(errno))};
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Error{fmt::format("cannot stat: {}", std::strerror(err))};
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return Error{"is a directory"};
+  }
+  return std::shared_ptr<DataFile>(new DataFile(fd, static_cast<uint64_t>(st.st_size), path));
+}
+
+DataFile::~DataFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status DataFile::read(uint64_t offset, std::span<uint8_t> out, std::string_view what) const {
+  if (offset > size_ || out.size() > size_ - offset)
+    return error_at(offset, fmt::format("{}: {} bytes exceed file size {}", what, out.size(), size_));
+  size_t done = 0;
+  // Bounded: each pass reads at least one byte or fails.
+  while (done < out.size()) {
+    ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return error_at(offset + done, fmt::format("{}: read failed: {}", what, std::strerror(errno)));
+    }
+    if (n == 0) return error_at(offset + done, fmt::format("{}: file ended early (was it truncated?)", what));
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------
+// Chunks
+
+namespace {
+
+// trace-cmd writes chunks of 10 sub-buffers; anything near this is corrupt.
+constexpr uint64_t kMaxChunkBytes = uint64_t{256} << 20;
+
+}  // namespace
+
+Status scan_chunks(const DataFile& file, CpuSpan& cpu, Endian endian) {
+  uint8_t b[8];
+  TRACEBED_TRY(file.read(cpu.offset, std::span<uint8_t>(b, 4), fmt::format("cpu {} chunk count", cpu.cpu)));
+  const uint32_t count = load<uint32_t>(b, endian);
+  if (count > cpu.size / 8)
+    return error_at(cpu.offset, fmt::format("cpu {}: {} chunks cannot fit in {} bytes", cpu.cpu, count, cpu.size));
+  // trace-cmd's stored size leaves out the 4-byte chunk count.
+  const uint64_t end = std::min(file.size(), cpu.offset + 4 + cpu.size);
+  uint64_t pos = cpu.offset + 4;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (end - pos < 8)
+      return error_at(pos, fmt::format("cpu {} chunk {}: header needs 8 bytes, only {} left in the cpu's data",
+                                       cpu.cpu, i, end - pos));
+    TRACEBED_TRY(file.read(pos, std::span<uint8_t>(b, 8), fmt::format("cpu {} chunk {} header", cpu.cpu, i)));
+    const uint32_t zsize = load<uint32_t>(b, endian);
+    const uint32_t usize = load<uint32_t>(b + 4, endian);
+    if (zsize > end - pos - 8)
+      return error_at(pos, fmt::format("cpu {} chunk {}: compressed size {} exceeds the {} bytes left in the cpu's data",
+                                       cpu.cpu, i, zsize, end - pos - 8));
+    if (usize > kMaxChunkBytes)
+      return error_at(pos, fmt::format("cpu {} chunk {}: uncompressed size {} is implausible (limit {})", cpu.cpu, i,
+                                       usize, kMaxChunkBytes));
+    pos += 8 + zsize;
+    total += usize;
+  }
+  cpu.chunks = count;
+  cpu.data_size = total;
+  return {};
+}
+
+uint64_t TimeCorrection::mul_shift(uint64_t ts) const {
+  // trace-input.c mul_u64_u32_shr(), with its int mult sign-extended to
+  // unsigned long long as the C code does.
+  const uint64_t mul = static_cast<uint64_t>(static_cast<int64_t>(tsc_mult));
+  if (tsc_shift > 32) return static_cast<uint64_t>((static_cast<unsigned __int128>(ts) * mul) >> tsc_shift);
+  const uint64_t al = static_cast<uint32_t>(ts);
+  const uint64_t ah = ts >> 32;
+  uint64_t ret = (al * mul) >> tsc_shift;
+  if (ah) ret += (ah * mul) << (32 - tsc_shift);
+  return ret;
+}
+
+// ---------------------------------------------------------------------------
+// One CPU
+
+namespace {
+
+class CpuCursor {
+ public:
+  CpuCursor(const StreamSetup& setup, const CpuSpan& span, uint16_t buffer)
+      : file_(setup.file.get()),
+        layout_(setup.layout),
+        time_(setup.time),
+        codec_(setup.codec),
+        page_size_(span.page_size ? span.page_size : setup.page_size),
+        span_(span),
+        next_read_(span.compressed ? span.offset + 4 : span.offset),
+        data_left_(span.compressed ? 0 : span.size),
+        chunks_left_(span.compressed ? span.chunks : 0) {
+    head_.cpu = span.cpu;
+    head_.buffer = buffer;
+    const uint64_t want = uint64_t{std::max<uint32_t>(setup.window_pages, 1)} * page_size_;
+    const uint64_t cap = std::max<uint64_t>(page_size_, uint64_t{1} << 20);
+    window_ = std::max<uint64_t>(page_size_, std::min(want, cap) / page_size_ * page_size_);
+  }
+
+  int cpu() const { return span_.cpu; }
+  uint16_t buffer() const { return head_.buffer; }
+  bool primed() const { return primed_; }
+  bool done() const { return done_; }
+  const Record& head() const { return head_; }
+  const std::optional<Error>& error() const { return error_; }
+
+  // Decodes the first record; false if there is none or on error.
+  bool prime() {
+    primed_ = true;
+    return advance();
+  }
+
+  // Decodes the next record into head(); false at the end or on error.
+  bool advance() {
+    PageEvent ev;
+    for (;;) {
+      const PageStep s = page_.next(ev);
+      if (s == PageStep::event) {
+        head_.ts = time_.apply(ev.ts);
+        head_.data = ev.payload;
+        head_.offset = page_base_ + ev.offset;
+        if (ev.first && page_.missed_events() != 0) {
+          head_.missed_events = page_.missed_events();
+          head_.missed_not_at_data_start = ev.offset != layout_.header_size();
+        } else {
+          head_.missed_events = 0;
+          head_.missed_not_at_data_start = false;
+        }
+        return true;
+      }
+      if (s == PageStep::error) return fail(wrap(page_.error()));
+      if (!next_page()) return false;
+    }
+  }
+
+ private:
+  struct Block {
+    std::vector<uint8_t> bytes;
+    size_t len = 0;
+    uint64_t base = 0;  // offset of bytes[0]: in the file, or in the CPU's uncompressed data
+  };
+
+  bool fail(Error e) {
+    error_ = std::move(e);
+    done_ = true;
+    return false;
+  }
+
+  Error wrap(const Error& e) const {
+    if (!span_.compressed) return e;
+    return error_at(chunk_offset_, fmt::format("cpu {} chunk {}: uncompressed {}", span_.cpu, loaded_chunk_, e.message));
+  }
+
+  bool next_page() {
+    // Bounded by the data: every block is consumed page by page.
+    for (;;) {
+      if (cur_ >= 0 && page_pos_ < ring_[cur_].len) {
+        const Block& b = ring_[cur_];
+        const size_t n = std::min<size_t>(page_size_, b.len - page_pos_);
+        page_base_ = b.base + page_pos_;
+        Status st = page_.load(Bytes(b.bytes.data() + page_pos_, n), layout_, page_base_);
+        page_pos_ += page_size_;
+        if (!st.ok()) return fail(wrap(st.error()));
+        return true;
+      }
+      if (!load_block()) return false;
+    }
+  }
+
+  Block& next_slot() {
+    cur_ = (cur_ + 1) % kRing;
+    page_pos_ = 0;
+    return ring_[cur_];
+  }
+
+  bool load_block() {
+    if (!span_.compressed) {
+      if (data_left_ == 0) {
+        done_ = true;
+        return false;
+      }
+      const uint64_t n = std::min(data_left_, window_);
+      Block& b = next_slot();
+      if (b.bytes.size() < n) b.bytes.resize(n);
+      Status st = file_->read(next_read_, std::span<uint8_t>(b.bytes.data(), n), fmt::format("cpu {} data", span_.cpu));
+      if (!st.ok()) return fail(st.error());
+      b.len = n;
+      b.base = next_read_;
+      next_read_ += n;
+      data_left_ -= n;
+      return true;
+    }
+    if (chunks_left_ == 0) {
+      done_ = true;
+      return false;
+    }
+    uint8_t h[8];
+    const std::string what = fmt::format("cpu {} chunk {}", span_.cpu, chunk_index_);
+    Status st = file_->read(next_read_, std::span<uint8_t>(h, 8), what);
+    if (!st.ok()) return fail(st.error());
+    const uint32_t zsize = load<uint32_t>(h, layout_.endian);
+    const uint32_t usize = load<uint32_t>(h + 4, layout_.endian);
+    const uint64_t span_end = span_.offset + 4 + span_.size;  // the size leaves out the chunk count
+    if (zsize > span_end - std::min(span_end, next_read_ + 8))
+      return fail(error_at(next_read_, fmt::format("{}: compressed size {} exceeds the cpu's data", what, zsize)));
+    if (usize > kMaxChunkBytes)
+      return fail(error_at(next_read_, fmt::format("{}: uncompressed size {} is implausible", what, usize)));
+    if (usize % page_size_ != 0 && chunks_left_ > 1)
+      return fail(error_at(next_read_, fmt::format("{}: uncompressed size {} is not a multiple of the sub-buffer "
+                                                   "size {}",
+                                                   what, usize, page_size_)));
+    zbuf_.resize(zsize);
+    st = file_->read(next_read_ + 8, zbuf_, what);
+    if (!st.ok()) return fail(st.error());
+    Block& b = next_slot();
+    if (b.bytes.size() < usize) b.bytes.resize(usize);
+    st = decompress(codec_, zbuf_, std::span<uint8_t>(b.bytes.data(), usize),
+                    fmt::format("offset {:#x}: {}", next_read_, what));
+    if (!st.ok()) return fail(st.error());
+    b.len = usize;
+    b.base = uoffset_;
+    uoffset_ += usize;
+    chunk_offset_ = next_read_;
+    loaded_chunk_ = chunk_index_++;
+    next_read_ += 8 + uint64_t{zsize};
+    --chunks_left_;
+    return true;
+  }
+
+  // Three blocks: the one holding the record returned last, the one holding
+  // a peeked record, and the one being decoded.
+  static constexpr int kRing = 3;
+
+  const DataFile* file_;
+  PageLayout layout_;
+  TimeCorrection time_;
+  Codec codec_;
+  uint32_t page_size_;
+  CpuSpan span_;
+  uint64_t window_ = 0;
+
+  PageReader page_;
+  uint64_t page_base_ = 0;
+  Record head_;
+  bool primed_ = false;
+  bool done_ = false;
+  std::optional<Error> error_;
+
+  Block ring_[kRing];
+  int cur_ = -1;
+  size_t page_pos_ = 0;
+  uint64_t next_read_ = 0;   // file offset of the next window or chunk header
+  uint64_t data_left_ = 0;   // uncompressed spans: bytes not yet read
+  uint32_t chunks_left_ = 0;
+  uint64_t uoffset_ = 0;     // compressed spans: uncompressed offset of the next chunk
+  uint64_t chunk_offset_ = 0;
+  uint32_t chunk_index_ = 0;   // next chunk to load
+  uint32_t loaded_chunk_ = 0;  // the chunk the current page came from
+  std::vector<uint8_t> zbuf_;
+};
+
+// ---------------------------------------------------------------------------
+// The merge
+
+class MergedStream final : public EventStream {
+ public:
+  explicit MergedStream(StreamSetup setup) : setup_(std::move(setup)) {}
+
+  Status init() {
+    for (size_t b = 0; b < setup_.buffers.size(); ++b) {
+      const size_t begin = cursors_.size();
+      for (const CpuSpan& span : setup_.buffers[b])
+        cursors_.push_back(std::make_unique<CpuCursor>(setup_, span, static_cast<uint16_t>(b)));
+      ranges_.push_back({begin, cursors_.size()});
+    }
+    for (auto& c : cursors_) {
+      if (setup_.cpus && !setup_.cpus->count(c->cpu())) continue;
+      if (!c->prime() && c->error()) return *c->error();
+      active_.push_back(c.get());
+    }
+    if (const TraceContext* ctx = setup_.context) {
+      if (const Field* f = ctx->common_type(); f && f->size >= 1 && f->size <= 8) {
+        type_offset_ = f->offset;
+        type_size_ = f->size;
+        known_.assign(65536, 0);
+        for (const auto& e : ctx->events())
+          if (e->id < known_.size()) known_[e->id] = 1;
+      }
+    }
+    return {};
+  }
+
+  Result<bool> next(Record& out) override {
+    peeked_ = nullptr;
+    if (pending_) return *pending_;
+    CpuCursor* best = nullptr;
+    uint64_t best_ts = 0;
+    for (CpuCursor* c : active_) {
+      if (c->done()) continue;
+      if (!best || c->head().ts < best_ts) {
+        best = c;
+        best_ts = c->head().ts;
+      }
+    }
+    if (!best) return false;
+    out = best->head();
+    last_buffer_ = best->buffer();
+    if (!best->advance() && best->error()) pending_ = *best->error();
+    count(out);
+    return true;
+  }
+
+  const DecodeStats& stats() const override { return stats_; }
+
+  Result<const Record*> peek_next_in_buffer() override {
+    peeked_ = nullptr;
+    if (last_buffer_ < 0) return static_cast<const Record*>(nullptr);
+    const auto [begin, end] = ranges_[last_buffer_];
+    CpuCursor* best = nullptr;
+    for (size_t i = begin; i < end; ++i) {
+      CpuCursor* c = cursors_[i].get();
+      if (!c->primed() && !c->prime() && c->error()) return *c->error();
+      if (c->done()) continue;
+      if (!best || c->head().ts < best->head().ts) best = c;
+    }
+    if (!best) return static_cast<const Record*>(nullptr);
+    peeked_ = best;
+    peeked_copy_ = best->head();
+    return static_cast<const Record*>(&peeked_copy_);
+  }
+
+  void consume_peeked() override {
+    if (!peeked_) return;
+    CpuCursor* c = peeked_;
+    peeked_ = nullptr;
+    if (!c->advance() && c->error() && !pending_) pending_ = *c->error();
+    ++stats_.events;
+  }
+
+ private:
+  void count(const Record& r) {
+    ++stats_.events;
+    if (r.missed_events) {
+      ++stats_.pages_with_missed;
+      if (r.missed_events != kMissedUnknown) stats_.missed_events += r.missed_events;
+    }
+    if (type_size_ && r.data.size() >= type_offset_ + type_size_) {
+      const uint64_t id = load_uint(r.data.data() + type_offset_, type_size_, setup_.layout.endian);
+      if (id >= known_.size() || !known_[id]) ++stats_.unknown_events;
+    }
+  }
+
+  StreamSetup setup_;
+  std::vector<std::unique_ptr<CpuCursor>> cursors_;   // every CPU of every buffer, in trace-cmd's order
+  std::vector<std::pair<size_t, size_t>> ranges_;     // cursors of each buffer
+  std::vector<CpuCursor*> active_;                    // those next() merges (the cpus filter)
+  int last_buffer_ = -1;
+  CpuCursor* peeked_ = nullptr;
+  Record peeked_copy_;
+  std::optional<Error> pending_;  // reported by the next call, after the record already returned
+  DecodeStats stats_;
+  std::vector<uint8_t> known_;
+  uint32_t type_offset_ = 0;
+  uint32_t type_size_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<EventStream>> make_event_stream(StreamSetup setup) {
+  if (setup.page_size < setup.layout.header_size())
+    return Error{fmt::format("sub-buffer size {} is smaller than its {}-byte header", setup.page_size,
+                             setup.layout.header_size())};
+  auto s = std::make_unique<MergedStream>(std::move(setup));
+  TRACEBED_TRY(s->init());
+  return std::unique_ptr<EventStream>(std::move(s));
+}
+
+}  // namespace tracebed

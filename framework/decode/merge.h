@@ -1,0 +1,94 @@
+// Streaming per-CPU cursors over trace.dat ring-buffer data and their merge
+// by time stamp, in the order `trace-cmd report` prints records:
+// libtracecmd's tracecmd_peek_next_data() picks the CPU whose next record has
+// the smallest stamp, ties going to the lower CPU index; trace-read.c then
+// does the same across buffers (top level first, instances in file order).
+//
+// Memory stays flat: each CPU reads one window of pages (uncompressed data)
+// or one chunk (compressed data) at a time, keeping the last three so the
+// record returned last and a peeked record stay valid.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/base/result.h"
+#include "framework/decode/decompress.h"
+#include "framework/decode/page_reader.h"
+#include "framework/decode/trace_context.h"
+#include "framework/decode/trace_dat.h"
+
+namespace tracebed {
+
+// A trace.dat opened for positional reads, shared by the reader and its streams.
+class DataFile {
+ public:
+  static Result<std::shared_ptr<DataFile>> open(const std::string& path);
+  ~DataFile();
+  DataFile(const DataFile&) = delete;
+  DataFile& operator=(const DataFile&) = delete;
+
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  // Reads exactly out.size() bytes at `offset`. A range past the end is an
+  // Error naming the offset: "offset 0x..: <what>: N bytes exceed file size M".
+  Status read(uint64_t offset, std::span<uint8_t> out, std::string_view what) const;
+
+ private:
+  DataFile(int fd, uint64_t size, std::string path) : fd_(fd), size_(size), path_(std::move(path)) {}
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::string path_;
+};
+
+// Where one CPU's sub-buffers are stored.
+struct CpuSpan {
+  int cpu = 0;
+  uint64_t offset = 0;        // file offset of the data (compressed: the chunk count)
+  uint64_t size = 0;          // bytes in the file
+  bool compressed = false;
+  uint32_t chunks = 0;        // compressed: number of chunks
+  uint64_t data_size = 0;     // uncompressed bytes
+  uint32_t page_size = 0;     // sub-buffer size of this buffer; 0 = StreamSetup::page_size
+};
+
+// Walks the chunk headers of a compressed CPU (u32 count; per chunk u32
+// compressed size, u32 uncompressed size, data) and fills chunks/data_size.
+// Every chunk must lie inside the CPU's span.
+Status scan_chunks(const DataFile& file, CpuSpan& cpu, Endian endian);
+
+// Turns raw ring-buffer stamps into what trace-cmd prints (trace-input.c
+// timestamp_calc): TSC2NSEC's mult/shift, then the OFFSET/DATE offsets.
+struct TimeCorrection {
+  int64_t offset = 0;
+  int32_t tsc_mult = 0;       // 0: no TSC2NSEC option
+  uint32_t tsc_shift = 0;
+
+  uint64_t apply(uint64_t ts) const {
+    if (tsc_mult) ts = mul_shift(ts);
+    return ts + static_cast<uint64_t>(offset);
+  }
+  uint64_t mul_shift(uint64_t ts) const;
+};
+
+struct StreamSetup {
+  std::shared_ptr<DataFile> file;
+  PageLayout layout;
+  uint32_t page_size = 4096;
+  Codec codec = Codec::none;
+  TimeCorrection time;
+  std::vector<std::vector<CpuSpan>> buffers;   // [buffer][cpu in file order]
+  std::optional<std::set<int>> cpus;           // CPU ids next() returns
+  const TraceContext* context = nullptr;       // counts unknown event ids; may be null
+  uint32_t window_pages = 16;                  // uncompressed read size, in pages
+};
+
+Result<std::unique_ptr<EventStream>> make_event_stream(StreamSetup setup);
+
+}  // namespace tracebed

@@ -1,0 +1,735 @@
+// trace.dat v6 and v7 (trace-cmd's trace-cmd.dat.v6.5 / trace-cmd.dat.v7.5
+// man pages; what trace-cmd 3.1.6 writes and reads in lib/trace-cmd/
+// trace-input.c). Metadata is read once at open; ring-buffer data is left in
+// the file and streamed by merge.cc.
+#include "framework/decode/trace_dat.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "framework/decode/decompress.h"
+#include "framework/decode/merge.h"
+
+namespace tracebed {
+namespace {
+
+// Option and section ids (trace-cmd.dat.v7.5, OPTIONS SECTION).
+enum : uint16_t {
+  kOptDone = 0,
+  kOptDate = 1,
+  kOptCpuStat = 2,
+  kOptBuffer = 3,
+  kOptTraceClock = 4,
+  kOptUname = 5,
+  kOptHook = 6,
+  kOptOffset = 7,
+  kOptCpuCount = 8,
+  kOptVersion = 9,
+  kOptProcMaps = 10,
+  kOptTraceId = 11,
+  kOptTimeShift = 12,
+  kOptGuest = 13,
+  kOptTsc2Nsec = 14,
+  kOptStrings = 15,
+  kOptHeaderInfo = 16,
+  kOptFtraceEvents = 17,
+  kOptEventFormats = 18,
+  kOptKallsyms = 19,
+  kOptPrintk = 20,
+  kOptCmdlines = 21,
+  kOptBufferText = 22,
+};
+
+constexpr uint16_t kSectionCompressed = 1;       // section flags bit 0
+constexpr uint64_t kMaxMetadataBytes = uint64_t{1} << 30;  // one decompressed section
+constexpr uint32_t kMaxOptionSections = 4096;    // length of the option chain
+constexpr size_t kMaxName = 4096;                // version, compression and system names
+
+std::string_view as_text(Bytes b) { return std::string_view(reinterpret_cast<const char*>(b.data()), b.size()); }
+
+// Text of an option up to its first NUL.
+std::string option_text(Bytes b) {
+  std::string_view t = as_text(b);
+  return std::string(t.substr(0, t.find('\0')));
+}
+
+// Sequential reads straight from the file, with ByteReader's interface, for
+// v6 metadata (which has no section sizes to read ahead).
+class FileCursor {
+ public:
+  FileCursor(const DataFile& file, uint64_t pos, Endian endian) : file_(file), pos_(pos), endian_(endian) {}
+
+  uint64_t file_offset() const { return pos_; }
+  uint64_t remaining() const { return pos_ < file_.size() ? file_.size() - pos_ : 0; }
+
+  template <typename T>
+  Result<T> read(std::string_view what) {
+    uint8_t b[sizeof(T)];
+    TRACEBED_TRY(file_.read(pos_, std::span<uint8_t>(b, sizeof b), what));
+    pos_ += sizeof b;
+    return load<T>(b, endian_);
+  }
+
+  // Valid until the next read.
+  Result<Bytes> read_bytes(uint64_t n, std::string_view what) {
+    if (n > remaining()) return error_at(pos_, fmt::format("{}: {} bytes exceed file size {}", what, n, file_.size()));
+    buf_.resize(n);
+    TRACEBED_TRY(file_.read(pos_, buf_, what));
+    pos_ += n;
+    return Bytes(buf_);
+  }
+
+  Result<std::string_view> read_cstring(std::string_view what) {
+    const uint64_t start = pos_;
+    buf_.clear();
+    uint8_t piece[64];
+    while (buf_.size() < kMaxName) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(sizeof piece, remaining()));
+      if (n == 0) break;
+      TRACEBED_TRY(file_.read(pos_, std::span<uint8_t>(piece, n), what));
+      const void* nul = std::memchr(piece, 0, n);
+      const size_t take = nul ? static_cast<const uint8_t*>(nul) - piece : n;
+      buf_.insert(buf_.end(), piece, piece + take);
+      if (nul) {
+        pos_ += take + 1;
+        return std::string_view(reinterpret_cast<const char*>(buf_.data()), buf_.size());
+      }
+      pos_ += n;
+    }
+    return error_at(start, fmt::format("{}: string not terminated within {} bytes", what,
+                                       std::min<uint64_t>(kMaxName, pos_ - start)));
+  }
+
+ private:
+  const DataFile& file_;
+  uint64_t pos_;
+  Endian endian_;
+  std::vector<uint8_t> buf_;
+};
+
+// ---------------------------------------------------------------------------
+// Metadata bodies, the same in v6 (read from the file) and v7 (read from a
+// section): R is FileCursor or ByteReader.
+
+struct Sink {
+  TraceContext& ctx;
+  std::vector<std::string>& warnings;
+  uint32_t file_long_size;
+  std::string header_event;
+};
+
+template <typename R>
+Status expect_tag(R& r, std::string_view tag) {
+  const uint64_t at = r.file_offset();
+  TRACEBED_ASSIGN_OR_RETURN(Bytes b, r.read_bytes(tag.size() + 1, fmt::format("\"{}\" tag", tag)));
+  if (std::memcmp(b.data(), tag.data(), tag.size()) != 0 || b[tag.size()] != 0)
+    return error_at(at, fmt::format("expected the \"{}\" tag", tag));
+  return {};
+}
+
+template <typename R>
+Status read_header_info(R& r, Sink& s) {
+  TRACEBED_TRY(expect_tag(r, "header_page"));
+  TRACEBED_ASSIGN_OR_RETURN(uint64_t size, r.template read<uint64_t>("header_page size"));
+  const uint64_t at = r.file_offset();
+  TRACEBED_ASSIGN_OR_RETURN(Bytes page, r.read_bytes(size, "header_page"));
+  auto hp = parse_header_page(as_text(page), fmt::format("header_page at offset {:#x}", at));
+  if (!hp.ok()) return hp.error();
+  s.ctx.header_page = *hp;
+  // The commit field is the kernel's long; trust it over user space's (trace-input.c does the same).
+  s.ctx.long_size = (hp->commit_size == 4 || hp->commit_size == 8) ? hp->commit_size : s.file_long_size;
+  TRACEBED_TRY(expect_tag(r, "header_event"));
+  TRACEBED_ASSIGN_OR_RETURN(size, r.template read<uint64_t>("header_event size"));
+  TRACEBED_ASSIGN_OR_RETURN(Bytes ev, r.read_bytes(size, "header_event"));
+  s.header_event = std::string(as_text(ev));
+  return {};
+}
+
+template <typename R>
+Status read_format(R& r, Sink& s, std::string_view system, uint32_t index) {
+  TRACEBED_ASSIGN_OR_RETURN(uint64_t size, r.template read<uint64_t>("event format size"));
+  const uint64_t at = r.file_offset();
+  TRACEBED_ASSIGN_OR_RETURN(Bytes text, r.read_bytes(size, "event format"));
+  // trace-cmd counts formats that fail to parse and goes on; so do we.
+  Status st = s.ctx.add_event_format(system, as_text(text), fmt::format("{} format {} at offset {:#x}", system, index, at));
+  if (!st.ok()) s.warnings.push_back(st.error().message);
+  return {};
+}
+
+template <typename R>
+Status read_ftrace_formats(R& r, Sink& s) {
+  const uint64_t at = r.file_offset();
+  TRACEBED_ASSIGN_OR_RETURN(uint32_t count, r.template read<uint32_t>("ftrace format count"));
+  if (count > r.remaining() / 8)
+    return error_at(at, fmt::format("ftrace format count {} cannot fit in the {} bytes left", count, r.remaining()));
+  for (uint32_t i = 0; i < count; ++i) TRACEBED_TRY(read_format(r, s, "ftrace", i));
+  return {};
+}
+
+template <typename R>
+Status read_event_systems(R& r, Sink& s) {
+  const uint64_t at = r.file_offset();
+  TRACEBED_ASSIGN_OR_RETURN(uint32_t systems, r.template read<uint32_t>("event system count"));
+  if (systems > r.remaining() / 5)
+    return error_at(at, fmt::format("event system count {} cannot fit in the {} bytes left", systems, r.remaining()));
+  for (uint32_t i = 0; i < systems; ++i) {
+    TRACEBED_ASSIGN_OR_RETURN(std::string_view name_view, r.read_cstring("event system name"));
+    const std::string name(name_view);
+    const uint64_t cat = r.file_offset();
+    TRACEBED_ASSIGN_OR_RETURN(uint32_t count, r.template read<uint32_t>("event format count"));
+    if (count > r.remaining() / 8)
+      return error_at(cat, fmt::format("system {}: event format count {} cannot fit in the {} bytes left", name, count,
+                                       r.remaining()));
+    for (uint32_t j = 0; j < count; ++j) TRACEBED_TRY(read_format(r, s, name, j));
+  }
+  return {};
+}
+
+template <typename R, typename Size>
+Result<Bytes> read_sized_text(R& r, std::string_view what) {
+  TRACEBED_ASSIGN_OR_RETURN(Size size, r.template read<Size>(fmt::format("{} size", what)));
+  return r.read_bytes(size, what);
+}
+
+template <typename R>
+Status read_kallsyms(R& r, Sink& s) {
+  TRACEBED_ASSIGN_OR_RETURN(Bytes text, (read_sized_text<R, uint32_t>(r, "kallsyms")));
+  if (!text.empty()) s.ctx.parse_kallsyms(as_text(text));
+  return {};
+}
+
+template <typename R>
+Status read_printk(R& r, Sink& s) {
+  TRACEBED_ASSIGN_OR_RETURN(Bytes text, (read_sized_text<R, uint32_t>(r, "printk formats")));
+  if (!text.empty()) s.ctx.parse_printk_formats(as_text(text));
+  return {};
+}
+
+template <typename R>
+Status read_cmdlines(R& r, Sink& s) {
+  TRACEBED_ASSIGN_OR_RETURN(Bytes text, (read_sized_text<R, uint64_t>(r, "saved cmdlines")));
+  if (!text.empty()) s.ctx.parse_cmdlines(as_text(text));
+  return {};
+}
+
+// ---------------------------------------------------------------------------
+// Options
+
+struct BufferOption {
+  uint64_t offset = 0;
+  std::string name;
+  std::string clock;
+  uint32_t page_size = 0;
+  std::vector<CpuSpan> cpus;
+  bool latency = false;
+};
+
+struct Options {
+  int64_t ts_offset = 0;
+  TimeCorrection time;
+  bool use_trace_clock = false;
+  bool has_time_shift = false;
+  std::string uname;
+  std::optional<uint32_t> cpu_count;
+  std::vector<BufferOption> buffers;
+  std::map<uint16_t, uint64_t> sections;  // v7: section offsets by id
+  uint64_t next_options = 0;              // v7: DONE's pointer
+  bool done = false;
+};
+
+Status parse_option(uint16_t id, Bytes data, uint64_t at, Endian e, int version, Options& o) {
+  ByteReader r(data, e, at);
+  auto text_number = [&](int64_t& out) {
+    const std::string t = option_text(data);
+    out = std::strtoll(t.c_str(), nullptr, 0);
+  };
+  switch (id) {
+    case kOptDate: {  // µs between the stamps and the wall clock, as text
+      int64_t v = 0;
+      text_number(v);
+      o.ts_offset += v * 1000;
+      break;
+    }
+    case kOptOffset: {
+      int64_t v = 0;
+      text_number(v);
+      o.ts_offset += v;
+      break;
+    }
+    case kOptTsc2Nsec:
+      if (data.size() >= 16) {
+        o.time.tsc_mult = static_cast<int32_t>(load<uint32_t>(data.data(), e));
+        o.time.tsc_shift = load<uint32_t>(data.data() + 4, e);
+      }
+      break;
+    case kOptTimeShift:
+      o.has_time_shift = data.size() >= 16;
+      break;
+    case kOptTraceClock:
+      o.use_trace_clock = true;
+      break;
+    case kOptUname:
+      o.uname = option_text(data);
+      break;
+    case kOptCpuCount:
+      if (data.size() >= 4) o.cpu_count = load<uint32_t>(data.data(), e);
+      break;
+    case kOptBuffer:
+    case kOptBufferText: {
+      BufferOption b;
+      TRACEBED_ASSIGN_OR_RETURN(b.offset, r.read<uint64_t>("BUFFER option offset"));
+      TRACEBED_ASSIGN_OR_RETURN(std::string_view name, r.read_cstring("BUFFER option name"));
+      b.name = std::string(name);
+      b.latency = id == kOptBufferText;
+      if (version >= 7) {
+        TRACEBED_ASSIGN_OR_RETURN(std::string_view clock, r.read_cstring("BUFFER option clock"));
+        b.clock = std::string(clock);
+        if (r.remaining() >= 4) {
+          TRACEBED_ASSIGN_OR_RETURN(b.page_size, r.read<uint32_t>("BUFFER option page size"));
+        }
+        if (id == kOptBuffer) {
+          TRACEBED_ASSIGN_OR_RETURN(uint32_t cpus, r.read<uint32_t>("BUFFER option cpu count"));
+          if (cpus > r.remaining() / 20)
+            return error_at(r.file_offset(), fmt::format("BUFFER option: {} cpus cannot fit in {} bytes", cpus,
+                                                         r.remaining()));
+          for (uint32_t i = 0; i < cpus; ++i) {
+            CpuSpan c;
+            TRACEBED_ASSIGN_OR_RETURN(uint32_t cpu, r.read<uint32_t>("BUFFER option cpu id"));
+            c.cpu = static_cast<int>(cpu);
+            TRACEBED_ASSIGN_OR_RETURN(c.offset, r.read<uint64_t>("BUFFER option cpu offset"));
+            TRACEBED_ASSIGN_OR_RETURN(c.size, r.read<uint64_t>("BUFFER option cpu size"));
+            b.cpus.push_back(c);
+          }
+        }
+      }
+      o.buffers.push_back(std::move(b));
+      break;
+    }
+    case kOptHeaderInfo:
+    case kOptFtraceEvents:
+    case kOptEventFormats:
+    case kOptKallsyms:
+    case kOptPrintk:
+    case kOptCmdlines:
+      if (version >= 7 && data.size() >= 8) o.sections[id] = load<uint64_t>(data.data(), e);
+      break;
+    case kOptDone:
+      if (data.size() >= 8) o.next_options = load<uint64_t>(data.data(), e);
+      o.done = true;
+      break;
+    default:  // CPUSTAT, VERSION, HOOK, PROCMAPS, TRACEID, GUEST and unknown ids change nothing we print
+      break;
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------
+// The file
+
+class TraceDatImpl final : public TraceDat {
+ public:
+  const std::string& path() const override { return path_; }
+  int version() const override { return version_; }
+  std::string compression() const override { return std::string(codec_name(codec_)); }
+  int cpu_count() const override { return cpu_count_; }
+  TraceContext& context() override { return ctx_; }
+  const std::vector<TraceDatBuffer>& buffers() const override { return buffers_; }
+  const std::string& uname() const override { return opts_.uname; }
+  int64_t ts_offset() const override { return opts_.ts_offset; }
+
+  Result<std::unique_ptr<EventStream>> events(std::optional<std::set<int>> cpus) override {
+    if (!buffers_.empty() && buffers_[0].latency && spans_[0].empty())
+      return Error{"latency-format file: its text is in latency_text(), it has no ring-buffer events"};
+    StreamSetup s;
+    s.file = file_;
+    s.layout = PageLayout{ctx_.endian, ctx_.long_size};
+    s.page_size = page_size_;
+    s.codec = codec_;
+    s.time = opts_.time;
+    s.time.offset = opts_.ts_offset;
+    s.buffers = spans_;
+    s.cpus = std::move(cpus);
+    s.context = &ctx_;
+    return make_event_stream(std::move(s));
+  }
+
+  Result<std::string> latency_text() override {
+    if (!latency_) return Error{"not a latency-format file"};
+    if (version_ < 7) {
+      const uint64_t n = file_->size() - latency_offset_;
+      std::string out(n, '\0');
+      TRACEBED_TRY(file_->read(latency_offset_, std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), n),
+                               "latency text"));
+      return out;
+    }
+    // v7: the BUFFER_TEXT section, compressed in chunks like CPU data or stored as is.
+    if (!latency_compressed_) {
+      std::string out(latency_size_, '\0');
+      TRACEBED_TRY(file_->read(latency_offset_,
+                               std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), out.size()),
+                               "latency text"));
+      return out;
+    }
+    CpuSpan span{0, latency_offset_, latency_size_, true};
+    TRACEBED_TRY(scan_chunks(*file_, span, ctx_.endian));
+    std::string out;
+    uint64_t pos = span.offset + 4;
+    std::vector<uint8_t> z;
+    for (uint32_t i = 0; i < span.chunks; ++i) {
+      uint8_t h[8];
+      TRACEBED_TRY(file_->read(pos, std::span<uint8_t>(h, 8), "latency chunk header"));
+      const uint32_t zsize = load<uint32_t>(h, ctx_.endian), usize = load<uint32_t>(h + 4, ctx_.endian);
+      z.resize(zsize);
+      TRACEBED_TRY(file_->read(pos + 8, z, "latency chunk"));
+      const size_t old = out.size();
+      out.resize(old + usize);
+      TRACEBED_TRY(decompress(codec_, z, std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()) + old, usize),
+                              fmt::format("offset {:#x}: latency chunk {}", pos, i)));
+      pos += 8 + uint64_t{zsize};
+    }
+    return out;
+  }
+
+  Status open(const std::string& path);
+
+ private:
+  Status read_header(FileCursor& c);
+  Status read_v6(FileCursor& c);
+  Status read_v7(uint64_t options_offset);
+  Status read_v6_options(FileCursor& c);
+  Status read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector<CpuSpan>& out);
+  Result<std::vector<uint8_t>> read_section(uint64_t offset, uint16_t want_id, uint16_t* flags, uint64_t* data_offset);
+  Status add_buffers_v7();
+  Status finish_buffers();
+
+  std::string path_;
+  std::shared_ptr<DataFile> file_;
+  int version_ = 0;
+  Codec codec_ = Codec::none;
+  uint32_t page_size_ = 0;
+  uint32_t file_long_size_ = 8;
+  int cpu_count_ = 0;
+  TraceContext ctx_;
+  Options opts_;
+  std::vector<std::string> warnings_;
+  std::vector<TraceDatBuffer> buffers_;
+  std::vector<std::vector<CpuSpan>> spans_;
+  bool latency_ = false;
+  bool latency_compressed_ = false;
+  uint64_t latency_offset_ = 0;
+  uint64_t latency_size_ = 0;
+};
+
+Status TraceDatImpl::read_header(FileCursor& c) {
+  TRACEBED_ASSIGN_OR_RETURN(Bytes magic, c.read_bytes(10, "file header"));
+  if (magic[0] != 0x17 || magic[1] != 0x08 || magic[2] != 0x44)
+    return error_at(0, fmt::format("not a trace.dat file: magic {:02x} {:02x} {:02x}, want 17 08 44", magic[0],
+                                   magic[1], magic[2]));
+  if (std::memcmp(magic.data() + 3, "tracing", 7) != 0) return error_at(3, "not a trace.dat file: no \"tracing\" after the magic");
+  TRACEBED_ASSIGN_OR_RETURN(std::string_view ver, c.read_cstring("version"));
+  if (ver == "6")
+    version_ = 6;
+  else if (ver == "7")
+    version_ = 7;
+  else
+    return error_at(10, fmt::format("unsupported trace.dat version \"{}\" (this reader knows 6 and 7)", ver));
+  const uint64_t eat = c.file_offset();
+  TRACEBED_ASSIGN_OR_RETURN(uint8_t endian, c.read<uint8_t>("endian"));
+  if (endian > 1) return error_at(eat, fmt::format("endian byte {} is neither 0 (little) nor 1 (big)", endian));
+  ctx_.endian = endian ? Endian::big : Endian::little;
+  const uint64_t lat = c.file_offset();
+  TRACEBED_ASSIGN_OR_RETURN(uint8_t long_size, c.read<uint8_t>("long size"));
+  if (long_size != 4 && long_size != 8) return error_at(lat, fmt::format("long size {} is neither 4 nor 8", long_size));
+  file_long_size_ = long_size;
+  ctx_.long_size = long_size;
+  return {};
+}
+
+Status TraceDatImpl::open(const std::string& path) {
+  path_ = path;
+  TRACEBED_ASSIGN_OR_RETURN(file_, DataFile::open(path));
+  FileCursor c(*file_, 0, Endian::little);
+  TRACEBED_TRY(read_header(c));
+  FileCursor r(*file_, c.file_offset(), ctx_.endian);
+  const uint64_t pat = r.file_offset();
+  TRACEBED_ASSIGN_OR_RETURN(page_size_, r.read<uint32_t>("page size"));
+  if (page_size_ < 16 || page_size_ > (rb::kCommitMask + 1))
+    return error_at(pat, fmt::format("page size {} is out of range (16 to {})", page_size_, rb::kCommitMask + 1));
+  ctx_.page_size = page_size_;
+  if (version_ == 6) return read_v6(r);
+  const uint64_t cat = r.file_offset();
+  TRACEBED_ASSIGN_OR_RETURN(std::string_view codec, r.read_cstring("compression name"));
+  auto codec_r = codec_by_name(codec);
+  if (!codec_r.ok()) return codec_r.error().within(fmt::format("offset {:#x}", cat));
+  codec_ = *codec_r;
+  TRACEBED_ASSIGN_OR_RETURN(std::string_view codec_version, r.read_cstring("compression version"));
+  (void)codec_version;  // trace-cmd only checks that its library can read the name
+  TRACEBED_ASSIGN_OR_RETURN(uint64_t options, r.read<uint64_t>("offset of the first options section"));
+  return read_v7(options);
+}
+
+Status TraceDatImpl::read_v6(FileCursor& c) {
+  Sink s{ctx_, warnings_, file_long_size_, {}};
+  TRACEBED_TRY(read_header_info(c, s));
+  TRACEBED_TRY(read_ftrace_formats(c, s));
+  TRACEBED_TRY(read_event_systems(c, s));
+  TRACEBED_TRY(read_kallsyms(c, s));
+  TRACEBED_TRY(read_printk(c, s));
+  TRACEBED_TRY(read_cmdlines(c, s));
+  TRACEBED_ASSIGN_OR_RETURN(uint32_t cpus, c.read<uint32_t>("cpu count"));
+  uint64_t at = c.file_offset();
+  TRACEBED_ASSIGN_OR_RETURN(Bytes tag, c.read_bytes(10, "options/flyrecord tag"));
+  if (as_text(tag).starts_with("options")) {
+    TRACEBED_TRY(read_v6_options(c));
+    at = c.file_offset();
+    TRACEBED_ASSIGN_OR_RETURN(tag, c.read_bytes(10, "flyrecord tag"));
+  }
+  if (opts_.cpu_count) cpus = *opts_.cpu_count;
+  cpu_count_ = static_cast<int>(cpus);
+  TraceDatBuffer top;
+  std::vector<CpuSpan> top_spans;
+  if (as_text(tag).starts_with("latency")) {
+    latency_ = true;
+    latency_offset_ = c.file_offset();
+    top.latency = true;
+  } else if (as_text(tag).starts_with("flyrecord")) {
+    TRACEBED_TRY(read_v6_cpu_table(c, cpus, top_spans));
+    if (opts_.use_trace_clock) {
+      // The trace_clock file: "local [global] counter ..."; the bracketed one is in use.
+      TRACEBED_ASSIGN_OR_RETURN(Bytes clock, (read_sized_text<FileCursor, uint64_t>(c, "trace clock")));
+      std::string_view t = as_text(clock);
+      const size_t open = t.find('[');
+      const size_t close = open == std::string_view::npos ? open : t.find(']', open);
+      if (close != std::string_view::npos) top.clock = std::string(t.substr(open + 1, close - open - 1));
+    }
+  } else {
+    return error_at(at, "expected \"options\", \"latency\" or \"flyrecord\"");
+  }
+  buffers_.push_back(top);
+  spans_.push_back(std::move(top_spans));
+  // Instances: each BUFFER option points at its own "flyrecord" CPU table.
+  for (const BufferOption& b : opts_.buffers) {
+    FileCursor bc(*file_, b.offset, ctx_.endian);
+    TRACEBED_ASSIGN_OR_RETURN(Bytes btag, bc.read_bytes(10, fmt::format("buffer \"{}\" tag", b.name)));
+    if (as_text(btag).starts_with("options")) {
+      TRACEBED_TRY(read_v6_options(bc));
+      TRACEBED_ASSIGN_OR_RETURN(btag, bc.read_bytes(10, fmt::format("buffer \"{}\" tag", b.name)));
+    }
+    if (!as_text(btag).starts_with("flyrecord"))
+      return error_at(b.offset, fmt::format("buffer \"{}\": expected \"flyrecord\"", b.name));
+    TraceDatBuffer tb;
+    tb.name = b.name;
+    tb.clock = buffers_[0].clock;
+    std::vector<CpuSpan> sp;
+    TRACEBED_TRY(read_v6_cpu_table(bc, cpus, sp));
+    if (b.name.empty()) {
+      buffers_[0].cpus.clear();
+      spans_[0] = std::move(sp);
+    } else {
+      buffers_.push_back(tb);
+      spans_.push_back(std::move(sp));
+    }
+  }
+  return finish_buffers();
+}
+
+Status TraceDatImpl::read_v6_options(FileCursor& c) {
+  // Each option takes at least 6 bytes of the file, so this ends.
+  for (;;) {
+    TRACEBED_ASSIGN_OR_RETURN(uint16_t id, c.read<uint16_t>("option id"));
+    if (id == kOptDone) return {};
+    const uint64_t at = c.file_offset();
+    TRACEBED_ASSIGN_OR_RETURN(uint32_t size, c.read<uint32_t>("option size"));
+    TRACEBED_ASSIGN_OR_RETURN(Bytes data, c.read_bytes(size, fmt::format("option {}", id)));
+    std::vector<uint8_t> copy(data.begin(), data.end());
+    TRACEBED_TRY(parse_option(id, copy, at + 4, ctx_.endian, 6, opts_));
+  }
+}
+
+Status TraceDatImpl::read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector<CpuSpan>& out) {
+  if (cpus > c.remaining() / 16)
+    return error_at(c.file_offset(), fmt::format("cpu table of {} cpus exceeds file size {}", cpus, file_->size()));
+  for (uint32_t i = 0; i < cpus; ++i) {
+    CpuSpan s;
+    s.cpu = static_cast<int>(i);
+    TRACEBED_ASSIGN_OR_RETURN(s.offset, c.read<uint64_t>("cpu data offset"));
+    TRACEBED_ASSIGN_OR_RETURN(s.size, c.read<uint64_t>("cpu data size"));
+    out.push_back(s);
+  }
+  return {};
+}
+
+Result<std::vector<uint8_t>> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id, uint16_t* flags_out,
+                                                         uint64_t* data_offset) {
+  uint8_t h[16];
+  TRACEBED_TRY(file_->read(offset, std::span<uint8_t>(h, 16), fmt::format("section {} header", want_id)));
+  const uint16_t id = load<uint16_t>(h, ctx_.endian);
+  const uint16_t flags = load<uint16_t>(h + 2, ctx_.endian);
+  const uint64_t size = load<uint64_t>(h + 8, ctx_.endian);
+  if (id != want_id)
+    return error_at(offset, fmt::format("section id {}, but the option pointing here says {}", id, want_id));
+  const uint64_t data = offset + 16;
+  if (size > file_->size() - std::min(file_->size(), data))
+    return error_at(offset, fmt::format("section {} size {} exceeds file size {}", id, size, file_->size()));
+  if (flags_out) *flags_out = flags;
+  if (data_offset) *data_offset = data;
+  if (!(flags & kSectionCompressed)) {
+    if (size > kMaxMetadataBytes)
+      return error_at(offset, fmt::format("section {} size {} is implausible", id, size));
+    std::vector<uint8_t> out(size);
+    TRACEBED_TRY(file_->read(data, out, fmt::format("section {}", id)));
+    return out;
+  }
+  if (size < 8) return error_at(offset, fmt::format("section {} is compressed but only {} bytes long", id, size));
+  uint8_t b[8];
+  TRACEBED_TRY(file_->read(data, std::span<uint8_t>(b, 8), fmt::format("section {} block header", id)));
+  const uint32_t zsize = load<uint32_t>(b, ctx_.endian);
+  const uint32_t usize = load<uint32_t>(b + 4, ctx_.endian);
+  if (zsize > file_->size() - std::min(file_->size(), data + 8))
+    return error_at(data, fmt::format("section {} compressed size {} exceeds file size {}", id, zsize, file_->size()));
+  if (zsize > size - 8)
+    return error_at(data, fmt::format("section {} compressed size {} exceeds the section's {} bytes", id, zsize, size));
+  if (usize > kMaxMetadataBytes)
+    return error_at(data, fmt::format("section {} uncompressed size {} is implausible", id, usize));
+  std::vector<uint8_t> z(zsize);
+  TRACEBED_TRY(file_->read(data + 8, z, fmt::format("section {}", id)));
+  std::vector<uint8_t> out(usize);
+  TRACEBED_TRY(decompress(codec_, z, out, fmt::format("offset {:#x}: section {}", data, id)));
+  return out;
+}
+
+Status TraceDatImpl::read_v7(uint64_t options_offset) {
+  // The option chain: each options section ends with DONE pointing at the next.
+  std::set<uint64_t> seen;
+  uint64_t next = options_offset;
+  while (next) {
+    if (!seen.insert(next).second || seen.size() > kMaxOptionSections)
+      return error_at(next, "options sections form a loop");
+    uint16_t flags = 0;
+    uint64_t data_at = 0;
+    TRACEBED_ASSIGN_OR_RETURN(std::vector<uint8_t> sec, read_section(next, kOptDone, &flags, &data_at));
+    const bool packed = flags & kSectionCompressed;
+    ByteReader r(sec, ctx_.endian, packed ? 0 : data_at);
+    opts_.done = false;
+    opts_.next_options = 0;
+    while (!opts_.done) {
+      auto opt = [&]() -> Status {
+        TRACEBED_ASSIGN_OR_RETURN(uint16_t id, r.read<uint16_t>("option id"));
+        TRACEBED_ASSIGN_OR_RETURN(uint32_t size, r.read<uint32_t>("option size"));
+        const uint64_t at = r.file_offset();
+        TRACEBED_ASSIGN_OR_RETURN(Bytes data, r.read_bytes(size, fmt::format("option {}", id)));
+        return parse_option(id, data, at, ctx_.endian, 7, opts_);
+      }();
+      if (!opt.ok())
+        return packed ? opt.error().within(fmt::format("offset {:#x}: options section (decompressed)", next))
+                      : opt.error();
+      if (r.at_end() && !opts_.done) return error_at(next, "options section ends without a DONE option");
+    }
+    next = opts_.next_options;
+  }
+
+  // Metadata sections, in v6's order so the header page is known first.
+  Sink s{ctx_, warnings_, file_long_size_, {}};
+  auto section = [&](uint16_t id, Status (*body)(ByteReader&, Sink&)) -> Status {
+    auto it = opts_.sections.find(id);
+    if (it == opts_.sections.end()) return {};
+    uint16_t flags = 0;
+    uint64_t data_at = 0;
+    TRACEBED_ASSIGN_OR_RETURN(std::vector<uint8_t> sec, read_section(it->second, id, &flags, &data_at));
+    const bool packed = flags & kSectionCompressed;
+    ByteReader r(sec, ctx_.endian, packed ? 0 : data_at);
+    Status st = body(r, s);
+    if (!st.ok() && packed)
+      return st.error().within(fmt::format("offset {:#x}: section {} (decompressed)", it->second, id));
+    return st;
+  };
+  if (!opts_.sections.count(kOptHeaderInfo)) return Error{"no header_page section (option HEADER_INFO missing)"};
+  TRACEBED_TRY(section(kOptHeaderInfo, [](ByteReader& r, Sink& s) { return read_header_info(r, s); }));
+  TRACEBED_TRY(section(kOptFtraceEvents, [](ByteReader& r, Sink& s) { return read_ftrace_formats(r, s); }));
+  TRACEBED_TRY(section(kOptEventFormats, [](ByteReader& r, Sink& s) { return read_event_systems(r, s); }));
+  TRACEBED_TRY(section(kOptKallsyms, [](ByteReader& r, Sink& s) { return read_kallsyms(r, s); }));
+  TRACEBED_TRY(section(kOptPrintk, [](ByteReader& r, Sink& s) { return read_printk(r, s); }));
+  TRACEBED_TRY(section(kOptCmdlines, [](ByteReader& r, Sink& s) { return read_cmdlines(r, s); }));
+  return add_buffers_v7();
+}
+
+Status TraceDatImpl::add_buffers_v7() {
+  buffers_.push_back(TraceDatBuffer{});
+  spans_.emplace_back();
+  bool top_seen = false;
+  for (BufferOption& b : opts_.buffers) {
+    uint8_t h[16];
+    TRACEBED_TRY(file_->read(b.offset, std::span<uint8_t>(h, 16), fmt::format("buffer \"{}\" section header", b.name)));
+    const uint16_t id = load<uint16_t>(h, ctx_.endian);
+    const uint16_t flags = load<uint16_t>(h + 2, ctx_.endian);
+    const uint64_t size = load<uint64_t>(h + 8, ctx_.endian);
+    const uint16_t want = b.latency ? kOptBufferText : kOptBuffer;
+    if (id != want)
+      return error_at(b.offset, fmt::format("buffer \"{}\": section id {}, want {}", b.name, id, want));
+    const bool compressed = flags & kSectionCompressed;
+    TraceDatBuffer tb;
+    tb.name = b.name;
+    tb.clock = b.clock;
+    tb.latency = b.latency;
+    if (b.latency) {
+      latency_ = true;
+      latency_compressed_ = compressed;
+      latency_offset_ = b.offset + 16;
+      if (size > file_->size() - std::min(file_->size(), latency_offset_))
+        return error_at(b.offset, fmt::format("section {} size {} exceeds file size {}", id, size, file_->size()));
+      latency_size_ = size;
+    }
+    const uint32_t psize = b.page_size ? b.page_size : page_size_;
+    if (psize < PageLayout{ctx_.endian, ctx_.long_size}.header_size() || psize > rb::kCommitMask + 1)
+      return error_at(b.offset, fmt::format("buffer \"{}\": sub-buffer size {} is out of range", b.name, psize));
+    for (CpuSpan& c : b.cpus) {
+      c.compressed = compressed;
+      c.page_size = psize;
+    }
+    if (b.name.empty() && !top_seen) {
+      top_seen = true;
+      buffers_[0] = tb;
+      spans_[0] = b.cpus;
+    } else {
+      buffers_.push_back(tb);
+      spans_.push_back(b.cpus);
+    }
+  }
+  // `cpus=N` in the report is the top buffer's CPU count once trace-cmd has
+  // loaded it (trace-input.c init_buffer_cpu_data), else CPUCOUNT.
+  cpu_count_ = top_seen ? static_cast<int>(spans_[0].size()) : static_cast<int>(opts_.cpu_count.value_or(0));
+  return finish_buffers();
+}
+
+Status TraceDatImpl::finish_buffers() {
+  for (size_t b = 0; b < spans_.size(); ++b) {
+    for (CpuSpan& c : spans_[b]) {
+      if (c.size && (c.offset > file_->size() || c.size > file_->size() - c.offset))
+        return error_at(c.offset, fmt::format("cpu {} data: {} bytes exceed file size {} (file truncated?)", c.cpu,
+                                              c.size, file_->size()));
+      if (c.compressed && c.size) {
+        TRACEBED_TRY(scan_chunks(*file_, c, ctx_.endian));
+      } else {
+        c.data_size = c.size;
+      }
+      buffers_[b].cpus.push_back(TraceDatCpu{c.cpu, c.offset, c.data_size});
+    }
+  }
+  if (opts_.has_time_shift)
+    warnings_.push_back("TIME_SHIFT option (host/guest clock sync) is not applied to time stamps");
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TraceDat>> TraceDat::open(const std::string& path) {
+  auto t = std::make_unique<TraceDatImpl>();
+  Status st = t->open(path);
+  if (!st.ok()) return st.error().within(path);
+  return std::unique_ptr<TraceDat>(std::move(t));
+}
+
+}  // namespace tracebed

@@ -1,0 +1,301 @@
+#include "framework/decode/trace_dat.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace tracebed {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kDir = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
+
+std::vector<std::string> fixtures() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(kDir))
+    if (e.path().extension() == ".dat") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> zstd_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  FILE* p = popen(("zstd -dc '" + path + "'").c_str(), "r");
+  if (!p) return lines;
+  std::string cur;
+  for (int c; (c = fgetc(p)) != EOF;) {
+    if (c == '\n') {
+      lines.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(static_cast<char>(c));
+    }
+  }
+  pclose(p);
+  return lines;
+}
+
+// One line of `trace-cmd report`: "  comm-pid [cpu] secs.frac: name: ...".
+struct OracleLine {
+  int cpu;
+  uint64_t secs;
+  uint64_t frac;      // ns with -t, µs otherwise
+  std::string name;
+};
+
+std::vector<OracleLine> oracle(const std::string& report) {
+  static const std::regex re(R"(^.*-\d+\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+([^:\s]+):)");
+  std::vector<OracleLine> out;
+  for (const std::string& l : zstd_lines(report)) {
+    std::smatch m;
+    if (l.find("[EVENTS DROPPED]") != std::string::npos || !std::regex_search(l, m, re)) continue;
+    out.push_back({std::stoi(m[1]), std::stoull(m[2]), std::stoull(m[3]), m[4]});
+  }
+  return out;
+}
+
+struct Got {
+  int cpu;
+  uint64_t ts;
+  std::string name;
+};
+
+std::vector<Got> read_all(TraceDat& dat, std::optional<std::set<int>> cpus = {}) {
+  std::vector<Got> out;
+  auto stream = dat.events(cpus);
+  EXPECT_TRUE(stream.ok()) << (stream.ok() ? "" : stream.error().message);
+  if (!stream.ok()) return out;
+  Record r;
+  for (;;) {
+    auto more = (*stream)->next(r);
+    EXPECT_TRUE(more.ok()) << (more.ok() ? "" : more.error().message);
+    if (!more.ok() || !*more) break;
+    const EventFormat* ev = dat.context().event_of(r.data);
+    out.push_back({r.cpu, r.ts, ev ? ev->name : "?"});
+  }
+  return out;
+}
+
+class RecordedFixture : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    auto dat = TraceDat::open(kDir + GetParam() + ".dat");
+    ASSERT_TRUE(dat.ok()) << dat.error().message;
+    dat_ = std::move(*dat);
+  }
+  std::unique_ptr<TraceDat> dat_;
+};
+
+// Every record, in trace-cmd's order: -R prints one line per record
+// (function_graph leaves are merged only in the default output).
+TEST_P(RecordedFixture, MergedStreamMatchesRawReport) {
+  std::vector<OracleLine> want = oracle(kDir + GetParam() + ".R.report.zst");
+  ASSERT_FALSE(want.empty());
+  std::vector<Got> got = read_all(*dat_);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "record " << i);
+    const uint64_t us = (got[i].ts + 500) / 1000;  // the report rounds to µs
+    ASSERT_EQ(got[i].cpu, want[i].cpu);
+    ASSERT_EQ(us / 1000000, want[i].secs);
+    ASSERT_EQ(us % 1000000, want[i].frac);
+    ASSERT_EQ(got[i].name, want[i].name);
+  }
+  EXPECT_EQ(dat_->cpu_count(), std::stoi(zstd_lines(kDir + GetParam() + ".R.report.zst").at(0).substr(5)));
+}
+
+// Nanoseconds from -t, for files whose default output has one line per record.
+TEST_P(RecordedFixture, StampsMatchNanosecondReport) {
+  if (GetParam().find("function_graph") != std::string::npos)
+    GTEST_SKIP() << "function_graph merges entry/exit pairs in this output; -R covers it";
+  std::vector<OracleLine> want = oracle(kDir + GetParam() + ".t.report.zst");
+  std::vector<Got> got = read_all(*dat_);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "record " << i);
+    ASSERT_EQ(got[i].cpu, want[i].cpu);
+    ASSERT_EQ(got[i].ts, want[i].secs * 1000000000ull + want[i].frac);
+  }
+}
+
+TEST_P(RecordedFixture, CpuFilterMatchesCpu0Report) {
+  std::vector<Got> got = read_all(*dat_, std::set<int>{0});
+  std::vector<OracleLine> raw = oracle(kDir + GetParam() + ".R.report.zst");
+  size_t cpu0 = std::count_if(raw.begin(), raw.end(), [](const OracleLine& l) { return l.cpu == 0; });
+  EXPECT_EQ(got.size(), cpu0);
+  for (const Got& g : got) ASSERT_EQ(g.cpu, 0);
+  if (GetParam().find("function_graph") == std::string::npos)
+    EXPECT_EQ(got.size(), oracle(kDir + GetParam() + ".cpu0.report.zst").size());
+}
+
+// peek_next_in_buffer() shows what next() returns; consume_peeked() drops it.
+TEST_P(RecordedFixture, PeekAndConsume) {
+  std::vector<Got> all = read_all(*dat_);
+  auto stream = dat_->events();
+  ASSERT_TRUE(stream.ok());
+  Record r;
+  std::vector<Got> kept;
+  size_t consumed = 0;
+  for (size_t i = 0;; ++i) {
+    auto more = (*stream)->next(r);
+    ASSERT_TRUE(more.ok()) << more.error().message;
+    if (!*more) break;
+    kept.push_back({r.cpu, r.ts, ""});
+    auto peek = (*stream)->peek_next_in_buffer();
+    ASSERT_TRUE(peek.ok()) << peek.error().message;
+    if (!*peek) continue;
+    Record seen = **peek;
+    if (i % 3 == 0) {
+      (*stream)->consume_peeked();
+      ++consumed;
+    }
+    ASSERT_EQ(seen.ts, (*peek)->ts);  // still valid after consume_peeked
+  }
+  EXPECT_EQ(kept.size() + consumed, all.size());
+  EXPECT_EQ((*stream)->stats().events, all.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Recorded, RecordedFixture, ::testing::ValuesIn(fixtures()), [](const auto& info) {
+  std::string n = info.param.substr(0, info.param.find('-'));
+  return n;
+});
+
+// ---------------------------------------------------------------------------
+// Bad input: copies of real fixtures, truncated or with bytes overwritten.
+
+class BadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tracebed_trace_dat_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string copy(const std::string& fixture) {
+    std::string to = (dir_ / (fixture + ".dat")).string();
+    fs::copy_file(kDir + fixture + ".dat", to, fs::copy_options::overwrite_existing);
+    return to;
+  }
+  static void poke(const std::string& path, uint64_t offset, std::vector<uint8_t> bytes) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(offset);
+    f.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  static std::string open_error(const std::string& path) {
+    auto dat = TraceDat::open(path);
+    if (dat.ok()) return "(opened)";
+    std::string m = dat.error().message;
+    return m.starts_with(path + ": ") ? m.substr(path.size() + 2) : m;
+  }
+  // The first error of events()/next(), and how many records came before it.
+  static std::string stream_error(const std::string& path, size_t* records = nullptr) {
+    auto dat = TraceDat::open(path);
+    if (!dat.ok()) return "open: " + dat.error().message;
+    auto stream = (*dat)->events();
+    if (!stream.ok()) return stream.error().message;
+    Record r;
+    size_t n = 0;
+    for (;;) {
+      auto more = (*stream)->next(r);
+      if (!more.ok()) {
+        if (records) *records = n;
+        return more.error().message;
+      }
+      if (!*more) return "(no error)";
+      ++n;
+    }
+  }
+
+  fs::path dir_;
+};
+
+constexpr char kS1[] = "s1-k6.12-v7zstd-sched-irq-timer-syscalls";
+constexpr char kS2[] = "s2-k6.1-v6-function-sched-kmem";
+constexpr char kS3[] = "s3-k5.10-v7none-kprobes-marker";
+
+TEST_F(BadInput, EmptyAndForeignFiles) {
+  std::string empty = (dir_ / "empty.dat").string();
+  std::ofstream(empty).close();
+  EXPECT_EQ(open_error(empty), "offset 0x0: file header: 10 bytes exceed file size 0");
+  std::string text = (dir_ / "text.dat").string();
+  std::ofstream(text) << "hello, this is not a trace";
+  EXPECT_EQ(open_error(text), "offset 0x0: not a trace.dat file: magic 68 65 6c, want 17 08 44");
+  std::string v8 = copy(kS3);
+  poke(v8, 10, {'8'});
+  EXPECT_EQ(open_error(v8), "offset 0xa: unsupported trace.dat version \"8\" (this reader knows 6 and 7)");
+  EXPECT_EQ(open_error((dir_ / "missing.dat").string()), "cannot open: No such file or directory");
+}
+
+TEST_F(BadInput, TruncatedV7) {
+  std::string p = copy(kS1);
+  fs::resize_file(p, 1340392);  // inside CPU 0's data, before the options holding BUFFER
+  EXPECT_EQ(open_error(p), "offset 0x1c860c: section 0 header: 16 bytes exceed file size 1340392");
+}
+
+TEST_F(BadInput, TruncatedV6) {
+  std::string p = copy(kS2);
+  fs::resize_file(p, 4304896 + 100);  // CPU 1 starts at 4304896 with 716800 bytes
+  EXPECT_EQ(open_error(p), "offset 0x41b000: cpu 1 data: 716800 bytes exceed file size 4304996 (file truncated?)");
+}
+
+TEST_F(BadInput, SectionSizeBeyondFile) {
+  std::string p = copy(kS1);
+  // Section 18 (event formats) at 2079: its compressed size is the u32 after the 16-byte header.
+  poke(p, 2079 + 16, {0x28, 0x23, 0, 0x01});
+  EXPECT_EQ(open_error(p), "offset 0x82f: section 18 compressed size 16786216 exceeds file size 1869540");
+}
+
+TEST_F(BadInput, CorruptCompressedChunk) {
+  std::string p = copy(kS1);
+  poke(p, 1339392 + 4 + 8, {0, 0, 0, 0});  // zstd magic of CPU 0's first chunk
+  EXPECT_EQ(stream_error(p), "offset 0x147004: cpu 0 chunk 0: zstd: Unknown frame descriptor (8822 compressed "
+                             "bytes, 40960 expected out)");
+}
+
+TEST_F(BadInput, CommitBeyondSubBuffer) {
+  std::string p = copy(kS3);
+  poke(p, 4173824 + 8, {0x88, 0x13});  // CPU 0, first page: commit 5000
+  EXPECT_EQ(stream_error(p), "offset 0x3fb008: sub-buffer commit size 5000 exceeds the 4080 bytes after the header");
+}
+
+TEST_F(BadInput, EventLengthBeyondSubBuffer) {
+  std::string p = copy(kS3);
+  // CPU 1's second page, first event: make it type_len 0 with a huge array[0].
+  const uint64_t page = 4210688 + 4096;
+  poke(p, page + 16, {0x00, 0, 0, 0, 0xff, 0xff, 0, 0});
+  size_t before = 0;
+  EXPECT_EQ(stream_error(p, &before),
+            "offset 0x405010: event length 65532 exceeds the 4044 bytes left in the sub-buffer's data");
+  EXPECT_GT(before, 0u);
+}
+
+TEST_F(BadInput, OptionChainLoop) {
+  std::string p = copy(kS3);
+  auto dat = TraceDat::open(p);
+  ASSERT_TRUE(dat.ok());
+  // The first options section's DONE points at the second; point it back at the first.
+  // Its offset is in the header: 3+7+2+1+1+4 bytes, then "none\0" and "\0".
+  std::ifstream in(p, std::ios::binary);
+  in.seekg(24);
+  uint64_t first = 0;
+  in.read(reinterpret_cast<char*>(&first), 8);
+  in.seekg(first + 8);
+  uint64_t size = 0;
+  in.read(reinterpret_cast<char*>(&size), 8);
+  const uint64_t done_value = first + 16 + size - 8;
+  std::vector<uint8_t> b(8);
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<uint8_t>(first >> (8 * i));
+  poke(p, done_value, b);
+  EXPECT_EQ(open_error(p), fmt::format("offset {:#x}: options sections form a loop", first));
+}
+
+}  // namespace
+}  // namespace tracebed
