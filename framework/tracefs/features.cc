@@ -1,0 +1,102 @@
+#include "framework/tracefs/features.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "framework/tracefs/text.h"
+
+namespace tracebed::tracefs {
+
+namespace {
+
+std::atomic<const Features*> g_current{nullptr};
+
+// Shows a README needle on one line ("\t" and "\n" as escapes).
+std::string show_needle(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\t') out += "\\t";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::vector<std::string> words(std::string_view s) {
+  std::vector<std::string> out;
+  for (std::string_view w : split_words(s)) out.emplace_back(w);
+  return out;
+}
+
+}  // namespace
+
+std::pair<int, int> parse_release(std::string_view release) {
+  int major = 0, minor = 0;
+  const char* p = release.data();
+  const char* end = p + release.size();
+  auto r1 = std::from_chars(p, end, major);
+  if (r1.ec != std::errc{} || r1.ptr == end || *r1.ptr != '.') return {0, 0};
+  auto r2 = std::from_chars(r1.ptr + 1, end, minor);
+  if (r2.ec != std::errc{}) return {0, 0};
+  return {major, minor};
+}
+
+Result<Features> Features::probe(const Tracefs& fs) {
+  Features f;
+  f.fs_ = fs;
+  Instance top = fs.top();
+  // A kernel without README (or a tracefs without some file) simply has
+  // fewer features; only a dead transport is an error here.
+  if (auto r = top.files().read("README")) f.readme_ = std::move(*r);
+  if (auto r = top.files().read("available_tracers")) f.tracers_ = words(*r);
+  if (auto r = top.trace_clock()) f.clocks_ = r->choices;
+  TRACEBED_ASSIGN_OR_RETURN(f.release_, fs.ops().release());
+  return f;
+}
+
+Features Features::from_text(std::string readme, std::string available_tracers, std::string trace_clock,
+                             std::string release) {
+  Features f;
+  f.readme_ = std::move(readme);
+  f.tracers_ = words(available_tracers);
+  if (auto s = parse_selection(trace_clock, "trace_clock")) f.clocks_ = s->choices;
+  f.release_ = std::move(release);
+  return f;
+}
+
+std::pair<int, int> Features::release_version() const { return parse_release(release_); }
+
+std::optional<std::string> Features::missing(const Feature& f) const {
+  auto contains = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  switch (f.kind) {
+    case Feature::Kind::file:
+      if (!fs_) return fmt::format("needs {}: no tracefs to look for \"{}\" in", f.name, f.needle);
+      if (fs_->ops().exists(fs_->root() + "/" + f.needle)) return std::nullopt;
+      return fmt::format("needs {}: no \"{}\" in tracefs", f.name, f.needle);
+    case Feature::Kind::readme:
+      if (readme_.find(f.needle) != std::string::npos) return std::nullopt;
+      return fmt::format("needs {}: no \"{}\" in README", f.name, show_needle(f.needle));
+    case Feature::Kind::tracer:
+      if (contains(tracers_, f.needle)) return std::nullopt;
+      return fmt::format("needs {}: not in available_tracers ({})", f.name, fmt::join(tracers_, " "));
+    case Feature::Kind::clock:
+      if (contains(clocks_, f.needle)) return std::nullopt;
+      return fmt::format("needs {}: not in trace_clock ({})", f.name, fmt::join(clocks_, " "));
+    case Feature::Kind::release: {
+      auto v = release_version();
+      if (v >= std::pair{f.major, f.minor}) return std::nullopt;
+      return fmt::format("needs {}: kernel {} is older than {}.{}", f.name, release_, f.major, f.minor);
+    }
+  }
+  return fmt::format("needs {}: unknown kind of feature", f.name);
+}
+
+void set_current_features(const Features* f) { g_current.store(f); }
+const Features* current_features() { return g_current.load(); }
+
+}  // namespace tracebed::tracefs

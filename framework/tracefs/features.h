@@ -1,0 +1,125 @@
+// Feature detection: what this kernel's tracefs can do, asked of tracefs
+// itself (README strings, available_tracers, trace_clock, files present),
+// as ftracetest's "# requires:" lines do. Features, not versions: distro
+// backports make a version check lie. A kernel release is the last resort,
+// for behaviour that leaves no trace in tracefs.
+//
+//   TRACEBED_REQUIRE(features::eprobes);
+//   -> skipped: needs eprobes: no "e[:[<group>/][<event>]]" in README
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/base/result.h"
+#include "framework/tracefs/tracefs.h"
+
+namespace tracebed::tracefs {
+
+struct Feature {
+  enum class Kind { file, readme, tracer, clock, release };
+  std::string name;    // "eprobes", "function_graph tracer"
+  Kind kind = Kind::file;
+  std::string needle;  // the path, README string, tracer or clock
+  int major = 0, minor = 0;  // Kind::release
+
+  // A path relative to the tracefs root must exist.
+  static Feature file(std::string name, std::string path) { return {std::move(name), Kind::file, std::move(path)}; }
+  // README must contain this exact string.
+  static Feature readme(std::string name, std::string text) {
+    return {std::move(name), Kind::readme, std::move(text)};
+  }
+  static Feature tracer(std::string tracer) { return {tracer + " tracer", Kind::tracer, tracer}; }
+  static Feature clock(std::string clock) { return {clock + " trace_clock", Kind::clock, clock}; }
+  static Feature option(std::string option) { return {"option " + option, Kind::file, "options/" + option}; }
+  static Feature event(std::string system, std::string event) {
+    return {system + ":" + event + " event", Kind::file, "events/" + system + "/" + event};
+  }
+  // Only for what tracefs does not show; say why in the name.
+  static Feature since_release(std::string name, int major, int minor) {
+    return {std::move(name), Kind::release, "", major, minor};
+  }
+};
+
+// The features the suites ask for, each with the probe ftracetest uses
+// where it has one.
+namespace features {
+inline const Feature instances = Feature::file("instances", "instances");
+inline const Feature error_log = Feature::file("error_log", "error_log");
+inline const Feature snapshot = Feature::file("snapshot", "snapshot");
+inline const Feature trace_marker_raw = Feature::file("trace_marker_raw", "trace_marker_raw");
+inline const Feature subbuf_size = Feature::file("buffer_subbuf_size_kb", "buffer_subbuf_size_kb");
+inline const Feature buffer_percent = Feature::file("buffer_percent", "buffer_percent");
+inline const Feature tracing_cpumask = Feature::file("tracing_cpumask", "tracing_cpumask");
+inline const Feature saved_cmdlines = Feature::file("saved_cmdlines", "saved_cmdlines");
+inline const Feature function_tracer = Feature::tracer("function");
+inline const Feature function_graph_tracer = Feature::tracer("function_graph");
+inline const Feature dynamic_ftrace = Feature::file("set_ftrace_filter", "set_ftrace_filter");
+inline const Feature set_ftrace_pid = Feature::file("set_ftrace_pid", "set_ftrace_pid");
+inline const Feature set_ftrace_notrace_pid = Feature::file("set_ftrace_notrace_pid", "set_ftrace_notrace_pid");
+inline const Feature function_fork = Feature::option("function-fork");
+inline const Feature set_graph_function = Feature::file("set_graph_function", "set_graph_function");
+inline const Feature max_graph_depth = Feature::file("max_graph_depth", "max_graph_depth");
+inline const Feature funcgraph_retval = Feature::option("funcgraph-retval");
+inline const Feature stack_tracer = Feature::file("stack tracer", "stack_trace_filter");
+inline const Feature set_event_pid = Feature::file("set_event_pid", "set_event_pid");
+inline const Feature set_event_notrace_pid = Feature::file("set_event_notrace_pid", "set_event_notrace_pid");
+inline const Feature event_fork = Feature::option("event-fork");
+inline const Feature pause_on_trace = Feature::option("pause-on-trace");
+inline const Feature sched_events = Feature::event("sched", "sched_switch");
+// README strings, as kernel/trace/trace.c readme_msg prints them.
+inline const Feature event_triggers = Feature::readme("event triggers", "trigger\t\t- If set, a command to perform when event is hit");
+inline const Feature function_triggers = Feature::readme("function triggers", "<function>:<trigger>[:count]");
+inline const Feature snapshot_trigger = Feature::readme("snapshot trigger", "\t\t    snapshot\n");
+inline const Feature hist_triggers = Feature::readme("hist triggers", "hist:keys=<field1[,field2,...]>");
+inline const Feature module_events = Feature::readme(":mod: events", ":mod:<module>");
+inline const Feature kprobes = Feature::file("kprobes", "kprobe_events");
+inline const Feature uprobes = Feature::file("uprobes", "uprobe_events");
+inline const Feature dynamic_events = Feature::file("dynamic_events", "dynamic_events");
+inline const Feature synthetic_events = Feature::file("synthetic events", "synthetic_events");
+inline const Feature eprobes = Feature::readme("eprobes", "e[:[<group>/][<event>]]");
+inline const Feature fprobes = Feature::readme("fprobes", "f[:[<group>/][<event>]] <func-name>");
+inline const Feature tprobes = Feature::readme("tprobes", "t[:[<group>/][<event>]] <tracepoint>");
+}  // namespace features
+
+// What one tracefs offers, probed once (README, available_tracers,
+// trace_clock, release), files looked up as asked.
+class Features {
+ public:
+  static Result<Features> probe(const Tracefs& fs);
+
+  // Why f is missing ("needs eprobes: no \"e[:[<group>/]...\" in README"),
+  // or nothing when it is there.
+  std::optional<std::string> missing(const Feature& f) const;
+  bool has(const Feature& f) const { return !missing(f).has_value(); }
+
+  const std::string& readme() const { return readme_; }
+  const std::vector<std::string>& tracers() const { return tracers_; }
+  const std::vector<std::string>& clocks() const { return clocks_; }
+  const std::string& release() const { return release_; }
+  // "6.18.44-fc" -> {6, 18}; {0, 0} when unreadable.
+  std::pair<int, int> release_version() const;
+
+  // For tests of the detection itself, on captured files.
+  static Features from_text(std::string readme, std::string available_tracers, std::string trace_clock,
+                            std::string release);
+
+ private:
+  std::optional<Tracefs> fs_;
+  std::string readme_;
+  std::vector<std::string> tracers_;
+  std::vector<std::string> clocks_;
+  std::string release_;
+};
+
+// "6.18.44-fc-v769" -> {6, 18}.
+std::pair<int, int> parse_release(std::string_view release);
+
+// The Features TRACEBED_REQUIRE asks: the guest test environment sets it
+// for the kernel under test; nullptr clears it.
+void set_current_features(const Features* f);
+const Features* current_features();
+
+}  // namespace tracebed::tracefs

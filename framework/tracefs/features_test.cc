@@ -1,0 +1,124 @@
+#include "framework/tracefs/features.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+
+#include "framework/tracefs/require.h"
+#include "framework/tracefs/testdata.h"
+
+namespace tracebed::tracefs {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::testdata;
+
+// A 6.18 kernel built with function tracing and uprobes, without kprobes,
+// function_graph or snapshot: what its own files say.
+Features captured_6_18() {
+  return Features::from_text(testdata("README-6.18.txt"), testdata("available_tracers-6.18.txt"),
+                             testdata("trace_clock-6.18.txt"), "6.18.44-fc-v769");
+}
+
+TEST(Features, ReadmeStrings) {
+  Features f = captured_6_18();
+  EXPECT_TRUE(f.has(features::eprobes));
+  EXPECT_TRUE(f.has(features::event_triggers));
+  EXPECT_TRUE(f.has(features::function_triggers));
+  EXPECT_TRUE(f.has(features::module_events));
+  EXPECT_FALSE(f.has(features::hist_triggers));
+  EXPECT_FALSE(f.has(features::snapshot_trigger));
+  EXPECT_FALSE(f.has(features::fprobes));
+  EXPECT_FALSE(f.has(features::tprobes));
+}
+
+TEST(Features, MissingReadmeStringSaysWhatWasMissing) {
+  auto why = captured_6_18().missing(features::hist_triggers);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "needs hist triggers: no \"hist:keys=<field1[,field2,...]>\" in README");
+}
+
+TEST(Features, Tracers) {
+  Features f = captured_6_18();
+  EXPECT_TRUE(f.has(features::function_tracer));
+  auto why = f.missing(features::function_graph_tracer);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(*why, "needs function_graph tracer: not in available_tracers (blk function nop)");
+}
+
+TEST(Features, Clocks) {
+  Features f = captured_6_18();
+  EXPECT_TRUE(f.has(Feature::clock("boot")));
+  EXPECT_TRUE(f.has(Feature::clock("x86-tsc")));
+  EXPECT_THAT(f.missing(Feature::clock("arm64-cnt")).value_or(""), HasSubstr("not in trace_clock (local global"));
+}
+
+TEST(Features, Release) {
+  Features f = captured_6_18();
+  EXPECT_EQ(f.release_version(), (std::pair{6, 18}));
+  EXPECT_TRUE(f.has(Feature::since_release("x", 6, 18)));
+  EXPECT_EQ(f.missing(Feature::since_release("marker split at sub-buffer", 7, 0)).value_or(""),
+            "needs marker split at sub-buffer: kernel 6.18.44-fc-v769 is older than 7.0");
+  EXPECT_EQ(parse_release("5.10.0-32-amd64"), (std::pair{5, 10}));
+  EXPECT_EQ(parse_release("garbage"), (std::pair{0, 0}));
+}
+
+TEST(Features, FilesNeedATracefs) {
+  // Without a tracefs there is nothing to stat: missing, and it says why.
+  EXPECT_THAT(captured_6_18().missing(features::snapshot).value_or(""), HasSubstr("no tracefs"));
+}
+
+// The macro itself: skips with the reason, and fails without features.
+class RequireTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    f_ = captured_6_18();
+    set_current_features(&f_);
+  }
+  void TearDown() override { set_current_features(nullptr); }
+  Features f_ = Features::from_text("", "", "[local]", "");
+};
+
+TEST_F(RequireTest, PresentFeatureRuns) {
+  bool ran = false;
+  [&] {
+    TRACEBED_REQUIRE(features::eprobes);
+    ran = true;
+  }();
+  EXPECT_TRUE(ran);
+}
+
+TEST_F(RequireTest, MissingFeatureSkipsWithTheReason) {
+  bool ran = false;
+  ::testing::TestPartResultArray results;
+  {
+    // Catch the skip, so this test checks it instead of being skipped.
+    ::testing::ScopedFakeTestPartResultReporter catcher(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
+    [&] {
+      TRACEBED_REQUIRE(features::function_graph_tracer);
+      ran = true;
+    }();
+  }
+  EXPECT_FALSE(ran);
+  ASSERT_EQ(results.size(), 1);
+  EXPECT_TRUE(results.GetTestPartResult(0).skipped());
+  EXPECT_THAT(results.GetTestPartResult(0).message(),
+              HasSubstr("needs function_graph tracer: not in available_tracers (blk function nop)"));
+}
+
+TEST_F(RequireTest, NoFeaturesIsAFailureNotASkip) {
+  set_current_features(nullptr);
+  ::testing::TestPartResultArray results;
+  {
+    ::testing::ScopedFakeTestPartResultReporter catcher(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
+    [&] { TRACEBED_REQUIRE(features::eprobes); }();
+  }
+  ASSERT_EQ(results.size(), 1);
+  EXPECT_TRUE(results.GetTestPartResult(0).fatally_failed());
+  EXPECT_THAT(results.GetTestPartResult(0).message(), HasSubstr("no tracefs features probed"));
+}
+
+}  // namespace
+}  // namespace tracebed::tracefs

@@ -1,0 +1,27 @@
+// TRACEBED_REQUIRE(feature): skip the current GoogleTest case, with the
+// reason, when the kernel under test lacks a feature.
+//
+//   TEST_F(Triggers, SnapshotOnMatch) {
+//     TRACEBED_REQUIRE(features::snapshot);
+//     ...
+//   }
+//   -> [  SKIPPED ] needs snapshot: no "snapshot" in tracefs
+//
+// The features are those set with set_current_features() (the guest test
+// environment does this per kernel); TRACEBED_REQUIRE_ON names them.
+// Asking with none set is a harness bug, so it fails instead of skipping.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "framework/tracefs/features.h"
+
+#define TRACEBED_REQUIRE_ON(features_ptr, feature)                                                   \
+  do {                                                                                              \
+    const ::tracebed::tracefs::Features* tracebed_features_ = (features_ptr);                       \
+    if (!tracebed_features_)                                                                        \
+      GTEST_FAIL() << "TRACEBED_REQUIRE(" #feature "): no tracefs features probed for this test";   \
+    if (auto tracebed_missing_ = tracebed_features_->missing(feature)) GTEST_SKIP() << *tracebed_missing_; \
+  } while (0)
+
+#define TRACEBED_REQUIRE(feature) TRACEBED_REQUIRE_ON(::tracebed::tracefs::current_features(), feature)

@@ -1,0 +1,215 @@
+#include "framework/tracefs/reset.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "framework/tracefs/text.h"
+
+namespace tracebed::tracefs {
+
+namespace {
+
+// Collects failures and keeps going: a reset that stops at the first
+// stuck file leaves the next test more broken than it has to.
+class Problems {
+ public:
+  void add(const Status& s) {
+    if (!s) msgs_.push_back(s.error().message);
+  }
+  void add(std::string msg) { msgs_.push_back(std::move(msg)); }
+  Status status(std::string_view what) const {
+    if (msgs_.empty()) return {};
+    return Error{fmt::format("{}: {}", what, fmt::join(msgs_, "; "))};
+  }
+
+ private:
+  std::vector<std::string> msgs_;
+};
+
+struct EventDir {
+  std::string system;
+  std::string name;
+};
+
+// Every events/<system>/<event> directory, from two levels of listing.
+std::vector<EventDir> event_dirs(const Instance& inst) {
+  std::vector<EventDir> out;
+  FileOps& ops = inst.files().ops();
+  auto systems = ops.list(inst.path("events"));
+  if (!systems) return out;
+  for (const std::string& sys : *systems) {
+    if (sys == "enable" || sys == "header_page" || sys == "header_event" || sys == "filter") continue;
+    auto events = ops.list(inst.path("events/" + sys));
+    if (!events) continue;
+    for (const std::string& ev : *events) {
+      if (ev == "enable" || ev == "filter") continue;
+      out.push_back({sys, ev});
+    }
+  }
+  return out;
+}
+
+// ftracetest reset_trigger_file: action triggers first, then the rest.
+void remove_triggers(const Instance& inst, const std::vector<EventDir>& dirs, Problems& p) {
+  for (bool actions : {true, false}) {
+    for (const EventDir& d : dirs) {
+      Event ev = inst.event(d.system, d.name);
+      auto triggers = ev.triggers();
+      if (!triggers) continue;  // no trigger file (ftrace internal events)
+      for (const TriggerEntry& t : *triggers) {
+        if (t.is_action() != actions) continue;
+        p.add(ev.files().append("trigger", t.remove_command()));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status clear_dynamic_events(const Instance& top) {
+  const Files& f = top.files();
+  Problems p;
+  if (f.has("dynamic_events")) {
+    // ftracetest clear_dynamic_events: "-:<group/event>" per line, repeated
+    // while something refused (a synthetic event used by an eprobe, ...).
+    for (int pass = 0; pass < 10; ++pass) {
+      auto text = f.read("dynamic_events");
+      if (!text) {
+        p.add(text.error().message);
+        break;
+      }
+      bool again = false;
+      bool any = false;
+      for (std::string_view line : split_lines(*text)) {
+        line = trim(line);
+        if (line.empty() || line.starts_with("#")) continue;
+        any = true;
+        size_t colon = line.find(':');
+        size_t space = line.find(' ');
+        if (colon == std::string_view::npos || (space != std::string_view::npos && space < colon)) continue;
+        std::string_view name = line.substr(colon + 1, space == std::string_view::npos ? line.npos : space - colon - 1);
+        auto err = f.try_write("dynamic_events", "-:" + std::string(name), true);
+        if (!err.ok() || *err != 0) again = true;
+      }
+      if (!any || !again) break;
+      if (pass == 9) p.add("dynamic_events: events left after 10 passes");
+    }
+  }
+  for (std::string_view file : {"kprobe_events", "uprobe_events", "synthetic_events"}) {
+    if (f.has(file)) p.add(f.write(file, ""));
+  }
+  return p.status("clear dynamic events");
+}
+
+Status reset(const Instance& inst) {
+  const Files& f = inst.files();
+  Problems p;
+  auto if_has = [&](std::string_view file, std::string_view value) {
+    if (f.has(file)) p.add(f.write(file, value));
+  };
+  if_has("tracing_on", "0");
+  if_has("current_tracer", "nop");
+
+  std::vector<EventDir> dirs = event_dirs(inst);
+  // Synthetic events' triggers first: their hists feed the others.
+  std::vector<EventDir> synthetic;
+  std::copy_if(dirs.begin(), dirs.end(), std::back_inserter(synthetic),
+               [](const EventDir& d) { return d.system == "synthetic"; });
+  remove_triggers(inst, synthetic, p);
+  remove_triggers(inst, dirs, p);
+
+  // reset_events_filter: every filter that is not "none".
+  for (const EventDir& d : dirs) {
+    Event ev = inst.event(d.system, d.name);
+    auto filter = ev.filter();
+    if (!filter || *filter == "none") continue;
+    p.add(ev.clear_filter());
+  }
+
+  // reset_ftrace_filter: empty the filter, then remove function triggers,
+  // which an empty write leaves in place.
+  if (f.has("set_ftrace_filter")) {
+    p.add(f.write("set_ftrace_filter", ""));
+    if (auto filter = inst.ftrace_filter()) {
+      for (const TriggerEntry& t : filter->triggers) p.add(f.append("set_ftrace_filter", t.remove_command()));
+    }
+  }
+  if_has("events/enable", "0");
+  if (inst.is_top()) p.add(clear_dynamic_events(inst));
+  if_has("set_event_pid", "");
+  if_has("set_ftrace_pid", "");
+  if_has("set_ftrace_notrace", "");
+  if_has("set_graph_function", "");
+  if_has("set_graph_notrace", "");
+  if_has("stack_trace_filter", "");
+  if_has("snapshot", "0");
+  if_has("options/pause-on-trace", "1");
+  if_has("trace", "");
+  if_has("tracing_on", "1");
+  return p.status(fmt::format("reset {}", inst.dir()));
+}
+
+Result<Knobs> Knobs::save(const Instance& inst, const Tracefs* fs) {
+  Knobs k;
+  TRACEBED_ASSIGN_OR_RETURN(std::vector<int> cpus, inst.cpus());
+  for (int cpu : cpus) {
+    TRACEBED_ASSIGN_OR_RETURN(BufferSize b, inst.buffer_size(cpu));
+    k.cpu_buffer_kb.emplace_back(cpu, b.effective_kb());
+  }
+  if (inst.files().has("buffer_subbuf_size_kb")) {
+    TRACEBED_ASSIGN_OR_RETURN(k.subbuf_kb, inst.subbuf_size_kb());
+  }
+  TRACEBED_ASSIGN_OR_RETURN(Selection clock, inst.trace_clock());
+  k.clock = clock.current;
+  if (inst.files().has("tracing_cpumask")) {
+    TRACEBED_ASSIGN_OR_RETURN(k.cpumask, inst.tracing_cpumask());
+  }
+  TRACEBED_ASSIGN_OR_RETURN(k.options, inst.options());
+  if (fs && inst.is_top()) {
+    TRACEBED_ASSIGN_OR_RETURN(k.instances, fs->instance_names());
+  }
+  return k;
+}
+
+Status Knobs::restore(const Instance& inst, const Tracefs* fs) const {
+  Problems p;
+  if (fs && inst.is_top()) {
+    if (auto now = fs->instance_names()) {
+      for (const std::string& name : *now) {
+        if (!std::binary_search(instances.begin(), instances.end(), name)) p.add(fs->remove_instance(name));
+      }
+    } else {
+      p.add(now.error().message);
+    }
+  }
+  // The sub-buffer size first: changing it reallocates the buffers.
+  if (subbuf_kb) {
+    auto cur = inst.subbuf_size_kb();
+    if (!cur || *cur != *subbuf_kb) p.add(inst.set_subbuf_size_kb(*subbuf_kb));
+  }
+  for (auto [cpu, kb] : cpu_buffer_kb) {
+    auto cur = inst.buffer_size(cpu);
+    // An unexpanded buffer reads "7 (expanded: 1408)": leave it unexpanded
+    // when the size it would expand to is the one saved.
+    if (cur && cur->effective_kb() == kb) continue;
+    p.add(inst.set_buffer_size_kb(cpu, kb));
+  }
+  auto clock_now = inst.trace_clock();
+  if (!clock_now || clock_now->current != clock) p.add(inst.set_trace_clock(clock));
+  if (!cpumask.empty()) {
+    auto cur = inst.tracing_cpumask();
+    if (!cur || *cur != cpumask) p.add(inst.set_tracing_cpumask(cpumask));
+  }
+  if (auto now = inst.options()) {
+    for (const auto& [name, on] : options) {
+      auto it = now->find(name);
+      if (it != now->end() && it->second != on) p.add(inst.files().write("trace_options", (on ? "" : "no") + name));
+    }
+  } else {
+    p.add(now.error().message);
+  }
+  return p.status(fmt::format("restore {}", inst.dir()));
+}
+
+}  // namespace tracebed::tracefs

@@ -1,0 +1,80 @@
+#include "framework/tracefs/trigger.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/tracefs/testdata.h"
+
+namespace tracebed::tracefs {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::testdata;
+
+// The examples of Documentation/trace/events.rst and the README.
+TEST(Trigger, CommandsAsDocumented) {
+  EXPECT_EQ(Trigger::traceoff().command(), "traceoff");
+  EXPECT_EQ(Trigger::traceoff().count(3).command(), "traceoff:3");
+  EXPECT_EQ(Trigger::enable_event("kmem", "kmalloc").count(3).filter("nr_rq > 1").command(),
+            "enable_event:kmem:kmalloc:3 if nr_rq > 1");
+  EXPECT_EQ(Trigger::disable_event("sched", "sched_switch").command(), "disable_event:sched:sched_switch");
+  EXPECT_EQ(Trigger::snapshot().filter("prev_pid == 0").command(), "snapshot if prev_pid == 0");
+  EXPECT_EQ(Trigger::stacktrace().count(5).command(), "stacktrace:5");
+  EXPECT_EQ(Trigger::traceon().command(), "traceon");
+}
+
+TEST(Trigger, RemoveCommandDropsCountAndFilter) {
+  EXPECT_EQ(Trigger::traceoff().count(3).filter("prev_pid == 0").remove_command(), "!traceoff");
+  EXPECT_EQ(Trigger::enable_event("kmem", "kmalloc").count(3).remove_command(), "!enable_event:kmem:kmalloc");
+}
+
+// Documentation/trace/ftrace.rst, "Filter commands".
+TEST(FunctionTrigger, CommandsAsDocumented) {
+  EXPECT_EQ(FunctionTrigger::traceoff("do_fault").command(), "do_fault:traceoff");
+  EXPECT_EQ(FunctionTrigger::traceoff("do_trap").count(3).command(), "do_trap:traceoff:3");
+  EXPECT_EQ(FunctionTrigger::enable_event("try_to_wake_up", "sched", "sched_switch").count(2).command(),
+            "try_to_wake_up:enable_event:sched:sched_switch:2");
+  EXPECT_EQ(FunctionTrigger::stacktrace("__schedule").command(), "__schedule:stacktrace");
+  EXPECT_EQ(FunctionTrigger::snapshot("native_flush_tlb_others").count(1).command(),
+            "native_flush_tlb_others:snapshot:1");
+  EXPECT_EQ(FunctionTrigger::dump("oops").command(), "oops:dump");
+  EXPECT_EQ(FunctionTrigger::cpudump("oops").command(), "oops:cpudump");
+  EXPECT_EQ(FunctionTrigger::traceoff("do_trap").count(3).remove_command(), "!do_trap:traceoff");
+}
+
+TEST(TriggerFile, ParsesCapturedTriggers) {
+  auto t = parse_trigger_file(testdata("trigger-sched_switch-6.18.txt"));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->size(), 4u);
+
+  EXPECT_EQ((*t)[0].name, "disable_event");
+  EXPECT_EQ((*t)[0].spec, "disable_event:sched:sched_waking");
+  EXPECT_FALSE((*t)[0].count.has_value());  // unlimited
+
+  EXPECT_EQ((*t)[1].spec, "enable_event:sched:sched_wakeup");
+  EXPECT_EQ((*t)[1].count, 1u);  // written as :2, fired once since
+
+  EXPECT_EQ((*t)[2].name, "stacktrace");
+  EXPECT_EQ((*t)[2].spec, "stacktrace");
+
+  EXPECT_EQ((*t)[3].name, "traceoff");
+  EXPECT_EQ((*t)[3].count, 0u);  // written as :3, used up: tracing was turned off 3 times
+  EXPECT_EQ((*t)[3].filter, "prev_pid == 0");
+  EXPECT_EQ((*t)[3].remove_command(), "!traceoff:count=0 if prev_pid == 0");
+  for (const TriggerEntry& e : *t) EXPECT_FALSE(e.is_action()) << e.line;
+}
+
+TEST(TriggerFile, EmptyFileHasOnlyComments) {
+  auto t = parse_trigger_file(testdata("trigger-empty-6.18.txt"));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_TRUE(t->empty());
+}
+
+TEST(TriggerFile, BadCountIsAnError) {
+  auto t = parse_trigger_file("traceoff:count=x\n");
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.error().message, HasSubstr("bad count"));
+}
+
+}  // namespace
+}  // namespace tracebed::tracefs
