@@ -99,8 +99,14 @@ Result<Client::Reply> Client::receive(uint32_t id, Op op, Clock::time_point dead
 
 Result<Client::Reply> Client::call(Op op, const Encoder& request, std::chrono::milliseconds timeout) {
   uint32_t id = next_id_++;
-  TRACEBED_TRY(send(op, id, request));
-  return receive(id, op, Clock::now() + timeout);
+  Status sent = send(op, id, request);
+  if (!sent) {
+    broken_ = true;
+    return sent.error();
+  }
+  auto reply = receive(id, op, Clock::now() + timeout);
+  if (!reply) broken_ = true;
+  return reply;
 }
 
 Result<Hello> Client::hello(std::chrono::milliseconds timeout) {
@@ -273,6 +279,7 @@ Result<uint64_t> Client::stream_pages(const std::string& tracing_dir, const std:
   Encoder e;
   e.str(tracing_dir).strs(cpu_names).u32(page_size).u32(static_cast<uint32_t>(duration.count())).u64(max_bytes);
   uint32_t id = next_id_++;
+  broken_ = true;  // until the final frame arrives
   TRACEBED_TRY(send(Op::stream_pages, id, e));
   auto deadline = Clock::now() + duration + default_timeout;
   uint64_t received = 0;
@@ -286,6 +293,7 @@ Result<uint64_t> Client::stream_pages(const std::string& tracing_dir, const std:
       TRACEBED_TRY(d.finish());
       if (total != received)
         return Error{fmt::format("stream_pages: agent reports {} bytes, {} received", total, received)};
+      broken_ = false;
       return total;
     }
     TRACEBED_ASSIGN_OR_RETURN(uint32_t cpu, d.u32("cpu"));

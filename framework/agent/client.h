@@ -96,6 +96,10 @@ class Client {
 
   std::chrono::milliseconds default_timeout{120000};
 
+  // True once a call failed in transport (timeout, closed, garbled frame):
+  // the agent's state is unknown and the connection must not be reused.
+  bool broken() const { return broken_; }
+
  private:
   struct Reply {
     FrameHeader header;
@@ -109,6 +113,7 @@ class Client {
   int fd_;
   Watchdog watchdog_;
   uint32_t next_id_ = 1;
+  bool broken_ = false;
 };
 
 }  // namespace tracebed::agent

@@ -102,7 +102,7 @@ Result<std::unique_ptr<Guest>> Guest::boot(GuestOptions options) {
   // aborts QEMU or wedges the guest. The result is cached per QEMU and host
   // kernel; a successful probe guest is kept and used.
   progress("probing KVM with a test boot (result is cached)");
-  auto probe = start(options, kernel, image, "kvm", std::min(options.boot_timeout, std::chrono::seconds(30)));
+  auto probe = start(options, kernel, image, "kvm", std::min(options.boot_timeout, std::chrono::seconds(15)));
   fs::path cache = accel_cache_file(options.qemu);
   if (probe) {
     (void)write_file_atomic(cache, "kvm\n");
@@ -340,7 +340,7 @@ Result<agent::RunResult> Guest::run(std::vector<std::string> argv, std::chrono::
   req.timeout = timeout;
   req.stdin_data = std::move(stdin_data);
   auto r = client_->run(req);
-  if (!r) {
+  if (!r && client_->broken()) {
     // A call that timed out leaves the agent in an unknown state: end it.
     Error e = dead_ ? *dead_ : explain(r.error());
     if (!dead_) {
@@ -349,7 +349,7 @@ Result<agent::RunResult> Guest::run(std::vector<std::string> argv, std::chrono::
     }
     return e;
   }
-  return r;
+  return r;  // a value, or the guest's errno (e.g. no such program)
 }
 
 Status Guest::stop(std::chrono::seconds timeout) {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -155,15 +156,35 @@ std::string CpioWriter::finish() {
   return std::move(out_);
 }
 
+namespace {
+
+// The "depends=a,b" string of a module's .modinfo section.
+Result<std::vector<std::string>> modinfo_depends(const fs::path& module) {
+  TRACEBED_ASSIGN_OR_RETURN(std::string data, read_module(module));
+  std::vector<std::string> out;
+  constexpr std::string_view key{"\0depends=", 9};
+  auto pos = data.find(key);
+  if (pos == std::string::npos) return out;
+  pos += key.size();
+  auto end = data.find('\0', pos);
+  std::stringstream ss(data.substr(pos, end - pos));
+  for (std::string dep; std::getline(ss, dep, ',');)
+    if (!dep.empty()) out.push_back(normalise(dep));
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> module_load_order(const fs::path& modules_dir, const std::vector<std::string>& wanted) {
   std::set<std::string> builtin;
   if (auto text = read_text_file(modules_dir / "modules.builtin")) {
     std::stringstream ss(*text);
     for (std::string line; std::getline(ss, line);) builtin.insert(module_name(line));
   }
-  std::map<std::string, std::pair<std::string, std::vector<std::string>>> deps;  // name -> (path, deps)
-  auto dep_text = read_text_file(modules_dir / "modules.dep");
-  if (dep_text) {
+  std::vector<std::string> order;
+  std::set<std::string> seen;
+  if (auto dep_text = read_text_file(modules_dir / "modules.dep")) {
+    std::map<std::string, std::pair<std::string, std::vector<std::string>>> deps;  // name -> (path, deps)
     std::stringstream ss(*dep_text);
     for (std::string line; std::getline(ss, line);) {
       auto colon = line.find(':');
@@ -174,25 +195,44 @@ Result<std::vector<std::string>> module_load_order(const fs::path& modules_dir, 
       for (std::string x; rest >> x;) d.push_back(x);
       deps[module_name(path)] = {path, d};
     }
-  }
-  std::vector<std::string> order;
-  std::set<std::string> seen;
-  for (const auto& w : wanted) {
-    std::string name = normalise(w);
-    if (builtin.count(name)) continue;
-    auto it = deps.find(name);
-    if (it == deps.end()) {
-      if (!dep_text)
-        return Error{fmt::format("module {}: not built in and {} has no modules.dep", w, modules_dir.string())};
-      return Error{fmt::format("module {}: neither built in nor in {}/modules.dep", w, modules_dir.string())};
+    for (const auto& w : wanted) {
+      std::string name = normalise(w);
+      if (builtin.count(name)) continue;
+      auto it = deps.find(name);
+      if (it == deps.end())
+        return Error{fmt::format("module {}: neither built in nor in {}/modules.dep", w, modules_dir.string())};
+      // modules.dep lists every dependency, innermost last (modprobe loads
+      // the list back to front, kmod libkmod-module.c).
+      const auto& [path, d] = it->second;
+      for (auto dep = d.rbegin(); dep != d.rend(); ++dep)
+        if (seen.insert(*dep).second) order.push_back(*dep);
+      if (seen.insert(path).second) order.push_back(path);
     }
-    // modules.dep lists every dependency, innermost last (modprobe loads
-    // the list back to front, kmod libkmod-module.c).
-    const auto& [path, d] = it->second;
-    for (auto dep = d.rbegin(); dep != d.rend(); ++dep)
-      if (seen.insert(*dep).second) order.push_back(*dep);
-    if (seen.insert(path).second) order.push_back(path);
+    return order;
   }
+  // Debian's packages ship no modules.dep (depmod runs at install time):
+  // follow each module's own depends= instead.
+  std::map<std::string, std::string> index;  // name -> path relative to modules_dir
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(modules_dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    std::string rel = fs::relative(it->path(), modules_dir).string();
+    if (rel.find(".ko") != std::string::npos) index.emplace(module_name(rel), rel);
+  }
+  std::set<std::string> visiting;
+  std::function<Status(const std::string&)> visit = [&](const std::string& name) -> Status {
+    if (builtin.count(name) || seen.count(name)) return {};
+    if (!visiting.insert(name).second) return Error{fmt::format("module {}: dependency cycle", name)};
+    auto it = index.find(name);
+    if (it == index.end())
+      return Error{fmt::format("module {}: neither built in nor under {}", name, modules_dir.string())};
+    TRACEBED_ASSIGN_OR_RETURN(auto deps, modinfo_depends(modules_dir / it->second));
+    for (const auto& d : deps) TRACEBED_TRY(visit(d));
+    seen.insert(name);
+    order.push_back(it->second);
+    return {};
+  };
+  for (const auto& w : wanted) TRACEBED_TRY(visit(normalise(w)));
   return order;
 }
 

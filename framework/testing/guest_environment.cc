@@ -1,0 +1,99 @@
+#include "framework/testing/guest_environment.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace tracebed::testing {
+namespace {
+
+GuestEnvironment* g_env = nullptr;
+
+// Stamps every test with where it ran, and turns a console fault printed
+// during the test into a failure of that test. OnTestEnd listeners run in
+// reverse order of registration, so this runs before the result printer.
+class GuestListener : public ::testing::EmptyTestEventListener {
+ public:
+  void OnTestStart(const ::testing::TestInfo&) override {
+    ::testing::Test::RecordProperty("tracebed_kernel", g_env->options().kernel);
+    if (vm::Guest* g = g_env->guest()) {
+      ::testing::Test::RecordProperty("kernel_release", g->release());
+      ::testing::Test::RecordProperty("accelerator", g->accelerator());
+    }
+  }
+  void OnTestEnd(const ::testing::TestInfo&) override {
+    vm::Guest* g = g_env->guest();
+    if (!g) return;
+    if (Status st = g->check_console(); !st) ADD_FAILURE() << st.error().message;
+  }
+};
+
+}  // namespace
+
+void GuestEnvironment::SetUp() {
+  auto g = vm::Guest::boot(options_);
+  if (!g) {
+    // Not a FAIL() here: gtest would then skip every test. Each test fails
+    // instead, through guest(), with this message.
+    boot_error_ = fmt::format("booting the {} guest failed: {}", options_.kernel, g.error().message);
+    fmt::print(stderr, "tracebed: {}\n", boot_error_);
+    return;
+  }
+  guest_ = std::move(g).value();
+  fmt::print(stderr, "tracebed: {} guest ({}) ready in {:.2f} s under {}\n", options_.kernel, guest_->release(),
+             guest_->boot_seconds(), guest_->accelerator());
+}
+
+void GuestEnvironment::TearDown() {
+  if (!guest_) return;
+  if (Status st = guest_->stop(); !st) ADD_FAILURE() << st.error().message;
+  guest_.reset();
+}
+
+GuestEnvironment& environment() { return *g_env; }
+
+vm::Guest& guest() {
+  if (!g_env) {
+    fmt::print(stderr, "tracebed::testing::guest() called without tracebed::testing::init()\n");
+    std::abort();
+  }
+  vm::Guest* g = g_env->guest();
+  // A test that crashed the kernel ends its guest: give the next test a new one.
+  if (g && !g->alive() && g_env->boot_error().empty()) {
+    fmt::print(stderr, "tracebed: the guest is gone, booting a new one\n");
+    g_env->TearDown();
+    g_env->SetUp();
+    g = g_env->guest();
+  }
+  if (!g) {
+    // A reference is promised: fail the test (gtest reports the exception
+    // with its message) rather than hand out a null guest.
+    throw std::runtime_error(g_env->boot_error());
+  }
+  return *g;
+}
+
+void init(int* argc, char** argv) {
+  vm::GuestOptions options;
+  if (const char* k = std::getenv("TRACEBED_KERNEL"); k && *k) options.kernel = k;
+  int out = 1;
+  for (int i = 1; i < *argc; ++i) {
+    std::string_view a = argv[i];
+    if (a.starts_with("--tracebed_kernel=")) options.kernel = std::string(a.substr(18));
+    else if (a.starts_with("--tracebed_accel=")) options.accel = std::string(a.substr(17));
+    else argv[out++] = argv[i];
+  }
+  *argc = out;
+  argv[out] = nullptr;
+  if (options.kernel.empty()) {
+    auto c = vm::Catalogue::load();
+    options.kernel = c ? c->default_kernel() : "debian-6.12";
+  }
+  g_env = new GuestEnvironment(options);
+  ::testing::AddGlobalTestEnvironment(g_env);  // gtest owns it
+  ::testing::UnitTest::GetInstance()->listeners().Append(new GuestListener);
+}
+
+}  // namespace tracebed::testing

@@ -1,0 +1,54 @@
+// GoogleTest support for guest suites: one guest per test binary.
+//
+// A suite links tracebed_testing_main, whose main() registers a
+// GuestEnvironment that boots the kernel named by --tracebed_kernel=NAME|PATH
+// (or $TRACEBED_KERNEL, default: the catalogue's default) before any test.
+// Tests reach it through guest(); every result is stamped with the kernel,
+// its release and the accelerator (RecordProperty), and a fault on the guest
+// console during a test fails that test with the console excerpt.
+//
+//   TEST(Smoke, TracefsIsMounted) {
+//     auto r = tracebed::testing::guest().sh("cat /sys/kernel/tracing/available_tracers");
+//     ASSERT_TRUE(r.ok()) << r.error().message;
+//   }
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "framework/vm/guest.h"
+
+namespace tracebed::testing {
+
+class GuestEnvironment : public ::testing::Environment {
+ public:
+  explicit GuestEnvironment(vm::GuestOptions options) : options_(std::move(options)) {}
+  void SetUp() override;
+  void TearDown() override;
+
+  vm::Guest* guest() { return guest_.get(); }
+  const vm::GuestOptions& options() const { return options_; }
+  const std::string& boot_error() const { return boot_error_; }
+
+ private:
+  vm::GuestOptions options_;
+  std::unique_ptr<vm::Guest> guest_;
+  std::string boot_error_;
+};
+
+// The guest of this test binary. Calling it when the boot failed fails the
+// current test (the boot error is the message) and aborts the process's
+// remaining tests fast.
+vm::Guest& guest();
+
+// The environment (for options such as the kernel name).
+GuestEnvironment& environment();
+
+// Parses --tracebed_kernel / $TRACEBED_KERNEL (and --tracebed_accel,
+// $TRACEBED_ACCEL) out of argv, registers the environment and the listener
+// that stamps and checks every test. Used by the shared main.
+void init(int* argc, char** argv);
+
+}  // namespace tracebed::testing
