@@ -38,6 +38,9 @@ struct Field {
   uint32_t flags = 0;
   uint32_t array_len = 0;    // N for `[N]`, 0 otherwise
   uint32_t elem_size = 0;    // size of one element (== size for scalars)
+  // Set once `report -R` printed this string field as ARRAY[..] because its
+  // bytes were not printable; libtraceevent then keeps doing so.
+  mutable bool raw_not_string = false;
 
   bool has(FieldFlag f) const { return (flags & f) != 0; }
 

@@ -33,4 +33,12 @@ class PrintFmt {
 void format_raw_fields(const Record& record, const EventFormat& event, const TraceContext& ctx,
                        std::string& out);
 
+// ftrace's bprint (trace_printk with a constant format): "%ps: " plus the
+// printk format the record's `fmt` field points to, with the arguments the
+// kernel's vbin_printf packed into `buf` (libtraceevent get_bprint_format +
+// make_bprint_args). The PrintFmt of ftrace:bprint calls this itself.
+// libtraceevent prints "[FAILED TO PARSE]" and then format_raw_fields for an
+// event whose print fmt did not parse (EventFormat::printer is null).
+void format_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx, std::string& out);
+
 }  // namespace tracebed

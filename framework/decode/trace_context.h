@@ -41,6 +41,9 @@ class TraceContext {
   void parse_kallsyms(std::string_view text);
   // The symbol at or below addr, if any.
   std::optional<Symbol> lookup_symbol(uint64_t addr) const;
+  // The address of the first symbol (by address) with this name; print fmts
+  // may name functions where a number is expected.
+  std::optional<uint64_t> symbol_address(std::string_view name) const;
 
   // printk_formats text (`0xffffffff82a0c5d8 : "fmt\n"` lines) for bprint/bputs.
   void parse_printk_formats(std::string_view text);
