@@ -184,8 +184,9 @@ void CpuBufferWriter::lose_events(std::optional<uint64_t> count) {
 }
 
 void CpuBufferWriter::break_page() {
+  // The reader took a partly written page (ring_buffer_read_page() swaps it
+  // out): no padding, commit stays where the data ends.
   if (!page_) return;
-  page_->close_tail();
   pages_.push_back(page_->finish());
   page_.reset();
 }

@@ -118,7 +118,8 @@ class CpuBufferWriter {
   // Events were lost before the next one: the current sub-buffer ends and
   // the next carries the missed-events flag (and `count` if given).
   void lose_events(std::optional<uint64_t> count);
-  // Starts a new sub-buffer at the next event even if this one has room.
+  // Ends the current sub-buffer where its data ends, as when the reader
+  // takes a partly written page; the next event starts a new one.
   void break_page();
 
   size_t pages() const { return pages_.size() + (page_ ? 1 : 0); }
