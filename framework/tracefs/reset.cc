@@ -1,6 +1,7 @@
 #include "framework/tracefs/reset.h"
 
 #include <algorithm>
+#include <cerrno>
 
 #include <fmt/format.h>
 
@@ -105,8 +106,13 @@ Status clear_dynamic_events(const Instance& top) {
 Status reset(const Instance& inst) {
   const Files& f = inst.files();
   Problems p;
+  // A file this kernel will not let us open (EPERM, ENODEV: function
+  // tracing disabled or locked down) holds no state of ours to undo.
   auto if_has = [&](std::string_view file, std::string_view value) {
-    if (f.has(file)) p.add(f.write(file, value));
+    if (!f.has(file)) return;
+    auto err = f.try_write(file, value);
+    if (!err) p.add(err.error().message);
+    else if (*err && *err != EPERM && *err != ENODEV) p.add(f.write_error(file, value, *err));
   };
   if_has("tracing_on", "0");
   if_has("current_tracer", "nop");
@@ -130,7 +136,7 @@ Status reset(const Instance& inst) {
   // reset_ftrace_filter: empty the filter, then remove function triggers,
   // which an empty write leaves in place.
   if (f.has("set_ftrace_filter")) {
-    p.add(f.write("set_ftrace_filter", ""));
+    if_has("set_ftrace_filter", "");
     if (auto filter = inst.ftrace_filter()) {
       for (const TriggerEntry& t : filter->triggers) p.add(f.append("set_ftrace_filter", t.remove_command()));
     }
