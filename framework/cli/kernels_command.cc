@@ -1,0 +1,94 @@
+// `tracebed kernels list | fetch NAME | info NAME`: the kernel catalogue.
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "framework/cli/commands.h"
+#include "framework/vm/catalogue.h"
+#include "framework/vm/process.h"
+
+namespace tracebed::cli {
+namespace {
+
+vm::Catalogue load_catalogue() {
+  auto c = vm::Catalogue::load();
+  if (!c) fail(c.error().message);
+  return std::move(c).value();
+}
+
+// Tracing options worth knowing before writing a test (kernel/trace/Kconfig).
+bool tracing_option(std::string_view name) {
+  static const std::regex re(
+      "CONFIG_(FTRACE|.*TRACER|.*TRACE_EVENTS?|.*_EVENTS|TRACING.*|DYNAMIC_FTRACE.*|FUNCTION_.*|FPROBE.*|KPROBES?|"
+      "UPROBES?|HIST_TRIGGERS|SYNTH_EVENTS|USER_EVENTS|BOOTTIME_TRACING|BOOT_CONFIG|RING_BUFFER.*|TRACER_SNAPSHOT.*|"
+      "STACK_TRACER|PROBE_EVENTS.*|KALLSYMS.*|DEBUG_INFO_BTF.*|PREEMPT_RT|PREEMPT.*|MAGIC_SYSRQ|BPF_EVENTS|"
+      "TRACE_.*|MMIOTRACE|OSNOISE_TRACER|TIMERLAT_TRACER|HWLAT_TRACER)");
+  return std::regex_match(std::string(name), re);
+}
+
+}  // namespace
+
+void add_kernels_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("kernels", "the kernel catalogue: list, fetch, info");
+  cmd->require_subcommand(1);
+
+  cmd->add_subcommand("list", "list catalogue kernels and whether they are cached")->final_callback([] {
+    auto c = load_catalogue();
+    fmt::print("{:<16} {:<12} {:<30} {:<7} {}\n", "NAME", "SUITE", "RELEASE", "CACHED", "PACKAGE");
+    for (const auto& [name, k] : c.kernels()) {
+      std::string pkg = k.packages.empty() ? k.local_image.string()
+                                           : fmt::format("{}={}", k.packages[0].name, k.packages[0].version);
+      fmt::print("{:<16} {:<12} {:<30} {:<7} {}{}\n", name, k.suite, k.release, vm::kernel_cached(k) ? "yes" : "no",
+                 pkg, name == c.default_kernel() ? "  (default)" : "");
+    }
+  });
+
+  auto fetch_names = std::make_shared<std::vector<std::string>>();
+  auto* fetch = cmd->add_subcommand("fetch", "download, verify and unpack kernels (\"all\" for every one)");
+  fetch->add_option("names", *fetch_names, "catalogue names, or all")->required();
+  fetch->final_callback([fetch_names] {
+    auto c = load_catalogue();
+    std::vector<std::string> names = *fetch_names;
+    if (names.size() == 1 && names[0] == "all") {
+      names.clear();
+      for (const auto& [n, _] : c.kernels()) names.push_back(n);
+    }
+    for (const auto& name : names) {
+      auto spec = c.resolve(name);
+      if (!spec) fail(spec.error().message);
+      auto files = vm::fetch_kernel(c, *spec);
+      if (!files) fail(files.error().message);
+      fmt::print("{} {} {}\n", name, files->release, files->vmlinuz.string());
+    }
+  });
+
+  auto info_name = std::make_shared<std::string>();
+  auto* info = cmd->add_subcommand("info", "release, files and tracing options of a kernel");
+  info->add_option("name", *info_name, "catalogue name or bzImage path")->required();
+  info->final_callback([info_name] {
+    auto c = load_catalogue();
+    auto spec = c.resolve(*info_name);
+    if (!spec) fail(spec.error().message);
+    auto files = vm::fetch_kernel(c, *spec);
+    if (!files) fail(files.error().message);
+    fmt::print("name:     {}\nrelease:  {}\nimage:    {}\n", files->name, files->release, files->vmlinuz.string());
+    for (const auto& p : spec->packages) fmt::print("package:  {} {}\n", p.name, p.version);
+    if (!files->modules_dir.empty()) fmt::print("modules:  {}\n", files->modules_dir.string());
+    auto config = vm::read_text_file(files->config);
+    if (!config) {
+      fmt::print("config:   (none found)\n");
+      return;
+    }
+    fmt::print("config:   {}\ntracing options:\n", files->config.string());
+    std::stringstream ss(*config);
+    for (std::string line; std::getline(ss, line);) {
+      std::string name;
+      if (line.starts_with("CONFIG_")) name = line.substr(0, line.find('='));
+      else if (line.starts_with("# CONFIG_") && line.ends_with(" is not set")) name = line.substr(2, line.find(' ', 2) - 2);
+      if (!name.empty() && tracing_option(name)) fmt::print("  {}\n", line);
+    }
+  });
+}
+
+}  // namespace tracebed::cli

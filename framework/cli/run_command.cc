@@ -1,0 +1,66 @@
+// `tracebed run --kernel NAME -- CMD...`: boot, run CMD in the guest, print
+// its output, exit with its status. A guest fault exits 1 with the console.
+#include <cstdio>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "framework/cli/commands.h"
+#include "framework/vm/guest.h"
+
+namespace tracebed::cli {
+
+void add_run_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "boot a guest, run a command in it, print its output");
+  struct Args {
+    std::string kernel;
+    std::vector<std::string> command;
+    unsigned timeout = 600;
+    unsigned cpus = 2, memory = 512;
+    std::string accel;
+    std::vector<std::string> tools;
+    bool verbose = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("-k,--kernel", args->kernel, "catalogue name or bzImage path (default: debian-6.12)");
+  cmd->add_option("--timeout", args->timeout, "seconds the command may run")->capture_default_str();
+  cmd->add_option("--cpus", args->cpus, "guest CPUs")->capture_default_str();
+  cmd->add_option("--memory", args->memory, "guest memory in MiB")->capture_default_str();
+  cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe)");
+  cmd->add_option("--tool", args->tools, "host executable to copy in with its libraries (repeatable)");
+  cmd->add_flag("-v,--verbose", args->verbose, "print boot time, accelerator and release to stderr");
+  cmd->add_option("command", args->command, "command and arguments (after --)")->required();
+  cmd->final_callback([args] {
+    vm::GuestOptions options;
+    options.kernel = args->kernel;
+    options.cpus = args->cpus;
+    options.memory_mb = args->memory;
+    options.accel = args->accel;
+    for (const auto& t : args->tools) options.image.tools.emplace_back(t);
+    auto guest = vm::Guest::boot(options);
+    if (!guest) fail(guest.error().message);
+    auto& g = **guest;
+    if (args->verbose)
+      fmt::print(stderr, "tracebed: {} ({}) ready in {:.2f} s under {}\n", g.kernel_name(), g.release(),
+                 g.boot_seconds(), g.accelerator());
+    auto r = g.run(args->command, std::chrono::seconds(args->timeout));
+    if (!r) fail(r.error().message);
+    std::fwrite(r->out.data(), 1, r->out.size(), stdout);
+    std::fflush(stdout);
+    std::fwrite(r->err.data(), 1, r->err.size(), stderr);
+    int status = r->shell_status();
+    if (r->timed_out) {
+      fmt::print(stderr, "tracebed: {} timed out after {} s in the guest\n", args->command[0], args->timeout);
+      status = 124;
+    }
+    if (Status console = g.check_console(); !console) {
+      fmt::print(stderr, "tracebed: {}\n", console.error().message);
+      if (status == 0) status = 1;
+    }
+    if (Status st = g.stop(); !st) fmt::print(stderr, "tracebed: {}\n", st.error().message);
+    std::fflush(stderr);
+    std::exit(status);
+  });
+}
+
+}  // namespace tracebed::cli
