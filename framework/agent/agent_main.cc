@@ -315,6 +315,7 @@ bool op_write_file(const FrameHeader& req, Decoder& d) {
   int oflags = O_WRONLY | O_CLOEXEC;
   if (*flags & kWriteAppend) oflags |= O_APPEND;
   if (*flags & kWriteCreate) oflags |= O_CREAT | O_TRUNC;
+  if (*flags & kWriteTruncate) oflags |= O_TRUNC;
   int fd = open(std::string(*path).c_str(), oflags, *mode ? *mode : 0644);
   if (fd < 0) return reply_errno(req, errno);
   if ((*flags & kWriteCreate) && *mode) fchmod(fd, *mode);

@@ -54,6 +54,7 @@ enum class Op : uint16_t {
 enum WriteFlags : uint32_t {
   kWriteAppend = 1,   // O_APPEND
   kWriteCreate = 2,   // O_CREAT | O_TRUNC (copy a file in)
+  kWriteTruncate = 4, // O_TRUNC: tracefs resets trace, set_event, set_ftrace_filter, error_log... on it
 };
 
 std::string_view op_name(uint16_t op);
