@@ -66,7 +66,9 @@ Result<std::string> LocalFileOps::read(const std::string& path) { return read_al
 
 Result<std::string> LocalFileOps::read_available(const std::string& path) { return read_all(path, O_NONBLOCK); }
 
-Result<std::string> LocalFileOps::read_pages(const std::string& path, uint32_t page_size, uint32_t max_pages) {
+Result<std::string> LocalFileOps::read_pages(const std::string& tracing_dir, uint32_t cpu, uint32_t page_size,
+                                             uint32_t max_pages) {
+  std::string path = fmt::format("{}/per_cpu/cpu{}/trace_pipe_raw", tracing_dir, cpu);
   if (page_size == 0) return Error{fmt::format("read {}: page size 0", path)};
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) return local_error("open", path, errno);

@@ -34,9 +34,11 @@ class FileOps {
   // What a non-blocking reader gets now: for trace_pipe, which would
   // otherwise block until something is traced. Consumes what it returns.
   virtual Result<std::string> read_available(const std::string& path) = 0;
-  // Whole sub-buffers from a per_cpu/cpuN/trace_pipe_raw file, at most
-  // max_pages of page_size bytes; empty when nothing is there. Consuming.
-  virtual Result<std::string> read_pages(const std::string& path, uint32_t page_size, uint32_t max_pages) = 0;
+  // Whole sub-buffers from <tracing_dir>/per_cpu/cpu<cpu>/trace_pipe_raw,
+  // at most max_pages of page_size bytes; empty when nothing is there.
+  // Consuming.
+  virtual Result<std::string> read_pages(const std::string& tracing_dir, uint32_t cpu, uint32_t page_size,
+                                         uint32_t max_pages) = 0;
   // One write(2) of data (truncating, or O_APPEND): 0 or the errno.
   virtual Result<int> write(const std::string& path, std::string_view data, bool append) = 0;
   // Entry names without "." and "..", in no particular order.
@@ -60,7 +62,8 @@ class LocalFileOps final : public FileOps {
  public:
   Result<std::string> read(const std::string& path) override;
   Result<std::string> read_available(const std::string& path) override;
-  Result<std::string> read_pages(const std::string& path, uint32_t page_size, uint32_t max_pages) override;
+  Result<std::string> read_pages(const std::string& tracing_dir, uint32_t cpu, uint32_t page_size,
+                                 uint32_t max_pages) override;
   Result<int> write(const std::string& path, std::string_view data, bool append) override;
   Result<std::vector<std::string>> list(const std::string& path) override;
   Result<int> mkdir(const std::string& path) override;

@@ -285,7 +285,7 @@ Result<std::string> Instance::read_trace_pipe() const { return files_.ops().read
 
 Result<std::string> Instance::read_raw_pages(int cpu, uint32_t max_pages) const {
   TRACEBED_ASSIGN_OR_RETURN(uint32_t page, raw_page_size());
-  return files_.ops().read_pages(files_.path(fmt::format("per_cpu/cpu{}/trace_pipe_raw", cpu)), page, max_pages);
+  return files_.ops().read_pages(files_.dir(), static_cast<uint32_t>(cpu), page, max_pages);
 }
 
 Status Instance::write_list(std::string_view file, std::span<const std::string> items) const {
@@ -409,9 +409,8 @@ Tracefs::Tracefs(std::shared_ptr<FileOps> ops, std::string root) : ops_(std::mov
 Result<Tracefs> Tracefs::local(std::string root) {
   Tracefs fs(std::make_shared<LocalFileOps>(), std::move(root));
   // "trace" exists in every tracefs and in nothing else one would mount here.
-  if (!fs.ops().exists(fs.root() + "/trace"))
-    return Error{fmt::format("{}: no tracefs here (no \"trace\" file); mount -t tracefs nodev {}", fs.root(),
-                             fs.root())};
+  auto st = fs.ops().stat(fs.root() + "/trace");
+  if (!st) return Error{fmt::format("no tracefs at {}: {}", fs.root(), st.error().message)};
   return fs;
 }
 

@@ -1,0 +1,53 @@
+#include "framework/tracefs/guest_file_ops.h"
+
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+namespace tracebed::tracefs {
+
+Result<std::string> GuestFileOps::read(const std::string& path) { return client_.read_file(path); }
+
+Result<std::string> GuestFileOps::read_available(const std::string& path) {
+  // trace_pipe blocks while empty: let cat read for a short window, then
+  // the agent stops it and hands over what it printed.
+  agent::RunRequest req;
+  req.argv = {"cat", path};
+  req.timeout = pipe_window;
+  TRACEBED_ASSIGN_OR_RETURN(agent::RunResult r, client_.run(req));
+  if (!r.timed_out && r.exit_code != 0)
+    return Error{fmt::format("guest read {}: cat exited {}: {}", path, r.exit_code, r.err)};
+  return std::move(r.out);
+}
+
+Result<std::string> GuestFileOps::read_pages(const std::string& tracing_dir, uint32_t cpu, uint32_t page_size,
+                                             uint32_t max_pages) {
+  // No wait: like the local reader, return what is there now.
+  return client_.read_pages(tracing_dir, cpu, page_size, max_pages, std::chrono::milliseconds(0));
+}
+
+Result<int> GuestFileOps::write(const std::string& path, std::string_view data, bool append) {
+  return client_.write_file(path, data, append ? agent::kWriteAppend : agent::kWriteTruncate);
+}
+
+Result<std::vector<std::string>> GuestFileOps::list(const std::string& path) {
+  TRACEBED_ASSIGN_OR_RETURN(std::vector<agent::DirEntry> entries, client_.list_dir(path));
+  std::vector<std::string> names;
+  names.reserve(entries.size());
+  for (agent::DirEntry& e : entries) {
+    if (e.name == "." || e.name == "..") continue;
+    names.push_back(std::move(e.name));
+  }
+  return names;
+}
+
+Result<int> GuestFileOps::mkdir(const std::string& path) { return client_.mkdir(path); }
+
+Result<int> GuestFileOps::rmdir(const std::string& path) { return client_.rmdir(path); }
+
+Result<FileInfo> GuestFileOps::stat(const std::string& path) {
+  TRACEBED_ASSIGN_OR_RETURN(agent::FileStat st, client_.stat(path));
+  return FileInfo{S_ISDIR(st.mode), st.mode};
+}
+
+}  // namespace tracebed::tracefs
