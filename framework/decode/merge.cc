@@ -303,10 +303,13 @@ class MergedStream final : public EventStream {
         cursors_.push_back(std::make_unique<CpuCursor>(setup_, span, static_cast<uint16_t>(b)));
       ranges_.push_back({begin, cursors_.size()});
     }
+    // Every CPU is merged, even those outside the filter: `trace-cmd report
+    // --cpu` reads them too and only leaves them out of the output, which is
+    // visible where function_graph peeks at the next record (fixture s4).
     for (auto& c : cursors_) {
-      if (setup_.cpus && !setup_.cpus->count(c->cpu())) continue;
       if (!c->prime() && c->error()) return *c->error();
       active_.push_back(c.get());
+      shown_.push_back(!setup_.cpus || setup_.cpus->count(c->cpu()));
     }
     if (const TraceContext* ctx = setup_.context) {
       if (const Field* f = ctx->common_type(); f && f->size >= 1 && f->size <= 8) {
@@ -324,15 +327,24 @@ class MergedStream final : public EventStream {
     peeked_ = nullptr;
     if (pending_) return *pending_;
     CpuCursor* best = nullptr;
-    uint64_t best_ts = 0;
-    for (CpuCursor* c : active_) {
-      if (c->done()) continue;
-      if (!best || c->head().ts < best_ts) {
-        best = c;
-        best_ts = c->head().ts;
+    // Bounded: every pass either returns or consumes a record of a hidden CPU.
+    for (;;) {
+      best = nullptr;
+      size_t best_i = 0;
+      uint64_t best_ts = 0;
+      for (size_t i = 0; i < active_.size(); ++i) {
+        CpuCursor* c = active_[i];
+        if (c->done()) continue;
+        if (!best || c->head().ts < best_ts) {
+          best = c;
+          best_i = i;
+          best_ts = c->head().ts;
+        }
       }
+      if (!best) return false;
+      if (shown_[best_i]) break;
+      if (!best->advance() && best->error()) return *best->error();
     }
-    if (!best) return false;
     out = best->head();
     last_buffer_ = best->buffer();
     if (!best->advance() && best->error()) pending_ = *best->error();
@@ -349,7 +361,6 @@ class MergedStream final : public EventStream {
     CpuCursor* best = nullptr;
     for (size_t i = begin; i < end; ++i) {
       CpuCursor* c = cursors_[i].get();
-      if (!c->primed() && !c->prime() && c->error()) return *c->error();
       if (c->done()) continue;
       if (!best || c->head().ts < best->head().ts) best = c;
     }
@@ -383,7 +394,8 @@ class MergedStream final : public EventStream {
   StreamSetup setup_;
   std::vector<std::unique_ptr<CpuCursor>> cursors_;   // every CPU of every buffer, in trace-cmd's order
   std::vector<std::pair<size_t, size_t>> ranges_;     // cursors of each buffer
-  std::vector<CpuCursor*> active_;                    // those next() merges (the cpus filter)
+  std::vector<CpuCursor*> active_;                    // every cursor, in merge order
+  std::vector<bool> shown_;                           // active_[i] is in the cpus filter
   int last_buffer_ = -1;
   CpuCursor* peeked_ = nullptr;
   Record peeked_copy_;

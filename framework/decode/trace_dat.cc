@@ -698,9 +698,10 @@ Status TraceDatImpl::add_buffers_v7() {
       spans_.push_back(b.cpus);
     }
   }
-  // `cpus=N` in the report is the top buffer's CPU count once trace-cmd has
-  // loaded it (trace-input.c init_buffer_cpu_data), else CPUCOUNT.
-  cpu_count_ = top_seen ? static_cast<int>(spans_[0].size()) : static_cast<int>(opts_.cpu_count.value_or(0));
+  // `cpus=N` in the report is libtracecmd's max_cpu: the larger of CPUCOUNT
+  // and the number of CPUs the top buffer lists (edge fixture e08 lists CPUs
+  // 1 and 3 of 4 and trace-cmd prints cpus=4).
+  cpu_count_ = static_cast<int>(std::max<uint64_t>(opts_.cpu_count.value_or(0), spans_[0].size()));
   return finish_buffers();
 }
 
