@@ -147,6 +147,24 @@ TEST(CpuBufferWriter, ExtendsLargeDeltasAndSplitsPages) {
   EXPECT_EQ(u64_at(bytes, 72), 12u);
 }
 
+TEST(CpuBufferWriter, LostEventsFlagTheNextPageAndKeepThePartialOne) {
+  CpuBufferWriter cpu({Endian::little, 8, 4096});
+  std::vector<uint8_t> p(8, 0x22);
+  ASSERT_TRUE(cpu.add(100, p).ok());
+  cpu.lose_events(uint64_t{123});      // the reader took the page after one event
+  ASSERT_TRUE(cpu.add(200, p).ok());
+  cpu.lose_events(std::nullopt);
+  ASSERT_TRUE(cpu.add(300, p).ok());
+  EXPECT_EQ(cpu.pages(), 3u);
+  auto bytes = cpu.finish();
+  ASSERT_EQ(bytes.size(), 3u * 4096);
+  EXPECT_EQ(u64_at(bytes, 8), 12u);                                   // not padded
+  EXPECT_EQ(u64_at(bytes, 4096), 200u);                               // new stamp
+  EXPECT_EQ(u64_at(bytes, 4096 + 8), 12u | (1u << 31) | (1u << 30));
+  EXPECT_EQ(u64_at(bytes, 4096 + 16 + 12), 123u);                     // count after data
+  EXPECT_EQ(u64_at(bytes, 8192 + 8), 12u | (uint64_t{1} << 31));
+}
+
 // Decomposes a real sub-buffer into the writer's primitives and replays
 // them: the result must be the kernel's bytes.
 struct Replayed {

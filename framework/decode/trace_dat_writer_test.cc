@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -247,6 +248,56 @@ std::vector<RoundTrip> round_trips() {
 
 INSTANTIATE_TEST_SUITE_P(Recorded, RecordedRoundTrip, testing::ValuesIn(round_trips()),
                          round_trip_name);
+
+// ---- fixtures/edge --------------------------------------------------------
+
+fs::path edge_dir() { return fs::path(TRACEBED_SOURCE_DIR) / "fixtures/edge"; }
+
+// e11-formats-v7zlib's expected outputs are trace-cmd's for the zstd twin;
+// that is only right while both hold the same metadata and sub-buffers.
+TEST(EdgeFixtures, ZlibTwinHoldsTheSameContents) {
+  TraceDatWriteOptions zf, sf;
+  auto zlib = read_trace_dat_contents_file((edge_dir() / "e11-formats-v7zlib.dat").string(), &zf);
+  auto zstd = read_trace_dat_contents_file((edge_dir() / "e11-formats-v7zstd.dat").string(), &sf);
+  ASSERT_TRUE(zlib.ok()) << zlib.error().message;
+  ASSERT_TRUE(zstd.ok()) << zstd.error().message;
+  EXPECT_EQ(zf.compression, TraceDatCompression::zlib);
+  EXPECT_EQ(sf.compression, TraceDatCompression::zstd);
+  // Written again without compression, both give the same bytes.
+  auto a = write_trace_dat(*zlib, write_options(7));
+  auto b = write_trace_dat(*zstd, write_options(7));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(*a == *b);
+  ASSERT_FALSE(zlib->buffers[0].cpus.empty());
+  EXPECT_GT(zlib->buffers[0].cpus[0].pages.size(), 20u * 4096);   // several chunks
+}
+
+// The stored expected outputs are what the oracle prints for the stored
+// files now (catches a regenerated .dat with stale outputs).
+TEST(EdgeFixtures, ExpectedOutputsAreTraceCmds) {
+  if (!fs::exists(kTraceCmd)) GTEST_SKIP() << "needs Debian's trace-cmd: " << kTraceCmd << " missing";
+  std::vector<fs::path> dats;
+  for (const auto& e : fs::directory_iterator(edge_dir()))
+    if (e.path().extension() == ".dat") dats.push_back(e.path());
+  std::sort(dats.begin(), dats.end());
+  ASSERT_GE(dats.size(), 15u);
+  for (const auto& dat : dats) {
+    fs::path src = dat;
+    std::string stem = dat.stem().string();
+    if (stem.size() > 7 && stem.substr(stem.size() - 7) == "-v7zlib")
+      src = dat.parent_path() / (stem.substr(0, stem.size() - 7) + "-v7zstd.dat");
+    for (auto [view, args] : {std::pair<std::string, std::string>{"", ""}, {".t", "-t"}, {".R", "-R"},
+                              {".cpu0", "--cpu 0"}}) {
+      SCOPED_TRACE(stem + view);
+      fs::path expected = dat.parent_path() / (stem + view + ".report.zst");
+      ASSERT_TRUE(fs::exists(expected));
+      int status = 0;
+      std::string got = trace_cmd_report(src, status, args);
+      EXPECT_EQ(status, 0);
+      EXPECT_TRUE(got == unzstd_file(expected));
+    }
+  }
+}
 
 }  // namespace
 }  // namespace tracebed

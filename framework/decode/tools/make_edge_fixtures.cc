@@ -687,7 +687,7 @@ std::vector<Output> edge_fixtures(const Inputs& k612, const Inputs& i386, const 
     auto c = base(k612, 4096, 2);
     Gen g = gen(k612);
     auto l = layout_of(c, 8);
-    add_cpu(c.buffers[0], 0, mixed_cpu(g, l, 0, 90'000'000'000, 900, 60000));
+    add_cpu(c.buffers[0], 0, mixed_cpu(g, l, 0, 90'000'000'000, 2000, 60000));
     add_cpu(c.buffers[0], 1, mixed_cpu(g, l, 1, 90'000'000'050, 300, 150000));
     out.push_back({"e11-formats-v6", c, 6, Z::none});
     out.push_back({"e11-formats-v7none", c, 7, Z::none});
