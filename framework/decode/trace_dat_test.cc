@@ -16,12 +16,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kDir = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
+const std::string kFixtures = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/";
+const std::string kDir = kFixtures + "recorded/";
 
+// "recorded/NAME" and "edge/NAME" for every .dat with trace-cmd's -R output.
 std::vector<std::string> fixtures() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(kDir))
-    if (e.path().extension() == ".dat") out.push_back(e.path().stem().string());
+  for (const char* sub : {"recorded", "edge"}) {
+    if (!fs::exists(kFixtures + sub)) continue;
+    for (const auto& e : fs::directory_iterator(kFixtures + sub)) {
+      const std::string stem = e.path().stem().string();
+      if (e.path().extension() == ".dat" && fs::exists(kFixtures + sub + "/" + stem + ".R.report.zst"))
+        out.push_back(std::string(sub) + "/" + stem);
+    }
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -49,6 +57,7 @@ struct OracleLine {
   uint64_t secs;
   uint64_t frac;      // ns with -t, µs otherwise
   std::string name;
+  bool unknown = false;  // "[UNKNOWN EVENT]...": libtraceevent prints no cpu or stamp
 };
 
 std::vector<OracleLine> oracle(const std::string& report) {
@@ -56,6 +65,10 @@ std::vector<OracleLine> oracle(const std::string& report) {
   std::vector<OracleLine> out;
   for (const std::string& l : zstd_lines(report)) {
     std::smatch m;
+    if (l.starts_with("[UNKNOWN EVENT]")) {
+      out.push_back({-1, 0, 0, "", true});
+      continue;
+    }
     if (l.find("[EVENTS DROPPED]") != std::string::npos || !std::regex_search(l, m, re)) continue;
     out.push_back({std::stoi(m[1]), std::stoull(m[2]), std::stoull(m[3]), m[4]});
   }
@@ -87,7 +100,7 @@ std::vector<Got> read_all(TraceDat& dat, std::optional<std::set<int>> cpus = {})
 class RecordedFixture : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    auto dat = TraceDat::open(kDir + GetParam() + ".dat");
+    auto dat = TraceDat::open(kFixtures + GetParam() + ".dat");
     ASSERT_TRUE(dat.ok()) << dat.error().message;
     dat_ = std::move(*dat);
   }
@@ -97,30 +110,35 @@ class RecordedFixture : public ::testing::TestWithParam<std::string> {
 // Every record, in trace-cmd's order: -R prints one line per record
 // (function_graph leaves are merged only in the default output).
 TEST_P(RecordedFixture, MergedStreamMatchesRawReport) {
-  std::vector<OracleLine> want = oracle(kDir + GetParam() + ".R.report.zst");
+  std::vector<OracleLine> want = oracle(kFixtures + GetParam() + ".R.report.zst");
   ASSERT_FALSE(want.empty());
   std::vector<Got> got = read_all(*dat_);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     SCOPED_TRACE(::testing::Message() << "record " << i);
+    if (want[i].unknown) {
+      ASSERT_EQ(got[i].name, "?");
+      continue;
+    }
     const uint64_t us = (got[i].ts + 500) / 1000;  // the report rounds to µs
     ASSERT_EQ(got[i].cpu, want[i].cpu);
     ASSERT_EQ(us / 1000000, want[i].secs);
     ASSERT_EQ(us % 1000000, want[i].frac);
     ASSERT_EQ(got[i].name, want[i].name);
   }
-  EXPECT_EQ(dat_->cpu_count(), std::stoi(zstd_lines(kDir + GetParam() + ".R.report.zst").at(0).substr(5)));
+  EXPECT_EQ(dat_->cpu_count(), std::stoi(zstd_lines(kFixtures + GetParam() + ".R.report.zst").at(0).substr(5)));
 }
 
 // Nanoseconds from -t, for files whose default output has one line per record.
 TEST_P(RecordedFixture, StampsMatchNanosecondReport) {
   if (GetParam().find("function_graph") != std::string::npos)
     GTEST_SKIP() << "function_graph merges entry/exit pairs in this output; -R covers it";
-  std::vector<OracleLine> want = oracle(kDir + GetParam() + ".t.report.zst");
+  std::vector<OracleLine> want = oracle(kFixtures + GetParam() + ".t.report.zst");
   std::vector<Got> got = read_all(*dat_);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     SCOPED_TRACE(::testing::Message() << "record " << i);
+    if (want[i].unknown) continue;
     ASSERT_EQ(got[i].cpu, want[i].cpu);
     ASSERT_EQ(got[i].ts, want[i].secs * 1000000000ull + want[i].frac);
   }
@@ -128,12 +146,16 @@ TEST_P(RecordedFixture, StampsMatchNanosecondReport) {
 
 TEST_P(RecordedFixture, CpuFilterMatchesCpu0Report) {
   std::vector<Got> got = read_all(*dat_, std::set<int>{0});
-  std::vector<OracleLine> raw = oracle(kDir + GetParam() + ".R.report.zst");
+  std::vector<OracleLine> raw = oracle(kFixtures + GetParam() + ".R.report.zst");
+  if (std::any_of(raw.begin(), raw.end(), [](const OracleLine& l) { return l.unknown; }))
+    GTEST_SKIP() << "unknown events print without a cpu";
   size_t cpu0 = std::count_if(raw.begin(), raw.end(), [](const OracleLine& l) { return l.cpu == 0; });
   EXPECT_EQ(got.size(), cpu0);
   for (const Got& g : got) ASSERT_EQ(g.cpu, 0);
-  if (GetParam().find("function_graph") == std::string::npos)
-    EXPECT_EQ(got.size(), oracle(kDir + GetParam() + ".cpu0.report.zst").size());
+  // trace-cmd 3.1.6 prints no instance records at all with --cpu (fixture
+  // e10); the stream still returns them, so compare only single-buffer files.
+  if (GetParam().find("function_graph") == std::string::npos && dat_->buffers().size() == 1)
+    EXPECT_EQ(got.size(), oracle(kFixtures + GetParam() + ".cpu0.report.zst").size());
 }
 
 // peek_next_in_buffer() shows what next() returns; consume_peeked() drops it.
@@ -163,8 +185,10 @@ TEST_P(RecordedFixture, PeekAndConsume) {
   EXPECT_EQ((*stream)->stats().events, all.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Recorded, RecordedFixture, ::testing::ValuesIn(fixtures()), [](const auto& info) {
-  std::string n = info.param.substr(0, info.param.find('-'));
+INSTANTIATE_TEST_SUITE_P(Fixtures, RecordedFixture, ::testing::ValuesIn(fixtures()), [](const auto& info) {
+  std::string n = info.param.substr(info.param.find('/') + 1);
+  for (char& c : n)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
   return n;
 });
 
