@@ -18,14 +18,14 @@ class GuestListener : public ::testing::EmptyTestEventListener {
  public:
   void OnTestStart(const ::testing::TestInfo&) override {
     ::testing::Test::RecordProperty("tracebed_kernel", g_env->options().kernel);
-    if (vm::Guest* g = g_env->guest()) {
-      ::testing::Test::RecordProperty("kernel_release", g->release());
-      ::testing::Test::RecordProperty("accelerator", g->accelerator());
-    }
   }
+  // The guest boots lazily, so stamp at the end, when it exists.
   void OnTestEnd(const ::testing::TestInfo&) override {
     vm::Guest* g = g_env->guest();
     if (!g) return;
+    ::testing::Test::RecordProperty("kernel_release", g->release());
+    ::testing::Test::RecordProperty("accelerator", g->accelerator());
+    if (!g->alive()) return;  // the test's own failure already says why
     if (Status st = g->check_console(); !st) ADD_FAILURE() << st.error().message;
   }
 };
@@ -33,6 +33,12 @@ class GuestListener : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 void GuestEnvironment::SetUp() {
+  // Booting waits for the first guest() call: a suite (or a filter) that
+  // never asks for the guest does not pay for one.
+}
+
+void GuestEnvironment::boot() {
+  booted_ = true;
   auto g = vm::Guest::boot(options_);
   if (!g) {
     // Not a FAIL() here: gtest would then skip every test. Each test fails
@@ -47,6 +53,7 @@ void GuestEnvironment::SetUp() {
 }
 
 void GuestEnvironment::TearDown() {
+  booted_ = false;
   if (!guest_) return;
   if (Status st = guest_->stop(); !st) ADD_FAILURE() << st.error().message;
   guest_.reset();
@@ -59,12 +66,13 @@ vm::Guest& guest() {
     fmt::print(stderr, "tracebed::testing::guest() called without tracebed::testing::init()\n");
     std::abort();
   }
+  if (!g_env->booted()) g_env->boot();
   vm::Guest* g = g_env->guest();
   // A test that crashed the kernel ends its guest: give the next test a new one.
   if (g && !g->alive() && g_env->boot_error().empty()) {
     fmt::print(stderr, "tracebed: the guest is gone, booting a new one\n");
-    g_env->TearDown();
-    g_env->SetUp();
+    g_env->discard();
+    g_env->boot();
     g = g_env->guest();
   }
   if (!g) {

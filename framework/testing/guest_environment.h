@@ -2,7 +2,8 @@
 //
 // A suite links tracebed_testing_main, whose main() registers a
 // GuestEnvironment that boots the kernel named by --tracebed_kernel=NAME|PATH
-// (or $TRACEBED_KERNEL, default: the catalogue's default) before any test.
+// (or $TRACEBED_KERNEL, default: the catalogue's default) when a test first
+// asks for it.
 // Tests reach it through guest(); every result is stamped with the kernel,
 // its release and the accelerator (RecordProperty), and a fault on the guest
 // console during a test fails that test with the console excerpt.
@@ -27,6 +28,13 @@ class GuestEnvironment : public ::testing::Environment {
   explicit GuestEnvironment(vm::GuestOptions options) : options_(std::move(options)) {}
   void SetUp() override;
   void TearDown() override;
+  void boot();
+  // Drops a dead guest without the failure a stop() would report.
+  void discard() {
+    guest_.reset();
+    booted_ = false;
+  }
+  bool booted() const { return booted_; }
 
   vm::Guest* guest() { return guest_.get(); }
   const vm::GuestOptions& options() const { return options_; }
@@ -36,6 +44,7 @@ class GuestEnvironment : public ::testing::Environment {
   vm::GuestOptions options_;
   std::unique_ptr<vm::Guest> guest_;
   std::string boot_error_;
+  bool booted_ = false;
 };
 
 // The guest of this test binary. Calling it when the boot failed fails the

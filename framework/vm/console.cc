@@ -45,7 +45,7 @@ std::optional<ConsoleFault> find_fault(std::string_view console, size_t from) {
     std::string_view line = console.substr(pos, end - pos);
     for (const auto& [marker, kind] : kMarkers) {
       if (line.find(marker) == std::string_view::npos) continue;
-      ConsoleFault f{kind, std::string(line), {}, pos};
+      ConsoleFault f{kind, std::string(line), {}, pos, std::min(end + 1, console.size())};
       while (!f.line.empty() && (f.line.back() == '\r')) f.line.pop_back();
       // Five lines of context before, up to 60 after: the panic's stack trace
       // and "end Kernel panic" line.

@@ -21,6 +21,7 @@ struct ConsoleFault {
   std::string line;     // the line that matched
   std::string excerpt;  // a few lines before, and what followed
   size_t offset = 0;    // byte offset of the line in the console text
+  size_t end = 0;       // byte offset just past the line's newline
   // Panic, Oops and BUG leave the kernel unusable; a WARNING does not.
   bool fatal() const { return kind != FaultKind::warning && kind != FaultKind::hung_task; }
 };

@@ -301,6 +301,13 @@ Status Guest::watchdog() {
   fatal_scan_ = nl == std::string::npos ? 0 : nl + 1;
   if (!alive()) {
     keep_dir_ = true;
+    if (auto pos = console_.find("tracebed-init: agent exited"); pos != std::string::npos) {
+      std::string line = console_.substr(pos, console_.find('\n', pos) - pos);
+      std::erase(line, '\r');
+      dead_ = Error{fmt::format("the guest agent died ({} guest, {}); the guest powered off\n--- console tail ({}) ---\n{}",
+                                kernel_.name, line, console_path_.string(), console_tail(console_, 20))};
+      return *dead_;
+    }
     std::string how = WIFEXITED(qemu_status_) ? fmt::format("exited with status {}", WEXITSTATUS(qemu_status_))
                                               : fmt::format("was killed by signal {}", WTERMSIG(qemu_status_));
     std::string err = qemu_log_tail();
@@ -322,7 +329,7 @@ Error Guest::explain(const Error& e) {
 Status Guest::check_console() {
   read_console();
   if (auto f = find_fault(console_, checked_)) {
-    checked_ = f->offset + f->line.size() + 1;
+    checked_ = f->end;
     keep_dir_ = true;
     return Error{fmt::format("{} in the {} guest: {}\n--- console ({}) ---\n{}", fault_name(f->kind), kernel_.name,
                              f->line, console_path_.string(), f->excerpt)};

@@ -1,0 +1,64 @@
+#include "framework/vm/console.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tracebed::vm {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Captured from a debian-6.12 guest after `echo c > /proc/sysrq-trigger`
+// (serial console, so lines end in \r\n).
+constexpr std::string_view kPanic =
+    "tracebed-init: agent on /dev/vport0p1\r\n"
+    "tracebed-agent: serving on /dev/vport0p1\r\n"
+    "[    2.139807] sysrq: Trigger a crash\r\n"
+    "[    2.140249] Kernel panic - not syncing: sysrq triggered crash\r\n"
+    "[    2.140590] CPU: 0 UID: 0 PID: 155 Comm: sh Not tainted 6.12.107+deb13-cloud-amd64 #1  Debian 6.12.107-1\r\n"
+    "[    2.141057] Call Trace:\r\n"
+    "[    2.141525]  <TASK>\r\n"
+    "[    2.141770]  dump_stack_lvl+0x5d/0x80\r\n"
+    "[    2.142002]  panic+0x118/0x2db\r\n";
+
+TEST(Console, FindsThePanicWithContext) {
+  auto f = find_fault(kPanic);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->kind, FaultKind::panic);
+  EXPECT_TRUE(f->fatal());
+  EXPECT_EQ(f->line, "[    2.140249] Kernel panic - not syncing: sysrq triggered crash");
+  EXPECT_THAT(f->excerpt, HasSubstr("sysrq: Trigger a crash\n"));
+  EXPECT_THAT(f->excerpt, HasSubstr("panic+0x118/0x2db"));
+  EXPECT_THAT(f->excerpt, Not(HasSubstr("\r")));
+  EXPECT_EQ(kPanic.substr(f->end, 14), "[    2.140590]");
+}
+
+TEST(Console, ScanningResumesAfterAReportedFault) {
+  std::string text = "[ 1.0] WARNING: CPU: 0 PID: 1 at x.c:1 f+0x0/0x0\r\n[ 1.1] fine\r\n";
+  auto f = find_fault(text);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->kind, FaultKind::warning);
+  EXPECT_FALSE(f->fatal());
+  EXPECT_FALSE(find_fault(text, f->end).has_value());
+  text += "[ 1.2] BUG: kernel NULL pointer dereference, address: 0000000000000000\r\n";
+  auto g = find_fault(text, f->end);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->kind, FaultKind::bug);
+}
+
+TEST(Console, OopsAndHungTasks) {
+  EXPECT_EQ(find_fault("[ 3.0] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI\n")->kind, FaultKind::oops);
+  EXPECT_EQ(find_fault("[ 3.0] general protection fault, probably for non-canonical address\n")->kind, FaultKind::oops);
+  EXPECT_EQ(find_fault("[ 3.0] INFO: task sh:12 blocked for more than 120 seconds.\n")->kind, FaultKind::hung_task);
+  EXPECT_FALSE(find_fault("[ 0.1] Booting paravirtualized kernel on bare hardware\n").has_value());
+}
+
+TEST(Console, TailKeepsTheLastLines) {
+  EXPECT_EQ(console_tail("a\r\nb\r\nc\r\n", 2), "b\nc\n");
+  EXPECT_EQ(console_tail("only", 5), "only");
+  EXPECT_EQ(console_tail("", 5), "");
+}
+
+}  // namespace
+}  // namespace tracebed::vm

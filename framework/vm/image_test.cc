@@ -1,0 +1,93 @@
+#include "framework/vm/image.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tracebed::vm {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(Cpio, NewcEntriesAreAlignedAndTerminated) {
+  CpioWriter w;
+  w.file("/init", "#!/bin/sh\n", 0755);
+  std::string a = w.finish();
+  // 110-byte header, "init\0" padded to 4, 10 data bytes padded to 4.
+  ASSERT_GE(a.size(), 110u);
+  EXPECT_EQ(a.substr(0, 6), "070701");
+  EXPECT_EQ(a.substr(14, 8), "000081ed");  // S_IFREG | 0755
+  EXPECT_EQ(a.substr(54, 8), "0000000a");  // file size
+  EXPECT_EQ(a.substr(94, 8), "00000005");  // name size incl. NUL
+  EXPECT_EQ(a.substr(110, 5), std::string("init\0", 5));
+  EXPECT_EQ(a.size() % 4, 0u);
+  EXPECT_THAT(a, HasSubstr("TRAILER!!!"));
+}
+
+class ModuleOrder : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / fmt::format("tracebed-modules-{}", getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const std::string& rel, std::string_view text) {
+    fs::create_directories((dir_ / rel).parent_path());
+    std::ofstream(dir_ / rel) << text;
+  }
+  fs::path dir_;
+};
+
+// modules.dep lines as depmod writes them for Debian's 6.1 cloud kernel.
+TEST_F(ModuleOrder, FromModulesDep) {
+  write("modules.dep",
+        "kernel/drivers/virtio/virtio.ko:\n"
+        "kernel/drivers/virtio/virtio_ring.ko:\n"
+        "kernel/drivers/virtio/virtio_pci_modern_dev.ko:\n"
+        "kernel/drivers/virtio/virtio_pci_legacy_dev.ko:\n"
+        "kernel/drivers/virtio/virtio_pci.ko: kernel/drivers/virtio/virtio_pci_legacy_dev.ko "
+        "kernel/drivers/virtio/virtio_pci_modern_dev.ko kernel/drivers/virtio/virtio_ring.ko "
+        "kernel/drivers/virtio/virtio.ko\n"
+        "kernel/drivers/char/virtio_console.ko: kernel/drivers/virtio/virtio_ring.ko kernel/drivers/virtio/virtio.ko\n");
+  auto order = module_load_order(dir_, {"virtio_pci", "virtio-console"});
+  ASSERT_TRUE(order.ok()) << order.error().message;
+  EXPECT_THAT(*order, ElementsAre("kernel/drivers/virtio/virtio.ko", "kernel/drivers/virtio/virtio_ring.ko",
+                                  "kernel/drivers/virtio/virtio_pci_modern_dev.ko",
+                                  "kernel/drivers/virtio/virtio_pci_legacy_dev.ko",
+                                  "kernel/drivers/virtio/virtio_pci.ko", "kernel/drivers/char/virtio_console.ko"));
+}
+
+TEST_F(ModuleOrder, BuiltinModulesAreSkipped) {
+  write("modules.builtin", "kernel/drivers/virtio/virtio.ko\nkernel/drivers/virtio/virtio_pci.ko\n"
+                           "kernel/drivers/char/virtio_console.ko\n");
+  auto order = module_load_order(dir_, {"virtio_pci", "virtio_console"});
+  ASSERT_TRUE(order.ok()) << order.error().message;
+  EXPECT_TRUE(order->empty());
+}
+
+TEST_F(ModuleOrder, FromModinfoDependsWithoutModulesDep) {
+  // Only the .modinfo strings matter to the resolver.
+  write("kernel/drivers/virtio/virtio.ko", std::string("\0license=GPL\0depends=\0", 22));
+  write("kernel/drivers/virtio/virtio_ring.ko", std::string("\0depends=virtio\0", 16));
+  write("kernel/drivers/char/virtio_console.ko", std::string("\0depends=virtio_ring,virtio\0", 28));
+  auto order = module_load_order(dir_, {"virtio_console"});
+  ASSERT_TRUE(order.ok()) << order.error().message;
+  EXPECT_THAT(*order, ElementsAre("kernel/drivers/virtio/virtio.ko", "kernel/drivers/virtio/virtio_ring.ko",
+                                  "kernel/drivers/char/virtio_console.ko"));
+}
+
+TEST_F(ModuleOrder, MissingModuleIsNamed) {
+  auto order = module_load_order(dir_, {"virtio_console"});
+  ASSERT_FALSE(order.ok());
+  EXPECT_THAT(order.error().message, HasSubstr("module virtio_console: neither built in nor under"));
+}
+
+}  // namespace
+}  // namespace tracebed::vm

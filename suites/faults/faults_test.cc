@@ -1,0 +1,105 @@
+// A panic, a dead agent, a hung guest and a bad kernel path each end as an
+// error that says what happened, within a bounded time; the next guest works.
+#include <signal.h>
+
+#include <chrono>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/testing/guest_environment.h"
+
+namespace tracebed {
+namespace {
+
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+std::unique_ptr<vm::Guest> boot() {
+  vm::GuestOptions options = testing::environment().options();
+  auto g = vm::Guest::boot(options);
+  if (!g) throw std::runtime_error(g.error().message);
+  return std::move(g).value();
+}
+
+TEST(Faults, PanicFailsWithTheConsoleExcerpt) {
+  auto g = boot();
+  auto t0 = Clock::now();
+  auto r = g->sh("echo c > /proc/sysrq-trigger");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("kernel panic in the"));
+  EXPECT_THAT(r.error().message, HasSubstr("Kernel panic - not syncing: sysrq triggered crash"));
+  EXPECT_THAT(r.error().message, HasSubstr("Call Trace:"));
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(30));
+  EXPECT_FALSE(g->alive());
+  // The guest is gone; further calls fail fast with the same story.
+  auto again = g->run({"true"});
+  ASSERT_FALSE(again.ok());
+  EXPECT_THAT(again.error().message, HasSubstr("sysrq triggered crash"));
+}
+
+TEST(Faults, KilledAgentIsReported) {
+  auto g = boot();
+  auto r = g->sh("kill -9 $(pidof tracebed-agent)");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("agent"));
+  EXPECT_FALSE(g->alive());
+}
+
+TEST(Faults, StoppedAgentTimesOutAndKillsTheGuest) {
+  auto g = boot();
+  // The agent is stopped before it can reply: only the host's deadline ends this.
+  auto t0 = Clock::now();
+  auto r = g->run({"sh", "-c", "kill -STOP $(pidof tracebed-agent)"}, std::chrono::seconds(2));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("no reply within the timeout"));
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(60));
+  EXPECT_FALSE(g->alive());
+}
+
+TEST(Faults, WarningOnTheConsoleIsAFailure) {
+  auto g = boot();
+  // Write a WARNING-shaped line to the console the way the kernel would.
+  auto r = g->sh("echo 'WARNING: CPU: 0 PID: 1 at tracebed/smoke.c:1 injected+0x0/0x0' > /dev/kmsg");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto st = g->check_console();
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error().message, HasSubstr("kernel WARNING"));
+  EXPECT_TRUE(g->check_console().ok()) << "a fault is reported once";
+  EXPECT_TRUE(g->alive());
+}
+
+TEST(Faults, BadKernelPathSaysSo) {
+  vm::GuestOptions options;
+  options.kernel = "/no/such/bzImage";
+  auto g = vm::Guest::boot(options);
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.error().message, HasSubstr("/no/such/bzImage: no such file"));
+}
+
+TEST(Faults, NotAKernelSaysSo) {
+  vm::GuestOptions options;
+  options.kernel = "/bin/sh";
+  auto g = vm::Guest::boot(options);
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.error().message, HasSubstr("not a bzImage"));
+}
+
+TEST(Faults, MissingQemuSaysSo) {
+  vm::GuestOptions options = testing::environment().options();
+  options.qemu = "qemu-system-does-not-exist";
+  options.accel = "tcg";
+  auto g = vm::Guest::boot(options);
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.error().message, HasSubstr("cannot start qemu-system-does-not-exist"));
+}
+
+TEST(Faults, NextGuestStillWorks) {
+  auto g = boot();
+  auto r = g->run({"uname", "-r"});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->out, g->expected_release() + "\n");
+}
+
+}  // namespace
+}  // namespace tracebed
