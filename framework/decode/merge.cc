@@ -307,7 +307,7 @@ class MergedStream final : public EventStream {
     // --cpu` reads them too and only leaves them out of the output, which is
     // visible where function_graph peeks at the next record (fixture s4).
     for (auto& c : cursors_) {
-      if (!c->prime() && c->error()) return *c->error();
+      if (!c->prime() && c->error()) return located(*c->error());
       active_.push_back(c.get());
       shown_.push_back(!setup_.cpus || setup_.cpus->count(c->cpu()));
     }
@@ -343,11 +343,11 @@ class MergedStream final : public EventStream {
       }
       if (!best) return false;
       if (shown_[best_i]) break;
-      if (!best->advance() && best->error()) return *best->error();
+      if (!best->advance() && best->error()) return located(*best->error());
     }
     out = best->head();
     last_buffer_ = best->buffer();
-    if (!best->advance() && best->error()) pending_ = *best->error();
+    if (!best->advance() && best->error()) pending_ = located(*best->error());
     count(out);
     return true;
   }
@@ -374,11 +374,14 @@ class MergedStream final : public EventStream {
     if (!peeked_) return;
     CpuCursor* c = peeked_;
     peeked_ = nullptr;
-    if (!c->advance() && c->error() && !pending_) pending_ = *c->error();
+    if (!c->advance() && c->error() && !pending_) pending_ = located(*c->error());
     ++stats_.events;
   }
 
  private:
+  // Errors name the file first, like TraceDat::open's.
+  Error located(const Error& e) const { return e.within(setup_.file->path()); }
+
   void count(const Record& r) {
     ++stats_.events;
     if (r.missed_events) {

@@ -99,8 +99,9 @@ class FileCursor {
       }
       pos_ += n;
     }
-    return error_at(start, fmt::format("{}: string not terminated within {} bytes", what,
-                                       std::min<uint64_t>(kMaxName, pos_ - start)));
+    if (remaining() == 0)
+      return error_at(start, fmt::format("{}: file ends before the string's terminating NUL", what));
+    return error_at(start, fmt::format("{}: string not terminated within {} bytes", what, kMaxName));
   }
 
  private:

@@ -216,22 +216,24 @@ class BadInput : public ::testing::Test {
   static std::string open_error(const std::string& path) {
     auto dat = TraceDat::open(path);
     if (dat.ok()) return "(opened)";
-    std::string m = dat.error().message;
-    return m.starts_with(path + ": ") ? m.substr(path.size() + 2) : m;
+    return strip(path, dat.error().message);
   }
   // The first error of events()/next(), and how many records came before it.
+  static std::string strip(const std::string& path, const std::string& m) {
+    return m.starts_with(path + ": ") ? m.substr(path.size() + 2) : "(no file name) " + m;
+  }
   static std::string stream_error(const std::string& path, size_t* records = nullptr) {
     auto dat = TraceDat::open(path);
     if (!dat.ok()) return "open: " + dat.error().message;
     auto stream = (*dat)->events();
-    if (!stream.ok()) return stream.error().message;
+    if (!stream.ok()) return strip(path, stream.error().message);
     Record r;
     size_t n = 0;
     for (;;) {
       auto more = (*stream)->next(r);
       if (!more.ok()) {
         if (records) *records = n;
-        return more.error().message;
+        return strip(path, more.error().message);
       }
       if (!*more) return "(no error)";
       ++n;
@@ -320,6 +322,85 @@ TEST_F(BadInput, OptionChainLoop) {
   poke(p, done_value, b);
   EXPECT_EQ(open_error(p), fmt::format("offset {:#x}: options sections form a loop", first));
 }
+
+// fixtures/corrupt: what each file breaks is in fixtures/README.md; the
+// offsets below were checked against `trace-cmd dump` of the edge/e11 files
+// they were cut from (e.g. EVENT FORMATS @ 12303 = 0x300f, CPU 0 at 0x2000).
+struct CorruptCase {
+  const char* file;
+  bool at_open;          // false: TraceDat::open succeeds, events()/next() fail
+  const char* message;   // after "PATH: "
+};
+
+class CorruptFixture : public ::testing::TestWithParam<CorruptCase> {};
+
+TEST_P(CorruptFixture, FailsWithTheExactMessage) {
+  const CorruptCase& c = GetParam();
+  const std::string path = kFixtures + "corrupt/" + c.file;
+  ASSERT_TRUE(fs::exists(path)) << path;
+  auto dat = TraceDat::open(path);
+  std::string got;
+  if (!dat.ok()) {
+    EXPECT_TRUE(c.at_open) << dat.error().message;
+    got = dat.error().message;
+  } else {
+    EXPECT_FALSE(c.at_open);
+    auto stream = (*dat)->events();
+    if (!stream.ok()) {
+      got = stream.error().message;
+    } else {
+      Record r;
+      for (size_t guard = 0; guard < 10000000; ++guard) {
+        auto more = (*stream)->next(r);
+        if (!more.ok()) {
+          got = more.error().message;
+          break;
+        }
+        if (!*more) break;
+      }
+    }
+  }
+  EXPECT_EQ(got, path + ": " + c.message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Corrupt, CorruptFixture,
+    ::testing::Values(
+        CorruptCase{"empty.dat", true, "offset 0x0: file header: 10 bytes exceed file size 0"},
+        CorruptCase{"truncated-header.dat", true,
+                    "offset 0x12: compression name: file ends before the string's terminating NUL"},
+        CorruptCase{"truncated-v7none.dat", true,
+                    "offset 0x2b000: section 0 header: 16 bytes exceed file size 105810"},
+        CorruptCase{"truncated-v6.dat", true,
+                    "offset 0xa000: cpu 0 data: 118784 bytes exceed file size 88064 (file truncated?)"},
+        CorruptCase{"bad-magic.dat", true, "offset 0x0: not a trace.dat file: magic 18 08 44, want 17 08 44"},
+        CorruptCase{"bad-version.dat", true,
+                    "offset 0xa: unsupported trace.dat version \"9\" (this reader knows 6 and 7)"},
+        CorruptCase{"bad-section-size-v7none.dat", true,
+                    "offset 0x300f: section 18 size 2147483392 exceeds file size 176351"},
+        CorruptCase{"bad-options-offset-v7none.dat", true,
+                    "offset 0x2c0df: section 0 header: 16 bytes exceed file size 176351"},
+        CorruptCase{"options-loop-v7none.dat", true, "offset 0x2b000: options sections form a loop"},
+        CorruptCase{"bad-chunk-data-v7zstd.dat", false,
+                    "offset 0x2004: cpu 0 chunk 0: zstd: Data corruption detected (6963 compressed bytes, 40960 "
+                    "expected out)"},
+        CorruptCase{"bad-chunk-size-v7zstd.dat", true,
+                    "offset 0x2004: cpu 0 chunk 0: compressed size 1073741824 exceeds the 19965 bytes left in the "
+                    "cpu's data"},
+        CorruptCase{"bad-section-block-v7zstd.dat", true,
+                    "offset 0x35: section 16: zstd: Unsupported frame parameter (253 compressed bytes, 451 expected "
+                    "out)"},
+        CorruptCase{"bad-page-v7none.dat", false,
+                    "offset 0xa008: sub-buffer commit size 8000 exceeds the 4080 bytes after the header"},
+        CorruptCase{"foreign-png.dat", true, "offset 0x0: not a trace.dat file: magic 89 50 4e, want 17 08 44"},
+        CorruptCase{"foreign-elf.dat", true, "offset 0x0: not a trace.dat file: magic 7f 45 4c, want 17 08 44"}),
+    [](const auto& info) {
+      std::string n = info.param.file;
+      n = n.substr(0, n.find('.'));
+      for (char& ch : n)
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return n;
+    });
 
 }  // namespace
 }  // namespace tracebed
