@@ -264,6 +264,17 @@ class Payload {
     put(fld.offset, (uint64_t{static_cast<uint32_t>(s.size() + 1)} << 16) | off, 4);
     return *this;
   }
+  // A char[N] filled to the last byte, without a terminating NUL.
+  Payload& full_str(const std::string& name, const std::string& s) {
+    const Field& fld = f_.field(name);
+    std::copy_n(s.begin(), std::min<size_t>(s.size(), fld.size), b_.begin() + fld.offset);
+    return *this;
+  }
+  // A __data_loc word as given (offset, length), nothing appended.
+  Payload& loc(const std::string& name, uint32_t offset, uint32_t length) {
+    put(f_.field(name).offset, (uint64_t{length} << 16) | offset, 4);
+    return *this;
+  }
   // A trailing char[] (size 0 in the format): trace_marker's buf.
   Payload& tail(const std::string& s) {
     b_.insert(b_.end(), s.begin(), s.end());
@@ -679,6 +690,42 @@ std::vector<Output> edge_fixtures(const Inputs& k612, const Inputs& i386, const 
     c.buffers.push_back(std::move(bar));
     out.push_back({version == 6 ? "e10-instances-v6" : "e10-instances-v7none", std::move(c), version,
                    Z::none});
+  }
+
+  // e12: strings at their limits: an empty and a zero-length __data_loc
+  // string, a 16-byte comm without NUL, an empty trace_marker buffer, one
+  // without a newline and one with a newline inside, pid 0 and a pid that
+  // saved_cmdlines does not know.
+  {
+    auto c = base(k612, 4096, 1);
+    Gen g = gen(k612);
+    auto l = layout_of(c, 8);
+    CpuBufferWriter w(l);
+    uint64_t ts = 95'000'000'000;
+    auto next = [&] { return ts += 1000; };
+    const Task idle{0, "swapper/0"}, stranger{4321, "stranger"};
+    must(w.add(next(), g.irq(kTasks[0], 24, "")));
+    {
+      Payload p(k612.fmt("irq/irq_handler_entry"), Endian::little, kTasks[0].pid);
+      // Length 0, pointing at a NUL inside the record.
+      auto end = static_cast<uint32_t>(p.bytes().size());
+      p.num("irq", 25).tail("").loc("name", end, 0);
+      must(w.add(next(), p.bytes()));
+    }
+    {
+      Payload p(k612.fmt("sched/sched_switch"), Endian::little, idle.pid);
+      p.str("prev_comm", "swapper/0").num("prev_pid", 0).num("prev_prio", 120).num("prev_state", 0)
+          .full_str("next_comm", "kworker/u16:2-ev").num("next_pid", 77).num("next_prio", 120);
+      must(w.add(next(), p.bytes()));
+    }
+    must(w.add(next(), g.wakeup(idle, kTasks[1], 0)));
+    must(w.add(next(), g.marker(kTasks[1], "")));
+    must(w.add(next(), g.marker(kTasks[1], "no newline at the end")));
+    must(w.add(next(), g.marker(kTasks[1], "two\nlines\n")));
+    must(w.add(next(), g.marker(stranger, "from a pid saved_cmdlines does not know\n")));
+    must(w.add(next(), g.switch_ev(stranger, idle, 0x100)));   // a state bit beyond the table
+    add_cpu(c.buffers[0], 0, w.finish());
+    out.push_back({"e12-strings", std::move(c), 7, Z::none});
   }
 
   // e11: one trace in every version and compression; CPU 0 spans several
