@@ -17,13 +17,17 @@ vm::Catalogue load_catalogue() {
   return std::move(c).value();
 }
 
-// Tracing options worth knowing before writing a test (kernel/trace/Kconfig).
+// Options worth knowing before writing a tracing test (kernel/trace/Kconfig,
+// plus what probes, BTF arguments and RT depend on).
 bool tracing_option(std::string_view name) {
   static const std::regex re(
-      "CONFIG_(FTRACE|.*TRACER|.*TRACE_EVENTS?|.*_EVENTS|TRACING.*|DYNAMIC_FTRACE.*|FUNCTION_.*|FPROBE.*|KPROBES?|"
-      "UPROBES?|HIST_TRIGGERS|SYNTH_EVENTS|USER_EVENTS|BOOTTIME_TRACING|BOOT_CONFIG|RING_BUFFER.*|TRACER_SNAPSHOT.*|"
-      "STACK_TRACER|PROBE_EVENTS.*|KALLSYMS.*|DEBUG_INFO_BTF.*|PREEMPT_RT|PREEMPT.*|MAGIC_SYSRQ|BPF_EVENTS|"
-      "TRACE_.*|MMIOTRACE|OSNOISE_TRACER|TIMERLAT_TRACER|HWLAT_TRACER)");
+      "CONFIG_(TRACING|FTRACE|GENERIC_TRACER|RING_BUFFER|FUNCTION_TRACER|FUNCTION_GRAPH_TRACER|FUNCTION_GRAPH_RETVAL|"
+      "FUNCTION_PROFILER|DYNAMIC_FTRACE|DYNAMIC_FTRACE_WITH_REGS|DYNAMIC_FTRACE_WITH_ARGS|"
+      "DYNAMIC_FTRACE_WITH_DIRECT_CALLS|FTRACE_SYSCALLS|STACK_TRACER|TRACER_SNAPSHOT|TRACER_SNAPSHOT_PER_CPU_SWAP|"
+      "IRQSOFF_TRACER|PREEMPT_TRACER|SCHED_TRACER|HWLAT_TRACER|OSNOISE_TRACER|TIMERLAT_TRACER|MMIOTRACE|"
+      "BLK_DEV_IO_TRACE|KPROBES|UPROBES|KPROBE_EVENTS|UPROBE_EVENTS|FPROBE|FPROBE_EVENTS|BPF_EVENTS|DYNAMIC_EVENTS|"
+      "PROBE_EVENTS|PROBE_EVENTS_BTF_ARGS|SYNTH_EVENTS|USER_EVENTS|HIST_TRIGGERS|TRACE_EVENT_INJECT|"
+      "TRACE_EVAL_MAP_FILE|BOOTTIME_TRACING|BOOT_CONFIG|KALLSYMS_ALL|DEBUG_INFO_BTF|PREEMPT_RT|MAGIC_SYSRQ)");
   return std::regex_match(std::string(name), re);
 }
 
@@ -35,11 +39,11 @@ void add_kernels_command(CLI::App& app) {
 
   cmd->add_subcommand("list", "list catalogue kernels and whether they are cached")->final_callback([] {
     auto c = load_catalogue();
-    fmt::print("{:<16} {:<12} {:<30} {:<7} {}\n", "NAME", "SUITE", "RELEASE", "CACHED", "PACKAGE");
+    fmt::print("{:<16} {:<18} {:<30} {:<7} {}\n", "NAME", "SUITE", "RELEASE", "CACHED", "PACKAGE");
     for (const auto& [name, k] : c.kernels()) {
       std::string pkg = k.packages.empty() ? k.local_image.string()
                                            : fmt::format("{}={}", k.packages[0].name, k.packages[0].version);
-      fmt::print("{:<16} {:<12} {:<30} {:<7} {}{}\n", name, k.suite, k.release, vm::kernel_cached(k) ? "yes" : "no",
+      fmt::print("{:<16} {:<18} {:<30} {:<7} {}{}\n", name, k.suite, k.release, vm::kernel_cached(k) ? "yes" : "no",
                  pkg, name == c.default_kernel() ? "  (default)" : "");
     }
   });

@@ -1,5 +1,7 @@
 #include "framework/vm/catalogue.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -233,7 +235,20 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
   files.modules_dir = spec.modules_dir.empty() ? fs::path() : root / spec.modules_dir;
   if (fs::exists(root / ".complete")) return files;
 
+  // Two test binaries may fetch the same kernel at once: one downloads, the
+  // other waits and then finds it complete.
   std::error_code ec;
+  fs::create_directories(root.parent_path(), ec);
+  int lock = open((root.parent_path() / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock >= 0) flock(lock, LOCK_EX);
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) close(fd);
+    }
+  } unlock{lock};
+  if (fs::exists(root / ".complete")) return files;
+
   fs::path debs = cache_dir() / "debs";
   fs::create_directories(debs, ec);
   std::vector<fs::path> deb_paths;

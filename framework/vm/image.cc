@@ -261,6 +261,10 @@ Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& 
   w.char_device("/dev/console", 5, 1);
   w.file("/init", kInit, 0755);
   TRACEBED_ASSIGN_OR_RETURN(std::string bb, read_text_file(busybox));
+  // A dynamic busybox has no libc in the guest; its ELF interpreter path sits
+  // in the first page.
+  if (bb.substr(0, 4096).find("/lib64/ld-linux") != std::string::npos)
+    return Error{fmt::format("{} is dynamically linked: install busybox-static", busybox.string())};
   w.file("/bin/busybox", bb, 0755);
   TRACEBED_ASSIGN_OR_RETURN(std::string agent_bytes, read_text_file(agent));
   w.file("/sbin/tracebed-agent", agent_bytes, 0755);
