@@ -56,4 +56,50 @@ Status decompress(Codec codec, Bytes in, std::span<uint8_t> out, std::string_vie
   return Error{fmt::format("{}: unknown codec", where)};
 }
 
+Decompressor::Decompressor(Codec codec) : codec_(codec) {}
+
+Decompressor::~Decompressor() {
+  if (zstd_) ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(zstd_));
+  if (zlib_) {
+    inflateEnd(static_cast<z_stream*>(zlib_));
+    delete static_cast<z_stream*>(zlib_);
+  }
+}
+
+Status Decompressor::run(Bytes in, std::span<uint8_t> out, std::string_view where) {
+  if (codec_ == Codec::zstd) {
+    if (!zstd_) zstd_ = ZSTD_createDCtx();
+    if (!zstd_) return decompress(codec_, in, out, where);
+    size_t got = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(zstd_), out.data(), out.size(), in.data(), in.size());
+    if (ZSTD_isError(got))
+      return Error{fmt::format("{}: zstd: {} ({} compressed bytes, {} expected out)", where, ZSTD_getErrorName(got),
+                               in.size(), out.size())};
+    if (got != out.size())
+      return Error{fmt::format("{}: zstd: decompressed to {} bytes, header says {}", where, got, out.size())};
+    return {};
+  }
+  if (codec_ == Codec::zlib) {
+    auto* z = static_cast<z_stream*>(zlib_);
+    if (!z) {
+      z = new z_stream{};
+      if (inflateInit(z) != Z_OK) {
+        delete z;
+        return decompress(codec_, in, out, where);
+      }
+      zlib_ = z;
+    } else if (inflateReset(z) != Z_OK) {
+      return decompress(codec_, in, out, where);
+    }
+    z->next_in = const_cast<Bytef*>(in.data());
+    z->avail_in = static_cast<uInt>(in.size());
+    z->next_out = out.data();
+    z->avail_out = static_cast<uInt>(out.size());
+    const int rc = inflate(z, Z_FINISH);
+    if (rc != Z_STREAM_END || z->total_out != out.size())
+      return decompress(codec_, in, out, where);  // same input, for the same error text as the one-shot path
+    return {};
+  }
+  return decompress(codec_, in, out, where);
+}
+
 }  // namespace tracebed

@@ -22,4 +22,21 @@ std::string_view codec_name(Codec c);
 // errors ("offset 0x1f40: section 18"). `none` copies.
 Status decompress(Codec codec, Bytes in, std::span<uint8_t> out, std::string_view where);
 
+// The same, keeping the codec's state between blocks: a zstd context or a
+// zlib stream is set up once instead of once per chunk.
+class Decompressor {
+ public:
+  explicit Decompressor(Codec codec);
+  ~Decompressor();
+  Decompressor(const Decompressor&) = delete;
+  Decompressor& operator=(const Decompressor&) = delete;
+
+  Status run(Bytes in, std::span<uint8_t> out, std::string_view where);
+
+ private:
+  Codec codec_;
+  void* zstd_ = nullptr;  // ZSTD_DCtx
+  void* zlib_ = nullptr;  // z_stream
+};
+
 }  // namespace tracebed

@@ -244,8 +244,7 @@ class CpuCursor {
     if (!st.ok()) return fail(st.error());
     Block& b = next_slot();
     if (b.bytes.size() < usize) b.bytes.resize(usize);
-    st = decompress(codec_, zbuf_, std::span<uint8_t>(b.bytes.data(), usize),
-                    fmt::format("offset {:#x}: {}", next_read_, what));
+    st = codec_.run(zbuf_, std::span<uint8_t>(b.bytes.data(), usize), fmt::format("offset {:#x}: {}", next_read_, what));
     if (!st.ok()) return fail(st.error());
     b.len = usize;
     b.base = uoffset_;
@@ -264,7 +263,7 @@ class CpuCursor {
   const DataFile* file_;
   PageLayout layout_;
   TimeCorrection time_;
-  Codec codec_;
+  Decompressor codec_;
   uint32_t page_size_;
   CpuSpan span_;
   uint64_t window_ = 0;

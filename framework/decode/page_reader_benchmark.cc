@@ -1,0 +1,84 @@
+// Decoding speed: one sub-buffer at a time, and whole recorded files through
+// the merged stream (items/s = events/s).
+#include <benchmark/benchmark.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "framework/decode/page_reader.h"
+#include "framework/decode/trace_dat.h"
+
+namespace tracebed {
+namespace {
+
+const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
+
+// CPU 0's pages of the uncompressed v7 fixture (offset and size from
+// `trace-cmd dump --options`).
+std::vector<uint8_t> s3_cpu0_pages() {
+  std::ifstream in(kRecorded + "s3-k5.10-v7none-kprobes-marker.dat", std::ios::binary);
+  std::vector<uint8_t> data(36864);
+  in.seekg(4173824);
+  in.read(reinterpret_cast<char*>(data.data()), data.size());
+  if (!in) data.clear();
+  return data;
+}
+
+void BM_PageReader(benchmark::State& state) {
+  const std::vector<uint8_t> data = s3_cpu0_pages();
+  if (data.empty()) {
+    state.SkipWithError("fixture missing");
+    return;
+  }
+  int64_t events = 0;
+  uint64_t sink = 0;
+  for (auto _ : state) {
+    for (size_t off = 0; off + 4096 <= data.size(); off += 4096) {
+      PageReader r;
+      if (!r.load(Bytes(data).subspan(off, 4096), PageLayout{}).ok()) {
+        state.SkipWithError("bad page");
+        return;
+      }
+      PageEvent ev;
+      while (r.next(ev) == PageStep::event) {
+        sink += ev.ts + ev.payload.size();
+        ++events;
+      }
+    }
+  }
+  benchmark::DoNotOptimize(sink);
+  state.SetItemsProcessed(events);
+}
+BENCHMARK(BM_PageReader);
+
+void BM_Stream(benchmark::State& state, const std::string& name) {
+  auto dat = TraceDat::open(kRecorded + name + ".dat");
+  if (!dat.ok()) {
+    state.SkipWithError(dat.error().message.c_str());
+    return;
+  }
+  int64_t events = 0;
+  uint64_t sink = 0;
+  for (auto _ : state) {
+    auto stream = (*dat)->events();
+    if (!stream.ok()) {
+      state.SkipWithError(stream.error().message.c_str());
+      return;
+    }
+    Record r;
+    for (;;) {
+      auto more = (*stream)->next(r);
+      if (!more.ok() || !*more) break;
+      sink += r.ts + r.data.size();
+      ++events;
+    }
+  }
+  benchmark::DoNotOptimize(sink);
+  state.SetItemsProcessed(events);
+}
+BENCHMARK_CAPTURE(BM_Stream, v6_uncompressed, std::string("s2-k6.1-v6-function-sched-kmem"));
+BENCHMARK_CAPTURE(BM_Stream, v7_zstd, std::string("s1-k6.12-v7zstd-sched-irq-timer-syscalls"));
+
+}  // namespace
+}  // namespace tracebed
