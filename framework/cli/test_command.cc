@@ -150,6 +150,10 @@ void add_test_command(CLI::App& app) {
     std::vector<Case> cases;
     int crashed = 0;
     for (const auto& suite : suites) {
+      if (!fs::exists(suite)) {
+        cases.push_back({suite.filename().string(), "(suite)", "FAIL", 0, "suite binary not built: " + suite.string(), {}});
+        continue;
+      }
       fs::path report = tmp / (suite.filename().string() + ".json");
       std::vector<std::string> argv = {suite.string(), "--tracebed_kernel=" + args->kernel,
                                        "--gtest_output=json:" + report.string(), "--gtest_brief=1"};

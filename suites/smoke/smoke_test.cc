@@ -2,6 +2,7 @@
 // agent's operations work against it.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -100,11 +101,18 @@ TEST(Smoke, BackgroundProcessStartsAndStops) {
   auto& a = guest().agent();
   auto pid = a.spawn({"sh", "-c", "echo started; exec sleep 600"}, {}, "/tmp/bg.out");
   ASSERT_TRUE(pid.ok()) << pid.error().message;
+  // Wait until it runs, so the signal does not race its first line.
+  std::string out;
+  for (int i = 0; i < 200 && out.empty(); ++i) {
+    if (i) usleep(10000);
+    auto f = a.read_file("/tmp/bg.out");
+    if (f.ok()) out = *f;
+  }
+  EXPECT_EQ(out, "started\n");
   auto w = a.kill(*pid, SIGTERM, std::chrono::seconds(10));
   ASSERT_TRUE(w.ok()) << w.error().message;
   EXPECT_TRUE(w->exited);
   EXPECT_EQ(w->signal, SIGTERM);
-  EXPECT_EQ(*a.read_file("/tmp/bg.out"), "started\n");
 }
 
 TEST(Smoke, TracePipeRawPagesComeBack) {
