@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/decode/trace_dat_writer.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -321,6 +323,90 @@ TEST_F(BadInput, OptionChainLoop) {
   for (int i = 0; i < 8; ++i) b[i] = static_cast<uint8_t>(first >> (8 * i));
   poke(p, done_value, b);
   EXPECT_EQ(open_error(p), fmt::format("offset {:#x}: options sections form a loop", first));
+}
+
+// Missed events: trace-cmd prints "CPU:N [X EVENTS DROPPED]" before the
+// first record of a sub-buffer that reported lost events, except when the
+// sub-buffer opens with a time extend (3.1.6's kbuffer loses it there); the
+// Record says the truth and flags that case.
+TEST(TraceDat, MissedEventsAsTraceCmdShowsThem) {
+  const std::string name = "edge/e04-missed-events";
+  auto dat = TraceDat::open(kFixtures + name + ".dat");
+  ASSERT_TRUE(dat.ok()) << dat.error().message;
+  std::vector<std::string> want;
+  for (const std::string& l : zstd_lines(kFixtures + name + ".t.report.zst"))
+    if (l.find("EVENTS DROPPED]") != std::string::npos) want.push_back(l);
+  ASSERT_FALSE(want.empty());
+  auto stream = (*dat)->events();
+  ASSERT_TRUE(stream.ok());
+  std::vector<std::string> got;
+  Record r;
+  bool saw_hidden = false;
+  for (;;) {
+    auto more = (*stream)->next(r);
+    ASSERT_TRUE(more.ok()) << more.error().message;
+    if (!*more) break;
+    if (!r.missed_events) continue;
+    if (r.missed_not_at_data_start) {
+      EXPECT_EQ(r.missed_events, 77u);  // what the fixture stored behind the time extend
+      saw_hidden = true;
+      continue;
+    }
+    got.push_back(r.missed_events == kMissedUnknown ? fmt::format("CPU:{} [EVENTS DROPPED]", r.cpu)
+                                                    : fmt::format("CPU:{} [{} EVENTS DROPPED]", r.cpu, r.missed_events));
+  }
+  EXPECT_TRUE(saw_hidden);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ((*stream)->stats().pages_with_missed, want.size() + 1);
+}
+
+// OFFSET, DATE and TSC2NSEC options change every stamp; trace-cmd report on
+// a copy of a real file with those options added is the oracle.
+TEST(TraceDat, TimeOptionsMatchTraceCmd) {
+  if (!fs::exists("/usr/bin/trace-cmd")) GTEST_SKIP() << "needs trace-cmd: /usr/bin/trace-cmd missing";
+  TraceDatWriteOptions format;
+  auto contents = read_trace_dat_contents_file(kDir + "s3-k5.10-v7none-kprobes-marker.dat", &format);
+  ASSERT_TRUE(contents.ok()) << contents.error().message;
+  const fs::path dir = fs::temp_directory_path() / ("tracebed_time_options_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  struct Case {
+    const char* name;
+    std::vector<TraceDatOption> options;
+  };
+  TraceDatOption tsc;
+  tsc.id = static_cast<uint16_t>(TraceDatOptionId::tsc2nsec);
+  for (uint64_t v : {uint64_t{1398101}, uint64_t{22}}) {  // mult, shift: 1/3 of the raw clock
+    for (int i = 0; i < 4; ++i) tsc.data.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  for (int i = 0; i < 8; ++i) tsc.data.push_back(0);  // offset, which trace-cmd 3.1.6 does not apply
+  const std::vector<Case> cases = {
+      {"offset", {TraceDatOption::text(TraceDatOptionId::offset, "123456789")}},
+      {"negative_offset", {TraceDatOption::text(TraceDatOptionId::offset, "-4000000000")}},
+      {"date", {TraceDatOption::text(TraceDatOptionId::date, "0x100")}},
+      {"tsc2nsec", {tsc, TraceDatOption::text(TraceDatOptionId::offset, "1000")}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TraceDatContents mod = *contents;
+    for (const TraceDatOption& o : c.options) mod.options.push_back(o);
+    const std::string path = (dir / (std::string(c.name) + ".dat")).string();
+    ASSERT_TRUE(write_trace_dat_file(path, mod, format).ok());
+    const std::string report = (dir / (std::string(c.name) + ".txt")).string();
+    ASSERT_EQ(std::system(("trace-cmd report -t -i " + path + " > " + report + " 2>/dev/null && zstd -qf " + report)
+                              .c_str()),
+              0);
+    std::vector<OracleLine> want = oracle(report + ".zst");
+    auto dat = TraceDat::open(path);
+    ASSERT_TRUE(dat.ok()) << dat.error().message;
+    std::vector<Got> got = read_all(**dat);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE(i);
+      ASSERT_EQ(got[i].cpu, want[i].cpu);
+      ASSERT_EQ(got[i].ts, want[i].secs * 1000000000ull + want[i].frac);
+    }
+  }
+  fs::remove_all(dir);
 }
 
 // fixtures/corrupt: what each file breaks is in fixtures/README.md; the
