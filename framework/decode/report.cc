@@ -115,24 +115,31 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
     }
     if (!*more) break;
 
+    // trace-cmd 3.1.6 with --cpu prints only the top-level buffer's events.
+    if (options.cpus && record.buffer != 0) continue;
     if (prefix_buffers) {
       if (record.buffer == 0)
         fmt::format_to(std::back_inserter(text), "{:>{}}  ", "", name_width);
       else
         fmt::format_to(std::back_inserter(text), "{:>{}}: ", buffers[record.buffer].name, name_width);
     }
-    if (record.missed_events == kMissedUnknown)
+    // libtraceevent's kbuffer reports lost events only for an event at the
+    // very start of the sub-buffer's data, so trace-cmd 3.1.6 says nothing
+    // when a time extend or padding comes first (Record keeps the truth).
+    const bool kbuffer_reports_loss = !record.missed_not_at_data_start;
+    if (kbuffer_reports_loss && record.missed_events == kMissedUnknown)
       fmt::format_to(std::back_inserter(text), "CPU:{} [EVENTS DROPPED]\n", record.cpu);
-    else if (record.missed_events > 0)
+    else if (kbuffer_reports_loss && record.missed_events > 0)
       fmt::format_to(std::back_inserter(text), "CPU:{} [{} EVENTS DROPPED]\n", record.cpu,
                      static_cast<int64_t>(record.missed_events));
 
     const EventFormat* event = ctx.event_of(record.data);
     size_t line_start = text.size();
     if (!event) {
-      // tep_print_event prints this for each of its three calls, then the
-      // event name is missing too.
-      text += "[UNKNOWN EVENT][UNKNOWN EVENT]";
+      // tep_print_event prints this for the task and the time stamp calls;
+      // trace-cmd's print_event_name then shows the missing name as (NULL).
+      text += "[UNKNOWN EVENT][UNKNOWN EVENT] (NULL): ";
+      text.append(20 - 6, ' ');
     } else {
       int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
       fmt::format_to(std::back_inserter(text), "{:>16}-{:<5} [{:03}] ", comm_of(ctx, pid), pid, record.cpu);
