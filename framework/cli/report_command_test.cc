@@ -1,0 +1,102 @@
+// `tracebed report` as a user runs it: exit status, stdout and stderr.
+#include <sys/wait.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs `tracebed ARGS` with stdout and stderr captured to files.
+CliRun run_tracebed(const std::string& args) {
+  fs::path dir = fs::temp_directory_path() / ("tracebed-cli-test-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string cmd = std::string(TRACEBED_BINARY_DIR) + "/tracebed " + args + " >" + (dir / "out").string() +
+                    " 2>" + (dir / "err").string();
+  CliRun run;
+  int rc = std::system(cmd.c_str());
+  run.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+  auto slurp = [](const fs::path& p) {
+    std::string s;
+    if (std::FILE* f = std::fopen(p.c_str(), "rb")) {
+      std::array<char, 65536> buf;
+      size_t n;
+      while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) s.append(buf.data(), n);
+      std::fclose(f);
+    }
+    return s;
+  };
+  run.out = slurp(dir / "out");
+  run.err = slurp(dir / "err");
+  fs::remove_all(dir);
+  return run;
+}
+
+class CorruptInput : public testing::TestWithParam<std::string> {};
+
+// Every corrupt fixture: non-zero exit and exactly one stderr line that
+// names the file and a byte offset (the reader's tests pin each message).
+TEST_P(CorruptInput, OneLineNamingFileAndOffset) {
+  std::string path = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/corrupt/" + GetParam();
+  CliRun run = run_tracebed("report -i " + path);
+  EXPECT_EQ(run.status, 1) << run.err;
+  ASSERT_FALSE(run.err.empty());
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "more than one line: " << run.err;
+  EXPECT_EQ(run.err.rfind("tracebed: " + path + ": offset 0x", 0), 0u) << run.err;
+}
+
+std::vector<std::string> corrupt_files() {
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(fs::path(TRACEBED_SOURCE_DIR) / "fixtures/corrupt"))
+    if (entry.path().extension() == ".dat") files.push_back(entry.path().filename().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CorruptInput, testing::ValuesIn(corrupt_files()),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param.substr(0, info.param.find('.'));
+                           for (char& c : name)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+TEST(ReportCommand, MissingFileSaysSo) {
+  CliRun run = run_tracebed("report -i /nonexistent/trace.dat");
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(run.err.find("/nonexistent/trace.dat"), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty());
+}
+
+TEST(ReportCommand, BadCpuListIsRefused) {
+  std::string path = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/edge/e08-empty-cpus-v7none.dat";
+  CliRun run = run_tracebed("report --cpu 3-1 -i " + path);
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(run.err.find("bad CPU list '3-1'"), std::string::npos) << run.err;
+}
+
+// --cpu takes lists and ranges; CPUs 1 and 3 hold all of this file's events.
+TEST(ReportCommand, CpuListSelectsCpus) {
+  std::string path = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/edge/e08-empty-cpus-v7none.dat";
+  CliRun all = run_tracebed("report -i " + path);
+  CliRun some = run_tracebed("report --cpu 1,3 -i " + path);
+  CliRun none = run_tracebed("report --cpu 0,2 -i " + path);
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_EQ(some.out, all.out);
+  EXPECT_EQ(none.out, "cpus=4\n");
+}
+
+}  // namespace
