@@ -3,7 +3,8 @@
 // per-CPU ring-buffer sub-buffers. Version 7 may compress its sections and
 // CPU data with zlib or zstd, as trace-cmd does.
 //
-// The layout follows what trace-cmd 3.1.6 writes, so Debian's
+// The layout is trace-cmd 3.1.6's: rewriting any of fixtures/recorded in its
+// own version and compression reproduces the file byte for byte, and Debian's
 // `trace-cmd report` reads every file this produces (zlib excepted: Debian's
 // build links only libzstd):
 //   v6: header, metadata in fixed order, CPU count, "options  " + options +
