@@ -595,6 +595,7 @@ std::vector<Output> edge_fixtures(const Inputs& k612, const Inputs& i386, const 
     CpuBufferWriter w1(l);
     for (int k = 0; k < 20; ++k) must(w1.add(30'000'000'000 + k * 10007, g.wakeup(kTasks[1], kTasks[2], 1)));
     add_cpu(c.buffers[0], 1, w1.finish());
+    out.push_back({"e05-long32-v6", c, 6, Z::none});
     out.push_back({"e05-long32", std::move(c), 7, Z::none});
   }
 
@@ -613,6 +614,8 @@ std::vector<Output> edge_fixtures(const Inputs& k612, const Inputs& i386, const 
     }
     add_cpu(c.buffers[0], 0, w.finish());
     add_cpu(c.buffers[0], 1, mixed_cpu(g, l, 1, 40'000'000'333, 60));
+    out.push_back({"e06-big-endian-v6", c, 6, Z::none});
+    out.push_back({"e06-big-endian-v7zstd", c, 7, Z::zstd});
     out.push_back({"e06-big-endian", std::move(c), 7, Z::none});
   }
 
@@ -688,6 +691,7 @@ std::vector<Output> edge_fixtures(const Inputs& k612, const Inputs& i386, const 
     bar.page_size = version == 7 ? 16384 : 0;
     add_cpu(bar, 1, mixed_cpu(g, layout_of(c, 8, version == 7 ? 16384 : 0), 1, 80'000'000'300, 60));
     c.buffers.push_back(std::move(bar));
+    if (version == 7) out.push_back({"e10-instances-v7zstd", c, 7, Z::zstd});
     out.push_back({version == 6 ? "e10-instances-v6" : "e10-instances-v7none", std::move(c), version,
                    Z::none});
   }
