@@ -1,6 +1,8 @@
 #include "framework/decode/plugins.h"
 
+#include <iterator>
 #include <optional>
+#include <tuple>
 #include <string_view>
 #include <unordered_map>
 
@@ -77,7 +79,8 @@ struct Plugins::State {
   TraceContext& ctx;
 
   enum class Kind { sched_switch, sched_wakeup, function, kernel_stack, raw_data, func_repeats,
-                    funcgraph_entry, funcgraph_exit, kmem_call_site, hrtimer_expire_entry, hrtimer_start };
+                    funcgraph_entry, funcgraph_exit, kmem_call_site, hrtimer_expire_entry, hrtimer_start,
+                    tlb_flush, futex };
   std::unordered_map<const EventFormat*, Kind> handlers;
   const EventFormat* funcgraph_exit = nullptr;
 
@@ -262,6 +265,73 @@ struct Plugins::State {
     print_num(event, "softexpires", false, record, out, true);
   }
 
+  // plugin_tlb: the reason as words (only the four reasons it knows).
+  // Returns false when the plugin gives up and the print fmt follows.
+  bool tlb_flush(const Record& record, const EventFormat& event, std::string& out) {
+    out += "pages=";
+    if (const Field* pages = any_field(event, "pages"))
+      fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(pages->read_uint(record.data, ctx.endian)));
+    else
+      out += "CAN'T FIND FIELD \"pages\"";
+    auto reason = field_value(event, "reason", record, ctx, out, true);
+    if (!reason) return false;
+    out += " reason=";
+    static constexpr std::string_view kReasons[] = {"flush on task switch", "remote shootdown", "local shootdown",
+                                                    "local mm shootdown"};
+    if (*reason < std::size(kReasons)) out += kReasons[*reason];
+    fmt::format_to(std::back_inserter(out), " ({})", static_cast<int64_t>(*reason));
+    return true;
+  }
+
+  // plugin_futex: sys_enter_futex with the operation decoded. Returns false
+  // (print fmt instead) when a field is missing or the command is unknown.
+  bool futex(const Record& record, const EventFormat& event, std::string& out) {
+    uint64_t args[6];
+    static constexpr std::string_view kArgs[] = {"uaddr", "op", "val", "utime", "uaddr2", "val3"};
+    for (size_t i = 0; i < 6; ++i) {
+      auto value = field_value(event, kArgs[i], record, ctx, out, true);
+      if (!value) return false;
+      args[i] = *value;
+    }
+    const auto [uaddr, op, val, utime, uaddr2, val3] = std::tuple(args[0], args[1], args[2], args[3], args[4], args[5]);
+    struct FutexOp {
+      std::string_view name;
+      const char *val, *utime, *uaddr2, *val3;  // fmt formats, null = not printed
+    };
+    static constexpr FutexOp kOps[] = {
+        {"FUTEX_WAIT", " val=0x{:08x}", " utime=0x{:08x}", nullptr, nullptr},
+        {"FUTEX_WAKE", " val={}", nullptr, nullptr, nullptr},
+        {"FUTEX_FD", " val={}", nullptr, nullptr, nullptr},
+        {"FUTEX_REQUEUE", " val={}", " val2={}", " uaddr2=0x{:08x}", nullptr},
+        {"FUTEX_CMP_REQUEUE", " val={}", " val2={}", " uaddr2=0x{:08x}", " val3=0x{:08x}"},
+        {"FUTEX_WAKE_OP", " val={}", " val2={}", " uaddr2=0x{:08x}", " val3=0x{:08x}"},
+        {"FUTEX_LOCK_PI", nullptr, " utime=0x{:08x}", nullptr, nullptr},
+        {"FUTEX_UNLOCK_PI", nullptr, nullptr, nullptr, nullptr},
+        {"FUTEX_TRYLOCK_PI", nullptr, nullptr, nullptr, nullptr},
+        {"FUTEX_WAIT_BITSET", " val=0x{:08x}", " utime=0x{:08x}", nullptr, " val3=0x{:08x}"},
+        {"FUTEX_WAKE_BITSET", " val={}", nullptr, nullptr, " val3=0x{:08x}"},
+        {"FUTEX_WAIT_REQUEUE_PI", " val=0x{:08x}", " utime=0x{:08x}", " uaddr2=0x{:08x}", " val3=0x{:08x}"},
+        {"FUTEX_CMP_REQUEUE_PI", " val={}", " val2={}", " uaddr2=0x{:08x}", " val3=0x{:08x}"},
+    };
+    constexpr uint64_t kPrivate = 128, kClockRealtime = 256;  // include/uapi/linux/futex.h
+    uint64_t cmd = op & ~(kPrivate | kClockRealtime);
+    if (cmd >= std::size(kOps)) return false;
+    const FutexOp& fop = kOps[cmd];
+    out += "op=";
+    out += fop.name;
+    if (op & kPrivate) out += "|FUTEX_PRIVATE_FLAG";
+    if (op & kClockRealtime) out += "|FUTEX_CLOCK_REALTIME";
+    fmt::format_to(std::back_inserter(out), " uaddr=0x{:08x}", uaddr);
+    auto put = [&](const char* format, uint64_t v) {
+      if (format) fmt::format_to(std::back_inserter(out), fmt::runtime(format), v);
+    };
+    put(fop.val, val);
+    put(fop.utime, utime);
+    put(fop.uaddr2, uaddr2);
+    put(fop.val3, val3);
+    return true;
+  }
+
   // trace-cmd's function_graph printer (lib/trace-cmd/trace-ftrace.c).
   static void graph_overhead(uint64_t duration, std::string& out) {
     if (duration == ~0ull) out += "  ";
@@ -373,6 +443,8 @@ Plugins::Plugins(TraceContext& ctx) : state_(std::make_unique<State>(ctx)) {
     add("kmem", name, Kind::kmem_call_site);
   add("timer", "hrtimer_expire_entry", Kind::hrtimer_expire_entry);
   add("timer", "hrtimer_start", Kind::hrtimer_start);
+  add("tlb", "tlb_flush", Kind::tlb_flush);
+  add("syscalls", "sys_enter_futex", Kind::futex);
   state_->funcgraph_exit = ctx.event_by_name("ftrace", "funcgraph_exit");
 }
 
@@ -395,6 +467,10 @@ Plugins::Outcome Plugins::print(const Record& record, const EventFormat& event, 
     case State::Kind::kmem_call_site: s.kmem_call_site(record, event, out); return Outcome::print_fmt_next;
     case State::Kind::hrtimer_expire_entry: s.hrtimer_expire_entry(record, event, out); break;
     case State::Kind::hrtimer_start: s.hrtimer_start(record, event, out); break;
+    case State::Kind::tlb_flush:
+      return s.tlb_flush(record, event, out) ? Outcome::printed : Outcome::print_fmt_next;
+    case State::Kind::futex:
+      return s.futex(record, event, out) ? Outcome::printed : Outcome::print_fmt_next;
   }
   return Outcome::printed;
 }
