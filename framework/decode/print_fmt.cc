@@ -322,12 +322,13 @@ int pointer_suffix_len(const char* f) {
 }
 
 // libtraceevent parse_args: splits the format into literal text and
-// conversions, binding arguments in order. `nargs` < 0 means unlimited
-// (bprint binds per record).
+// conversions, binding `nargs` arguments in order. A conversion without an
+// argument marks the list failed and, as there, leaves its letter to be
+// printed as text.
 SegmentList build_segments(const std::string& fmt, int nargs) {
   SegmentList out;
   int next_arg = 0;
-  auto have_arg = [&] { return nargs < 0 || next_arg < nargs; };
+  auto have_arg = [&] { return next_arg < nargs; };
   const char* p = fmt.c_str();
   const char* end = p + fmt.size();
   while (p < end) {
@@ -336,8 +337,12 @@ SegmentList build_segments(const std::string& fmt, int nargs) {
       const char* f = p + 1;
       int ls = 0;
       int len_arg = -1;
-      bool done = false;
-      for (; *f && !done; ++f) {
+      bool done = false, stop = false;
+      auto fail = [&](std::string why) {
+        out.failed = true;
+        if (out.why.empty()) out.why = std::move(why);
+      };
+      while (*f && !done && !stop) {
         switch (*f) {
           // No '+' or ' ': 1.7.1 prints ">+<" / "> <" for those.
           case '#': case '.': case '-':
@@ -349,28 +354,27 @@ SegmentList build_segments(const std::string& fmt, int nargs) {
           case 'z': case 'Z': ls = 1; break;
           case '*':
             if (!have_arg()) {
-              out.failed = true;
-              out.why = "no argument for `*`";
-              return out;
+              fail("no argument for `*`");
+              stop = true;
+              break;
             }
             if (len_arg >= 0) {
-              out.failed = true;
-              out.why = "argument already matched";
-              return out;
+              fail("argument already matched");
+              stop = true;
+              break;
             }
             len_arg = next_arg++;
             break;
           case 'p': {
             if (!have_arg()) {
-              out.failed = true;
-              out.why = "no argument match";
-              return out;
+              fail("no argument match");
+              stop = true;
+              break;
             }
             f += pointer_suffix_len(f + 1);
             size_t len = f + 1 - start;
             if (len > 31) {
-              out.failed = true;
-              out.why = "bad format";
+              fail("bad format");
               len = 31;
             }
             out.segs.push_back({SegType::pointer, std::string(start, len), next_arg++, len_arg, ls});
@@ -380,19 +384,17 @@ SegmentList build_segments(const std::string& fmt, int nargs) {
           // No 'c': libtraceevent 1.7.1 prints ">c<" for %c and binds nothing.
           case 'd': case 'u': case 'i': case 'x': case 'X': case 'o': {
             if (!have_arg()) {
-              out.failed = true;
-              out.why = "no argument match";
-              return out;
+              fail("no argument match");
+              stop = true;
+              break;
             }
             size_t len = f + 1 - start;
             if (len > 30) {
-              out.failed = true;
-              out.why = "bad format";
+              fail("bad format");
               len = 31;
             }
             if (ls < -2 || ls > 2) {
-              out.failed = true;
-              out.why = fmt::format("bad count ({})", ls);
+              fail(fmt::format("bad count ({})", ls));
             }
             out.segs.push_back({SegType::digit, std::string(start, len), next_arg++, len_arg, ls});
             done = true;
@@ -400,14 +402,13 @@ SegmentList build_segments(const std::string& fmt, int nargs) {
           }
           case 's': {
             if (!have_arg()) {
-              out.failed = true;
-              out.why = "no matching argument";
-              return out;
+              fail("no matching argument");
+              stop = true;
+              break;
             }
             size_t len = f + 1 - start;
             if (len > 31) {
-              out.failed = true;
-              out.why = "bad format";
+              fail("bad format");
               len = 31;
             }
             out.segs.push_back({SegType::string, std::string(start, len), next_arg++, len_arg, 0});
@@ -419,6 +420,7 @@ SegmentList build_segments(const std::string& fmt, int nargs) {
             done = true;
             break;
         }
+        if (!stop) ++f;
       }
       p = f;
       continue;
@@ -1151,6 +1153,7 @@ struct Eval {
   void str(std::string& out, const std::string& format, int len_arg, const Node* a) const {
     switch (a->kind) {
       case K::atom:
+      case K::bstring:
         append_str(out, format, len_arg, a->text.c_str(), a->text.size());
         return;
       case K::field: {
@@ -1653,12 +1656,180 @@ bool is_printable_array(const uint8_t* p, size_t len) {
   return true;
 }
 
+// ------------------------------------------------------------------ bprint ----
+
+struct BArg {
+  bool is_string = false;
+  uint64_t num = 0;
+  std::string_view str;
+};
+
+// make_bprint_args: decodes the binary arguments vbin_printf packed, walking
+// the format the way libtraceevent does (including what it skips: `%-10s`,
+// `%c` and `%h...` take no argument there).
+size_t decode_bprint_args(std::string_view fmt, Bytes data, size_t pos, const TraceContext& ctx, BArg* args,
+                          size_t max_args) {
+  size_t n = 0;
+  auto add = [&](BArg a) {
+    if (n < max_args) args[n++] = a;
+  };
+  const char* p = fmt.data();
+  const char* end = p + fmt.size();
+  for (; pos < data.size() && p < end; ++p) {
+    if (*p != '%') continue;
+    int ls = 0;
+    for (;;) {
+      ++p;
+      if (p >= end) return n;
+      char c = *p;
+      if (c == 'l') { ls++; continue; }
+      if (c == 'L') { ls = 2; continue; }
+      if ((c >= '0' && c <= '9') || c == '.' || c == '#' || c == '+') continue;
+      if (c == 'z' || c == 'Z') { ls = 1; continue; }
+      bool is_string = false;
+      bool is_number = false;
+      if (c == 'p') {
+        ls = 1;
+        is_number = true;
+        if (p + 1 < end && c_isalnum(static_cast<unsigned char>(p[1]))) {
+          ++p;
+          char s = *p;
+          bool plain = s == 's' || s == 'S' || s == 'x' || ((s == 'f' || s == 'F') && (p + 1 >= end || p[1] != 'w'));
+          if (!plain && pos < data.size() && c_isprint(data[pos])) {
+            is_string = true;
+            is_number = false;
+          }
+        }
+      } else if (c == 'd' || c == 'u' || c == 'i' || c == 'x' || c == 'X' || c == 'o') {
+        is_number = true;
+      } else if (c == '*') {
+        is_number = true;
+      } else if (c == 's') {
+        is_string = true;
+      }
+      if (is_string) {
+        const char* s = reinterpret_cast<const char*>(data.data()) + pos;
+        size_t len = strnlen(s, data.size() - pos);
+        add(BArg{true, 0, std::string_view(s, len)});
+        pos += len + 1;
+        break;
+      }
+      if (is_number) {
+        size_t vsize;
+        if (c == '*') vsize = 4;
+        else if (ls == 0) vsize = 4;
+        else if (ls == 1) vsize = ctx.long_size;
+        else if (ls == 2) vsize = 8;
+        else vsize = static_cast<size_t>(ls);
+        // The kernel aligns every argument to 4 bytes (records start aligned).
+        pos = (pos + 3) & ~size_t(3);
+        uint64_t v = pos + vsize <= data.size() ? load_uint(data.data() + pos, vsize, ctx.endian) : 0;
+        pos += vsize;
+        add(BArg{false, v, {}});
+        if (c == '*') continue;  // the width; the conversion follows
+      }
+      break;
+    }
+  }
+  return n;
+}
+
+// The "%ps: <printk format>" text of one bprint format address, and its
+// segments for each argument count seen (the count depends on the record).
+struct BprintFormat {
+  std::string text;
+  std::unordered_map<size_t, SegmentList> by_nargs;
+};
+using BprintCache = std::unordered_map<uint64_t, BprintFormat>;
+
+// pretty_print for ftrace:bprint. `failed` carries libtraceevent's event
+// flag: a conversion left without an argument fails the event, and every
+// later bprint record prints as "[FAILED TO PARSE]".
+void print_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx, std::string& out,
+                  BprintCache& cache, bool& failed) {
+  if (failed) {
+    out += "[FAILED TO PARSE]";
+    format_raw_fields(record, event, ctx, out);
+    return;
+  }
+  const Field* fmt_field = event.field("fmt");
+  const Field* buf_field = event.field("buf");
+  const Field* ip_field = event.field("ip");
+  if (!fmt_field || !buf_field || !ip_field) return;
+  Bytes data = record.data;
+  uint64_t fmt_addr = fmt_field->read_uint(data, ctx.endian);
+  uint64_t ip = ip_field->read_uint(data, ctx.endian);
+
+  auto it = cache.find(fmt_addr);
+  if (it == cache.end()) {
+    BprintFormat f;
+    if (auto s = ctx.printk_format(fmt_addr))
+      f.text = fmt::format("%ps: {}", *s);
+    else
+      f.text = fmt::format("%ps: (NO FORMAT FOUND at {:x})\n", fmt_addr);
+    it = cache.emplace(fmt_addr, std::move(f)).first;
+  }
+  const std::string& text = it->second.text;
+
+  constexpr size_t kMaxArgs = 64;
+  BArg args[kMaxArgs];
+  args[0] = BArg{false, ip, {}};
+  size_t nargs = 1 + decode_bprint_args(std::string_view(text).substr(5), data, buf_field->offset, ctx, args + 1,
+                                        kMaxArgs - 1);
+  auto seg_it = it->second.by_nargs.find(nargs);
+  if (seg_it == it->second.by_nargs.end())
+    seg_it = it->second.by_nargs.emplace(nargs, build_segments(text, static_cast<int>(nargs))).first;
+  const SegmentList& segs = seg_it->second;
+  if (segs.failed) failed = true;  // this record still prints; later ones do not
+
+  Eval ev{data, event, ctx, ctx.endian};
+  thread_local Node scratch;  // stands in for an argument node (an atom or a binary string)
+  auto bind = [&](int idx) -> const Node* {
+    if (idx < 0 || static_cast<size_t>(idx) >= nargs) return nullptr;
+    const BArg& a = args[idx];
+    scratch.kind = a.is_string ? K::bstring : K::atom;
+    scratch.number = a.is_string ? 0 : a.num;
+    if (a.is_string)
+      scratch.text.assign(a.str);
+    else
+      scratch.text = std::to_string(static_cast<long long>(a.num));
+    return &scratch;
+  };
+  for (const Segment& s : segs.segs) {
+    if (s.type == SegType::text) {
+      out += s.format;
+      continue;
+    }
+    int len_arg = -1;
+    if (s.len_arg >= 0) {
+      const Node* l = bind(s.len_arg);
+      len_arg = l ? static_cast<int>(ev.num(l)) : 0;
+    }
+    const Node* a = bind(s.arg);
+    if (!a) continue;
+    switch (s.type) {
+      case SegType::digit: ev.number(out, s, len_arg, a->kind == K::atom ? a->number : 0); break;
+      case SegType::pointer: ev.pointer(out, s.format, s.len_arg >= 0 ? len_arg : 1, a); break;
+      case SegType::string: {
+        size_t start = out.size();
+        ev.str(out, s.format, len_arg, a);
+        size_t nul = out.find('\0', start);
+        if (nul != std::string::npos) out.resize(nul);
+        break;
+      }
+      default: break;
+    }
+  }
+}
+
 class PrintFmtImpl final : public PrintFmt {
  public:
   std::string format_text;
   std::vector<NodePtr> args;
   SegmentList segments;
   bool bprint = false;
+  mutable BprintCache bprint_cache;
+  mutable bool bprint_failed = false;
 
   void format(const Record& record, const EventFormat& event, const TraceContext& ctx,
               std::string& out) const override;
@@ -1669,7 +1840,7 @@ class PrintFmtImpl final : public PrintFmt {
 void PrintFmtImpl::format(const Record& record, const EventFormat& event, const TraceContext& ctx,
                           std::string& out) const {
   if (bprint) {
-    format_bprint(record, event, ctx, out);
+    print_bprint(record, event, ctx, out, bprint_cache, bprint_failed);
     return;
   }
   Eval ev{record.data, event, ctx, ctx.endian};
@@ -1767,84 +1938,6 @@ void PrintFmtImpl::raw_fields(const Record& record, const EventFormat& event, co
   }
 }
 
-// ------------------------------------------------------------------ bprint ----
-
-struct BArg {
-  bool is_string = false;
-  uint64_t num = 0;
-  std::string_view str;
-};
-
-// make_bprint_args: decodes the binary arguments vbin_printf packed, walking
-// the format the way libtraceevent does (including what it skips: `%-10s`,
-// `%c` and `%h...` take no argument there).
-size_t decode_bprint_args(std::string_view fmt, Bytes data, size_t pos, const TraceContext& ctx, BArg* args,
-                          size_t max_args) {
-  size_t n = 0;
-  auto add = [&](BArg a) {
-    if (n < max_args) args[n++] = a;
-  };
-  const char* p = fmt.data();
-  const char* end = p + fmt.size();
-  for (; pos < data.size() && p < end; ++p) {
-    if (*p != '%') continue;
-    int ls = 0;
-    for (;;) {
-      ++p;
-      if (p >= end) return n;
-      char c = *p;
-      if (c == 'l') { ls++; continue; }
-      if (c == 'L') { ls = 2; continue; }
-      if ((c >= '0' && c <= '9') || c == '.' || c == '#' || c == '+') continue;
-      if (c == 'z' || c == 'Z') { ls = 1; continue; }
-      bool is_string = false;
-      bool is_number = false;
-      if (c == 'p') {
-        ls = 1;
-        is_number = true;
-        if (p + 1 < end && c_isalnum(static_cast<unsigned char>(p[1]))) {
-          ++p;
-          char s = *p;
-          bool plain = s == 's' || s == 'S' || s == 'x' || ((s == 'f' || s == 'F') && (p + 1 >= end || p[1] != 'w'));
-          if (!plain && pos < data.size() && c_isprint(data[pos])) {
-            is_string = true;
-            is_number = false;
-          }
-        }
-      } else if (c == 'd' || c == 'u' || c == 'i' || c == 'x' || c == 'X' || c == 'o') {
-        is_number = true;
-      } else if (c == '*') {
-        is_number = true;
-      } else if (c == 's') {
-        is_string = true;
-      }
-      if (is_string) {
-        const char* s = reinterpret_cast<const char*>(data.data()) + pos;
-        size_t len = strnlen(s, data.size() - pos);
-        add(BArg{true, 0, std::string_view(s, len)});
-        pos += len + 1;
-        break;
-      }
-      if (is_number) {
-        size_t vsize;
-        if (c == '*') vsize = 4;
-        else if (ls == 0) vsize = 4;
-        else if (ls == 1) vsize = ctx.long_size;
-        else if (ls == 2) vsize = 8;
-        else vsize = static_cast<size_t>(ls);
-        // The kernel aligns every argument to 4 bytes (records start aligned).
-        pos = (pos + 3) & ~size_t(3);
-        uint64_t v = pos + vsize <= data.size() ? load_uint(data.data() + pos, vsize, ctx.endian) : 0;
-        pos += vsize;
-        add(BArg{false, v, {}});
-        if (c == '*') continue;  // the width; the conversion follows
-      }
-      break;
-    }
-  }
-  return n;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<PrintFmt>> PrintFmt::parse(std::string_view text, const EventFormat& event) {
@@ -1873,84 +1966,9 @@ Result<std::unique_ptr<PrintFmt>> PrintFmt::parse(std::string_view text, const E
 }
 
 void format_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx, std::string& out) {
-  const Field* fmt_field = event.field("fmt");
-  const Field* buf_field = event.field("buf");
-  const Field* ip_field = event.field("ip");
-  if (!fmt_field || !buf_field || !ip_field) return;
-  Bytes data = record.data;
-  uint64_t fmt_addr = fmt_field->read_uint(data, ctx.endian);
-  uint64_t ip = ip_field->read_uint(data, ctx.endian);
-
-  // The format: "%ps: " + the registered printk string.
-  thread_local std::unordered_map<uint64_t, std::pair<std::string, SegmentList>> cache;
-  thread_local const TraceContext* cache_owner = nullptr;
-  if (cache_owner != &ctx) {
-    cache.clear();
-    cache_owner = &ctx;
-  }
-  auto it = cache.find(fmt_addr);
-  if (it == cache.end()) {
-    std::string text;
-    if (auto s = ctx.printk_format(fmt_addr))
-      text = fmt::format("%ps: {}", *s);
-    else
-      text = fmt::format("%ps: (NO FORMAT FOUND at {:x})\n", fmt_addr);
-    SegmentList segs = build_segments(text, -1);
-    it = cache.emplace(fmt_addr, std::make_pair(std::move(text), std::move(segs))).first;
-  }
-  const std::string& text = it->second.first;
-  const SegmentList& segs = it->second.second;
-
-  constexpr size_t kMaxArgs = 64;
-  BArg args[kMaxArgs];
-  args[0] = BArg{false, ip, {}};
-  size_t nargs = 1 + decode_bprint_args(std::string_view(text).substr(5), data, buf_field->offset, ctx, args + 1,
-                                        kMaxArgs - 1);
-
-  Eval ev{data, event, ctx, ctx.endian};
-  Node scratch;  // stands in for an argument node (an atom or a binary string)
-  auto bind = [&](int idx) -> const Node* {
-    if (idx < 0 || static_cast<size_t>(idx) >= nargs) return nullptr;
-    const BArg& a = args[idx];
-    scratch = Node{};
-    if (a.is_string) {
-      scratch.kind = K::bstring;
-      scratch.text.assign(a.str);
-    } else {
-      scratch.kind = K::atom;
-      scratch.number = a.num;
-      scratch.text = std::to_string(static_cast<long long>(a.num));
-    }
-    return &scratch;
-  };
-  for (const Segment& s : segs.segs) {
-    if (s.type == SegType::text) {
-      out += s.format;
-      continue;
-    }
-    int len_arg = -1;
-    if (s.len_arg >= 0) {
-      const Node* l = bind(s.len_arg);
-      len_arg = l ? static_cast<int>(ev.num(l)) : 0;
-    }
-    const Node* a = bind(s.arg);
-    if (!a) continue;
-    switch (s.type) {
-      case SegType::digit: ev.number(out, s, len_arg, a->kind == K::atom ? a->number : 0); break;
-      case SegType::pointer: ev.pointer(out, s.format, s.len_arg >= 0 ? len_arg : 1, a); break;
-      case SegType::string: {
-        size_t start = out.size();
-        if (a->kind == K::bstring)
-          append_str(out, s.format, len_arg, a->text.c_str(), a->text.size());
-        else
-          ev.str(out, s.format, len_arg, a);
-        size_t nul = out.find('\0', start);
-        if (nul != std::string::npos) out.resize(nul);
-        break;
-      }
-      default: break;
-    }
-  }
+  BprintCache cache;
+  bool failed = false;
+  print_bprint(record, event, ctx, out, cache, failed);
 }
 
 void format_raw_fields(const Record& record, const EventFormat& event, const TraceContext& ctx,
