@@ -801,6 +801,11 @@ Result<std::vector<uint8_t>> compress_block(TraceDatCompression c, Bytes in, int
 }
 
 Result<std::vector<uint8_t>> decompress_block(TraceDatCompression c, Bytes in, size_t out_size) {
+  // Sizes come from the file: refuse absurd ones before allocating. trace-cmd's
+  // largest blocks are kallsyms sections (a few MB) and 10-sub-buffer chunks.
+  constexpr size_t kMaxBlock = size_t{256} << 20;
+  if (out_size > kMaxBlock)
+    return Error{fmt::format("uncompressed size {} exceeds the {} MiB limit", out_size, kMaxBlock >> 20)};
   std::vector<uint8_t> out(out_size);
   switch (c) {
     case TraceDatCompression::none:
