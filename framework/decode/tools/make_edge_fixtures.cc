@@ -732,6 +732,47 @@ std::vector<Output> edge_fixtures(const Inputs& k612, const Inputs& i386, const 
     out.push_back({"e12-strings", std::move(c), 7, Z::none});
   }
 
+  // e13: lost-event flags on sub-buffers whose first entry is not an event:
+  // a discarded event (count 55), an absolute stamp (count 66); then, for
+  // contrast, a stored count on an ordinary page (count 88).
+  {
+    auto c = base(k612, 4096, 1);
+    Gen g = gen(k612);
+    auto l = layout_of(c, 8);
+    std::vector<uint8_t> cpu0;
+    uint64_t t = 99'000'000'000;
+    {
+      SubBufferWriter p(l, t);
+      for (int k = 0; k < 5; ++k) must(p.event(k ? 800 : 0, g.any(0, k)));
+      append(cpu0, p.finish());
+    }
+    {
+      SubBufferWriter p(l, t += 1'000'000);
+      must(p.discarded(40, 24));
+      must(p.event(60, g.marker(kTasks[0], "first event after 55 lost, behind a discarded event\n")));
+      must(p.event(500, g.wakeup(kTasks[0], kTasks[1], 0)));
+      p.set_missed_events(uint64_t{55});
+      append(cpu0, p.finish());
+    }
+    {
+      SubBufferWriter p(l, t += 1'000'000);
+      must(p.time_stamp(t + 300));
+      must(p.event(0, g.marker(kTasks[1], "first event after 66 lost, behind an absolute stamp\n")));
+      must(p.event(500, g.wakeup(kTasks[1], kTasks[2], 0)));
+      p.set_missed_events(uint64_t{66});
+      append(cpu0, p.finish());
+    }
+    {
+      SubBufferWriter p(l, t += 1'000'000);
+      must(p.event(0, g.marker(kTasks[2], "first event after 88 lost\n")));
+      must(p.event(500, g.wakeup(kTasks[2], kTasks[0], 0)));
+      p.set_missed_events(uint64_t{88});
+      append(cpu0, p.finish());
+    }
+    add_cpu(c.buffers[0], 0, std::move(cpu0));
+    out.push_back({"e13-missed-behind-non-events", std::move(c), 7, Z::none});
+  }
+
   // e11: one trace in every version and compression; CPU 0 spans several
   // 10-page compression chunks.
   {
