@@ -45,7 +45,7 @@ std::string read_zstd(const fs::path& path) {
 const std::set<std::string> kPluginEvents = {
     "sched_switch", "sched_wakeup", "sched_wakeup_new", "function", "funcgraph_entry", "funcgraph_exit",
     "kmalloc", "kmalloc_node", "kfree", "kmem_cache_alloc", "kmem_cache_alloc_node", "kmem_cache_free",
-    "hrtimer_start", "hrtimer_expire_entry", "timer_expire_entry", "timer_start", "kvm_exit", "kvm_emulate_insn",
+    "hrtimer_start", "hrtimer_expire_entry", "kvm_exit", "kvm_emulate_insn",
     "kvm_nested_vmexit", "kvm_nested_vmexit_inject", "kvm_mmu_get_page", "kvm_mmu_sync_page",
     "kvm_mmu_unsync_page", "kvm_mmu_zap_page", "kvm_mmu_prepare_zap_page", "mac80211", "mac80211_rx",
 };

@@ -1,0 +1,417 @@
+// PrintFmt on records built by hand from real format files (captured from the
+// recorded fixtures with `trace-cmd dump --events/--ftrace`, kept in
+// testdata/formats). Expected texts are what Debian's `trace-cmd report`
+// printed for the same field values in the fixtures' reports, or, for the
+// marked quirks, what Debian's libtraceevent 1.7.1 prints for the inputs the
+// test writes.
+#include "framework/decode/print_fmt.h"
+
+#include <atomic>
+#include <memory>
+#include <cstdlib>
+#include <fstream>
+#include <new>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "framework/decode/trace_context.h"
+
+// Counts heap allocations so a test can show format() makes none per record.
+namespace {
+std::atomic<long> g_allocations{0};
+}  // namespace
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
+namespace tracebed {
+namespace {
+
+std::string testdata(const std::string& name) {
+  std::ifstream in(std::string(TRACEBED_SOURCE_DIR) + "/framework/decode/testdata/formats/" + name);
+  EXPECT_TRUE(in.good()) << "missing testdata " << name;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A record laid out by the event's own field offsets.
+class RecordBuilder {
+ public:
+  explicit RecordBuilder(const EventFormat& ev) : ev_(ev) {
+    size_t end = 0;
+    for (const Field& f : ev.fields) end = std::max<size_t>(end, f.offset + f.size);
+    bytes_.assign(end, 0);
+    set("common_type", ev.id);
+  }
+  RecordBuilder& set(std::string_view name, uint64_t v) {
+    const Field* f = field(name);
+    for (uint32_t i = 0; i < f->size && i < 8; ++i) bytes_[f->offset + i] = static_cast<uint8_t>(v >> (8 * i));
+    return *this;
+  }
+  RecordBuilder& text(std::string_view name, std::string_view s) {  // static char array
+    const Field* f = field(name);
+    for (size_t i = 0; i < s.size() && i < f->size; ++i) bytes_[f->offset + i] = static_cast<uint8_t>(s[i]);
+    return *this;
+  }
+  RecordBuilder& dynamic(std::string_view name, std::string_view payload) {  // __data_loc / __rel_loc
+    const Field* f = field(name);
+    uint32_t off = static_cast<uint32_t>(bytes_.size());
+    bytes_.insert(bytes_.end(), payload.begin(), payload.end());
+    uint32_t loc_off = f->has(kFieldRelLoc) ? off - (f->offset + f->size) : off;
+    uint32_t loc = static_cast<uint32_t>(payload.size()) << 16 | loc_off;
+    for (int i = 0; i < 4; ++i) bytes_[f->offset + i] = static_cast<uint8_t>(loc >> (8 * i));
+    return *this;
+  }
+  RecordBuilder& append(const std::vector<uint8_t>& tail) {
+    bytes_.insert(bytes_.end(), tail.begin(), tail.end());
+    return *this;
+  }
+  Record record() {
+    while (bytes_.size() % 4) bytes_.push_back(0);  // ring-buffer events are 4-byte aligned
+    Record r;
+    r.data = Bytes(bytes_.data(), bytes_.size());
+    return r;
+  }
+
+ private:
+  const Field* field(std::string_view name) {
+    const Field* f = ev_.field(name);
+    EXPECT_NE(f, nullptr) << "no field " << name;
+    static Field none;
+    return f ? f : &none;
+  }
+  const EventFormat& ev_;
+  std::vector<uint8_t> bytes_;
+};
+
+class PrintFmtTest : public testing::Test {
+ protected:
+  const EventFormat& load(const std::string& file, std::string_view system = "test") {
+    Status st = ctx_.add_event_format(system, testdata(file), file);
+    EXPECT_TRUE(st.ok()) << st.error().message;
+    const EventFormat& ev = *ctx_.events().back();
+    EXPECT_TRUE(ev.printer) << ev.print_fmt_error;
+    return ev;
+  }
+  std::string print(const EventFormat& ev, RecordBuilder& rb) {
+    Record r = rb.record();
+    std::string out;
+    if (ev.printer) ev.printer->format(r, ev, ctx_, out);
+    return out;
+  }
+  std::string raw(const EventFormat& ev, RecordBuilder& rb) {
+    Record r = rb.record();
+    std::string out;
+    format_raw_fields(r, ev, ctx_, out);
+    return out;
+  }
+  uint64_t sym(std::string_view name) {
+    auto a = ctx_.symbol_address(name);
+    EXPECT_TRUE(a.has_value()) << name;
+    return a.value_or(0);
+  }
+  TraceContext ctx_;
+};
+
+TEST_F(PrintFmtTest, SchedWakingMatchesReport) {
+  const EventFormat& ev = load("sched_waking-6.12.format");
+  RecordBuilder rb(ev);
+  rb.text("comm", "rcu_preempt").set("pid", 18).set("prio", 120).set("target_cpu", 0);
+  EXPECT_EQ(print(ev, rb), "comm=rcu_preempt pid=18 prio=120 target_cpu=000");
+  EXPECT_EQ(raw(ev, rb), " comm=rcu_preempt pid=18 prio=120 target_cpu=000");
+}
+
+TEST_F(PrintFmtTest, PrintSymbolic) {
+  const EventFormat& ev = load("softirq_entry-6.12.format");
+  RecordBuilder rb(ev);
+  EXPECT_EQ(print(ev, rb.set("vec", 7)), "vec=7 [action=SCHED]");
+  EXPECT_EQ(print(ev, rb.set("vec", 9)), "vec=9 [action=RCU]");
+  // No symbol: libtraceevent prints the value in hex.
+  EXPECT_EQ(print(ev, rb.set("vec", 12)), "vec=12 [action=0xc]");
+  EXPECT_EQ(raw(ev, rb.set("vec", 7)), " vec=7");
+}
+
+TEST_F(PrintFmtTest, SyscallEnterAndExit) {
+  const EventFormat& enter = load("sys_enter_openat-6.12.format");
+  RecordBuilder rb(enter);
+  // The kernel stores the int -100 zero-extended in its unsigned long slot.
+  rb.set("dfd", 0xffffff9c).set("filename", 0x7ffdac230f98).set("flags", 0x80000).set("mode", 0);
+  EXPECT_EQ(print(enter, rb), "dfd: 0xffffff9c, filename: 0x7ffdac230f98, flags: 0x00080000, mode: 0x00000000");
+  const EventFormat& exit = load("sys_exit_openat-6.12.format");
+  RecordBuilder rx(exit);
+  EXPECT_EQ(print(exit, rx.set("ret", 3)), "0x3");
+  EXPECT_EQ(print(exit, rx.set("ret", static_cast<uint64_t>(-2))), "0xfffffffffffffffe");
+}
+
+TEST_F(PrintFmtTest, TimerStartKeepsLibtraceeventOperatorRotation) {
+  // `REC->flags & (M | D | P | I)` evaluates as `((flags & M) | D) | ...` in
+  // libtraceevent, which is why trace-cmd shows flags=D|P|I for 0x2800000.
+  ctx_.parse_kallsyms(testdata("kallsyms-6.12.txt"));
+  const EventFormat& ev = load("timer_start-6.12.format");
+  RecordBuilder rb(ev);
+  rb.set("timer", 0xff463a2f8009be10).set("function", sym("process_timeout")).set("expires", 4294894089);
+  rb.set("bucket_expiry", 4294894090).set("now", 0xfffee208).set("flags", 41943040);
+  EXPECT_EQ(print(ev, rb),
+            "timer=0xff463a2f8009be10 function=process_timeout expires=4294894089 [timeout=1] "
+            "bucket_expiry=4294894090 cpu=0 idx=10 flags=D|P|I");
+  EXPECT_EQ(raw(ev, rb),
+            " timer=0xff463a2f8009be10 function=process_timeout expires=4294894089 bucket_expiry=4294894090 "
+            "now=0xfffee208 flags=41943040");
+}
+
+TEST_F(PrintFmtTest, KmallocFlagsSymbolOffsetsAndNil) {
+  ctx_.parse_kallsyms(testdata("kallsyms-6.1.txt"));
+  const EventFormat& ev = load("kmalloc-6.1.format");
+  RecordBuilder rb(ev);
+  rb.set("call_site", sym("alloc_bprm") + 0x32).set("ptr", 0xff44c1bf81b0ce00).set("bytes_req", 416);
+  rb.set("bytes_alloc", 512).set("gfp_flags", 0xdc0).set("node", static_cast<uint32_t>(-1));
+  EXPECT_EQ(print(ev, rb),
+            "call_site=alloc_bprm+0x32 ptr=0xff44c1bf81b0ce00 bytes_req=416 bytes_alloc=512 "
+            "gfp_flags=GFP_KERNEL|__GFP_ZERO node=-1 accounted=false");
+  EXPECT_EQ(raw(ev, rb),
+            " call_site=alloc_bprm+0x32 ptr=0xff44c1bf81b0ce00 bytes_req=416 bytes_alloc=512 gfp_flags=0xdc0 "
+            "node=-1");
+  const EventFormat& kfree = load("kfree-6.1.format");
+  RecordBuilder rf(kfree);
+  rf.set("call_site", sym("free_bprm") + 0x8f).set("ptr", 0);
+  EXPECT_EQ(print(kfree, rf), "call_site=free_bprm+0x8f ptr=(nil)");
+}
+
+TEST_F(PrintFmtTest, KprobeWithDataLocString) {
+  const EventFormat& ev = load("kprobe_myopen-5.10.format");
+  RecordBuilder rb(ev);
+  rb.set("__probe_ip", 0xffffffff898c3470).set("dfd", 0xffffff9c).dynamic("path", std::string("/work.sh\0", 9));
+  EXPECT_EQ(print(ev, rb), "(ffffffff898c3470) dfd=0xffffff9c path=\"/work.sh\"");
+  EXPECT_EQ(raw(ev, rb), " __probe_ip=ffffffff898c3470 dfd=0xffffff9c path=/work.sh");
+}
+
+TEST_F(PrintFmtTest, ZeroLengthDynamicStringPrintsNothing) {
+  const EventFormat& ev = load("kprobe_myopen-5.10.format");
+  RecordBuilder rb(ev);
+  rb.set("__probe_ip", 0xffffffff898c3470).set("dfd", 3).dynamic("path", "");
+  EXPECT_EQ(print(ev, rb), "(ffffffff898c3470) dfd=0x3 path=\"\"");
+}
+
+TEST_F(PrintFmtTest, UserEventWithRelLocAndUnsizedCharArray) {
+  const EventFormat& ev = load("user_event_tb_sample-7.2.format");
+  RecordBuilder rb(ev);
+  rb.set("id", 0).set("delta", 5).text("tag", "t0").dynamic("msg", std::string("payload number 0\0", 17));
+  EXPECT_EQ(print(ev, rb), "id=0 delta=5 tag=t0 msg=payload number 0");
+  RecordBuilder r1(ev);
+  r1.set("id", 1).set("delta", static_cast<uint64_t>(-32)).text("tag", "t1").dynamic("msg", std::string("payload number 1\0", 17));
+  EXPECT_EQ(print(ev, r1), "id=1 delta=-32 tag=t1 msg=payload number 1");
+  EXPECT_EQ(raw(ev, r1), " id=1 delta=-32 tag=t1 msg=payload number 1");
+}
+
+TEST_F(PrintFmtTest, SyntheticEvent) {
+  const EventFormat& ev = load("synthetic_wakeup_lat-7.2.format");
+  RecordBuilder rb(ev);
+  rb.dynamic("name", std::string("rcu_preempt\0", 12)).set("pid", 13).set("latency", 202);
+  EXPECT_EQ(print(ev, rb), "name=rcu_preempt pid=13 latency=202");
+}
+
+TEST_F(PrintFmtTest, FtracePrintAndFunction) {
+  ctx_.parse_kallsyms(testdata("kallsyms-6.12.txt"));
+  const EventFormat& print_ev = load("ftrace_print-6.12.format", "ftrace");
+  RecordBuilder rb(print_ev);
+  rb.set("ip", sym("tracing_mark_write")).append({'m', 'a', 'r', 'k', 'e', 'r', ' ', '0', '\n', 0});
+  // trace-cmd's report then drops the trailing newline.
+  EXPECT_EQ(print(print_ev, rb), "tracing_mark_write: marker 0\n");
+  EXPECT_EQ(raw(print_ev, rb), " ip=tracing_mark_write buf=marker 0\n");
+
+  const EventFormat& fn = load("ftrace_function-6.12.format", "ftrace");
+  RecordBuilder rf(fn);
+  rf.set("ip", sym("tracing_mark_write") + 4).set("parent_ip", 0x1234);
+  EXPECT_EQ(print(fn, rf), " tracing_mark_write <-- 0x1234");
+}
+
+TEST_F(PrintFmtTest, KernelStackIndexesArrays) {
+  ctx_.parse_kallsyms(testdata("kallsyms-6.12.txt"));
+  const EventFormat& ev = load("ftrace_kernel_stack-6.12.format", "ftrace");
+  RecordBuilder rb(ev);
+  rb.set("size", 2);
+  Record r = rb.record();
+  std::vector<uint8_t> bytes(r.data.begin(), r.data.end());
+  uint64_t callers[2] = {sym("process_timeout") + 8, sym("tracing_mark_write")};
+  for (int i = 0; i < 2; ++i)
+    for (int b = 0; b < 8; ++b) bytes[ev.field("caller")->offset + 8 * i + b] = static_cast<uint8_t>(callers[i] >> (8 * b));
+  r.data = Bytes(bytes.data(), bytes.size());
+  std::string out;
+  ev.printer->format(r, ev, ctx_, out);
+  EXPECT_EQ(out, "\t=> process_timeout\n\t=> tracing_mark_write\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n");
+}
+
+TEST_F(PrintFmtTest, BputsResolvesPrintkStrings) {
+  ctx_.parse_kallsyms(testdata("kallsyms-6.12.txt"));
+  ctx_.parse_printk_formats(testdata("printk_formats-6.12.txt"));
+  const EventFormat& ev = load("ftrace_bputs-6.12.format", "ftrace");
+  RecordBuilder rb(ev);
+  rb.set("ip", sym("tracing_mark_write")).set("str", 0xffffffff9a27f777);
+  EXPECT_EQ(print(ev, rb), "tracing_mark_write: thaw_processes");
+  // Unknown pointer: bare hex, as libtraceevent prints it.
+  EXPECT_EQ(print(ev, rb.set("str", 0xffffffff9a000000)), "tracing_mark_write: ffffffff9a000000");
+}
+
+std::vector<uint8_t> le(uint64_t v, int n) {
+  std::vector<uint8_t> out;
+  for (int i = 0; i < n; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  return out;
+}
+
+TEST_F(PrintFmtTest, BprintUnpacksVbinArguments) {
+  ctx_.parse_kallsyms(testdata("kallsyms-6.12.txt"));
+  ctx_.parse_printk_formats("0xffff000000000001 : \"a=%d b=%s c=%lu d=%llx\\n\"\n");
+  const EventFormat& ev = load("ftrace_bprint-6.12.format", "ftrace");
+  // vbin_printf packing: 4-byte aligned numbers, strings inline with their NUL.
+  std::vector<uint8_t> buf = le(5, 4);
+  for (char c : std::string("hi")) buf.push_back(static_cast<uint8_t>(c));
+  buf.insert(buf.end(), {0, 0});  // NUL + padding to 4
+  for (auto& b : le(7, 8)) buf.push_back(b);
+  for (auto& b : le(0xff, 8)) buf.push_back(b);
+  RecordBuilder rb(ev);
+  rb.set("ip", sym("tracing_mark_write")).set("fmt", 0xffff000000000001).append(buf);
+  EXPECT_EQ(print(ev, rb), "tracing_mark_write: a=5 b=hi c=7 d=ff");
+
+  RecordBuilder missing(ev);
+  missing.set("ip", sym("tracing_mark_write")).set("fmt", 0xffff000000000099).append(le(0x1234, 8));
+  std::string out;
+  format_bprint(missing.record(), ev, ctx_, out);
+  EXPECT_EQ(out, "tracing_mark_write: (NO FORMAT FOUND at ffff000000000099)\n");
+}
+
+// Inputs written by the test; expected strings are what Debian's
+// libtraceevent 1.7.1 prints for them (its quirks are trace-cmd's output).
+class QuirkTest : public PrintFmtTest {
+ protected:
+  std::string eval(const std::string& print_fmt, uint32_t a = 7, uint32_t b = 3) {
+    std::string text =
+        "name: x\nID: 1\nformat:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+        "\tfield:int a;\toffset:4;\tsize:4;\tsigned:1;\n"
+        "\tfield:int b;\toffset:8;\tsize:4;\tsigned:1;\n"
+        "\tfield:char c[4];\toffset:12;\tsize:4;\tsigned:1;\n\n"
+        "print fmt: " + print_fmt + "\n";
+    auto ev = parse_event_format(text, "test", "quirk");
+    EXPECT_TRUE(ev.ok());
+    if (!ev.ok()) return "<no event>";
+    if (!(*ev)->printer) return "<failed: " + (*ev)->print_fmt_error + ">";
+    RecordBuilder rb(**ev);
+    rb.set("a", a).set("b", b).text("c", "ABC");
+    Record r = rb.record();
+    std::string out;
+    (*ev)->printer->format(r, **ev, ctx_, out);
+    return out;
+  }
+};
+
+TEST_F(QuirkTest, Arithmetic) {
+  EXPECT_EQ(eval("\"%d\", REC->a / 2"), "3");
+  EXPECT_EQ(eval("\"%d\", REC->a * (REC->b + 1)"), "22");  // rotated to (a * b) + 1
+  EXPECT_EQ(eval("\"%d %d\", REC->a ^ 3, 5"), "0 5");       // '^' evaluates to 0
+  EXPECT_EQ(eval("\"%d\", -REC->a + 1"), "-6");
+  EXPECT_EQ(eval("\"%d\", !REC->a == 0"), "1");
+  EXPECT_EQ(eval("\"%d\", REC->a ? 1 : 2 + 10"), "11");
+  EXPECT_EQ(eval("\"%d\", (int)REC->a * 2"), "14");
+  EXPECT_EQ(eval("\"%d\", REC->a + REC->c[1]"), "73");
+  EXPECT_EQ(eval("\"%x\", REC->c[1]"), "42");
+}
+
+TEST_F(QuirkTest, RecForms) {
+  EXPECT_EQ(eval("\"%d\", (REC->a)"), "7");
+  EXPECT_EQ(eval("\"%d\", (REC)->a"), "7");
+}
+
+TEST_F(QuirkTest, ConversionsLibtraceeventDoesNotKnow) {
+  EXPECT_EQ(eval("\"%c|%d\", REC->a, REC->b"), ">c<|7");  // %c binds nothing
+  EXPECT_EQ(eval("\"%#x %+d % d %hhd\", REC->a, REC->a, REC->a, REC->a"), "0x7 >+<d > <d 7");
+  EXPECT_EQ(eval("\"%d\", 'A'"), "0");  // a character constant is text, 0 as a number
+  EXPECT_EQ(eval("\"%p\", REC->a"), "0x7");
+}
+
+TEST_F(QuirkTest, StringsWidthPrecision) {
+  EXPECT_EQ(eval("\"%s\", REC->c"), "ABC");
+  EXPECT_EQ(eval("\"%-5s|\", REC->c"), "ABC  |");
+  EXPECT_EQ(eval("\"%.2s|\", REC->c"), "AB|");
+  EXPECT_EQ(eval("\"%*d|\", REC->b, REC->a"), "  7|");
+  EXPECT_EQ(eval("\"%s\", REC->a ? \"x\" : \"y\""), "x");
+  EXPECT_EQ(eval("\"%d %d\", 1 ? 2 : 3, 4"), "2 4");
+}
+
+TEST_F(QuirkTest, Sizeof) {
+  EXPECT_EQ(eval("\"%d\", sizeof(int)"), "4");
+  EXPECT_EQ(eval("\"%d\", sizeof(long)"), "8");
+  EXPECT_EQ(eval("\"%d\", sizeof(unsigned int)"), "4");
+  EXPECT_EQ(eval("\"%d\", sizeof(REC->a)"), "4");
+  // 1.7.1 does not know sizeof(u32): the event fails to parse.
+  EXPECT_EQ(eval("\"%d\", sizeof(u32)").substr(0, 9), "<failed: ");
+}
+
+TEST_F(PrintFmtTest, ParseFailuresKeepTheReason) {
+  Status st = ctx_.add_event_format("dma", testdata("dma_free_sgt-7.2.format"), "dma_free_sgt");
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  const EventFormat& ev = *ctx_.events().back();
+  EXPECT_FALSE(ev.printer);
+  EXPECT_NE(ev.print_fmt_error.find("sizeof"), std::string::npos) << ev.print_fmt_error;
+  auto unknown = parse_event_format(
+      "name: y\nID: 2\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+      "\tfield:int a;\toffset:4;\tsize:4;\tsigned:1;\n\nprint fmt: \"%d\", frobnicate(REC->a)\n",
+      "test", "unknown");
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_NE((*unknown)->print_fmt_error.find("function frobnicate not defined"), std::string::npos);
+  // -R output still works for such events.
+  RecordBuilder rb(**unknown);
+  rb.set("a", static_cast<uint32_t>(-5));
+  Record r = rb.record();
+  std::string out;
+  format_raw_fields(r, **unknown, ctx_, out);
+  EXPECT_EQ(out, " a=-5");
+}
+
+TEST_F(PrintFmtTest, TcpFlagsPrintLikeLibtraceevent) {
+  // %c prints ">c<" and binds no argument, so the later %u's take the flag
+  // characters, which evaluate to 0.
+  const EventFormat& ev = load("tcp_ao_mismatch-7.2.format");
+  RecordBuilder rb(ev);
+  rb.set("family", 2).set("fin", 1).set("keyid", 9).set("rnext", 8).set("maclen", 12);
+  std::string out = print(ev, rb);
+  EXPECT_NE(out.find("[>c<>c<>c<>c<>c<] keyid=0 rnext=0 maclen=0"), std::string::npos) << out;
+}
+
+TEST_F(PrintFmtTest, FormatDoesNotAllocatePerRecord) {
+  ctx_.parse_kallsyms(testdata("kallsyms-6.1.txt"));
+  const EventFormat& waking = load("sched_waking-6.12.format");
+  const EventFormat& kmalloc = load("kmalloc-6.1.format");
+  const EventFormat& myopen = load("kprobe_myopen-5.10.format");
+  RecordBuilder rw(waking), rk(kmalloc), ro(myopen);
+  rw.text("comm", "rcu_preempt").set("pid", 18).set("prio", 120);
+  rk.set("call_site", sym("alloc_bprm") + 0x32).set("gfp_flags", 0xdc0).set("ptr", 0);
+  ro.dynamic("path", std::string("/work.sh\0", 9));
+  Record records[3] = {rw.record(), rk.record(), ro.record()};
+  const EventFormat* events[3] = {&waking, &kmalloc, &myopen};
+  std::string out;
+  out.reserve(4096);
+  for (int i = 0; i < 3; ++i) events[i]->printer->format(records[i], *events[i], ctx_, out);  // warm up
+  long before = g_allocations.load();
+  auto probe = std::make_unique<std::string>(100, 'x');  // the counter does count
+  ASSERT_GT(g_allocations.load(), before);
+  before = g_allocations.load();
+  for (int n = 0; n < 1000; ++n) {
+    for (int i = 0; i < 3; ++i) {
+      out.clear();
+      events[i]->printer->format(records[i], *events[i], ctx_, out);
+    }
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0);
+}
+
+}  // namespace
+}  // namespace tracebed
