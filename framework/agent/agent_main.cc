@@ -277,7 +277,9 @@ bool op_read_file(const FrameHeader& req, Decoder& d) {
   auto offset = d.u64("offset");
   auto max = d.u32("max");
   if (!path || !offset || !max || !d.finish()) return reply_errno(req, EPROTO);
-  int fd = open(std::string(*path).c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: trace_pipe and friends block when empty; a read returns
+  // what is there now (regular files ignore the flag).
+  int fd = open(std::string(*path).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return reply_errno(req, errno);
   uint32_t limit = std::min<uint32_t>(*max, kMaxPayload - 64);
   std::string data;
@@ -295,7 +297,7 @@ bool op_read_file(const FrameHeader& req, Decoder& d) {
     if (r > 0) data.append(buf, static_cast<size_t>(r));
     else if (r < 0 && errno == EINTR) continue;
     else {
-      if (r < 0) err = errno;
+      if (r < 0 && errno != EAGAIN) err = errno;
       break;
     }
   }

@@ -98,14 +98,21 @@ Result<Client::Reply> Client::receive(uint32_t id, Op op, Clock::time_point dead
 }
 
 Result<Client::Reply> Client::call(Op op, const Encoder& request, std::chrono::milliseconds timeout) {
+  if (broken_)
+    return Error{fmt::format("agent {}: connection unusable after an earlier failure: {}", op_name(uint16_t(op)),
+                             first_error_)};
   uint32_t id = next_id_++;
   Status sent = send(op, id, request);
   if (!sent) {
     broken_ = true;
+    first_error_ = sent.error().message;
     return sent.error();
   }
   auto reply = receive(id, op, Clock::now() + timeout);
-  if (!reply) broken_ = true;
+  if (!reply) {
+    broken_ = true;
+    first_error_ = reply.error().message;
+  }
   return reply;
 }
 
@@ -280,6 +287,7 @@ Result<uint64_t> Client::stream_pages(const std::string& tracing_dir, const std:
   e.str(tracing_dir).strs(cpu_names).u32(page_size).u32(static_cast<uint32_t>(duration.count())).u64(max_bytes);
   uint32_t id = next_id_++;
   broken_ = true;  // until the final frame arrives
+  first_error_ = "an earlier stream_pages did not finish";
   TRACEBED_TRY(send(Op::stream_pages, id, e));
   auto deadline = Clock::now() + duration + default_timeout;
   uint64_t received = 0;

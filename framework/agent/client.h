@@ -97,7 +97,7 @@ class Client {
   std::chrono::milliseconds default_timeout{120000};
 
   // True once a call failed in transport (timeout, closed, garbled frame):
-  // the agent's state is unknown and the connection must not be reused.
+  // the agent's state is unknown; later calls fail at once with that error.
   bool broken() const { return broken_; }
 
  private:
@@ -114,6 +114,7 @@ class Client {
   Watchdog watchdog_;
   uint32_t next_id_ = 1;
   bool broken_ = false;
+  std::string first_error_;
 };
 
 }  // namespace tracebed::agent

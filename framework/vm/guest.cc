@@ -269,6 +269,13 @@ std::string Guest::qemu_log_tail() {
 
 bool Guest::alive() {
   if (exited_ || qemu_pid_ < 0) return false;
+  // An agent that stopped answering leaves a guest nobody can use: end it,
+  // so a test harness boots a fresh one instead of waiting on it again.
+  if (client_ && client_->broken()) {
+    keep_dir_ = true;
+    kill();
+    return false;
+  }
   int status = 0;
   if (waitpid(qemu_pid_, &status, WNOHANG) == qemu_pid_) {
     exited_ = true;
