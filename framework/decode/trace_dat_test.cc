@@ -409,6 +409,64 @@ TEST(TraceDat, TimeOptionsMatchTraceCmd) {
   fs::remove_all(dir);
 }
 
+// Memory must not grow with the file: a 48 MiB trace (CPU 0's real pages of
+// s3 repeated) streams with a flat resident set.
+uint64_t rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.starts_with("VmRSS:")) return std::stoull(line.substr(6));
+  return 0;
+}
+
+TEST(TraceDat, StreamingMemoryIsFlat) {
+  TraceDatWriteOptions format;
+  auto contents = read_trace_dat_contents_file(kDir + "s3-k5.10-v7none-kprobes-marker.dat", &format);
+  ASSERT_TRUE(contents.ok()) << contents.error().message;
+  ASSERT_FALSE(contents->buffers.empty());
+  auto& cpus = contents->buffers[0].cpus;
+  ASSERT_FALSE(cpus.empty());
+  const std::vector<uint8_t> pages = cpus[0].pages;
+  size_t per_copy = 0;
+  {
+    auto dat = TraceDat::open(kDir + "s3-k5.10-v7none-kprobes-marker.dat");
+    ASSERT_TRUE(dat.ok());
+    per_copy = read_all(**dat, std::set<int>{cpus[0].cpu}).size();
+  }
+  const size_t copies = (48u << 20) / pages.size();
+  cpus.resize(1);
+  cpus[0].pages.clear();
+  cpus[0].pages.reserve(copies * pages.size());
+  for (size_t i = 0; i < copies; ++i) cpus[0].pages.insert(cpus[0].pages.end(), pages.begin(), pages.end());
+  const fs::path dir = fs::temp_directory_path() / ("tracebed_memory_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (auto codec : {TraceDatCompression::none, TraceDatCompression::zstd}) {
+    SCOPED_TRACE(static_cast<int>(codec));
+    format.version = 7;
+    format.compression = codec;
+    const std::string path = (dir / "big.dat").string();
+    ASSERT_TRUE(write_trace_dat_file(path, *contents, format).ok());
+    auto dat = TraceDat::open(path);
+    ASSERT_TRUE(dat.ok()) << dat.error().message;
+    const uint64_t before = rss_kib();
+    auto stream = (*dat)->events();
+    ASSERT_TRUE(stream.ok());
+    Record r;
+    size_t n = 0;
+    uint64_t peak = before;
+    for (;;) {
+      auto more = (*stream)->next(r);
+      ASSERT_TRUE(more.ok()) << more.error().message;
+      if (!*more) break;
+      if (++n % 65536 == 0) peak = std::max(peak, rss_kib());
+    }
+    EXPECT_EQ(n, per_copy * copies);
+    EXPECT_LT(peak - before, 8u * 1024) << "resident set grew by " << (peak - before) << " KiB";
+  }
+  contents->buffers.clear();
+  fs::remove_all(dir);
+}
+
 // fixtures/corrupt: what each file breaks is in fixtures/README.md; the
 // offsets below were checked against `trace-cmd dump` of the edge/e11 files
 // they were cut from (e.g. EVENT FORMATS @ 12303 = 0x300f, CPU 0 at 0x2000).
