@@ -171,6 +171,7 @@ struct Node {
   bool has_delim = false;
   std::unique_ptr<Node> left, right, third;
   std::vector<FlagSym> syms;
+  std::vector<std::unique_ptr<Node>> args;  // arguments of a helper function
   // Atoms: strtoull of the text; a non-numeric atom in a numeric context is
   // looked up once as a kernel symbol (libtraceevent test_for_symbol).
   uint64_t number = 0;
@@ -452,6 +453,41 @@ SegmentList build_segments(const std::string& fmt, int nargs) {
     out.segs.push_back({SegType::text, std::move(text), -1, -1, 0});
   }
   return out;
+}
+
+// Helper functions libtraceevent's plugins register and trace-cmd report
+// loads (plugin_jbd2.c, plugin_xen.c): print fmts that call them parse.
+struct HelperFunction {
+  std::string_view name;
+  int nr_args;
+};
+constexpr HelperFunction kHelpers[] = {
+    {"jiffies_to_msecs", 1},
+    {"jbd2_dev_to_name", 1},
+    {"xen_hypercall_name", 1},
+};
+
+const HelperFunction* find_helper(std::string_view name) {
+  for (const HelperFunction& h : kHelpers)
+    if (h.name == name) return &h;
+  return nullptr;
+}
+
+// plugin_xen.c's names, indexed by __HYPERVISOR_* number.
+std::string_view xen_hypercall_name(uint64_t op) {
+  static constexpr std::string_view kNames[] = {
+      "(set_trap_table)", "(mmu_update)", "(set_gdt)", "(stack_switch)", "(set_callbacks)",
+      "(fpu_taskswitch)", "(sched_op_compat)", "(dom0_op)", "(set_debugreg)", "(get_debugreg)",
+      "(update_descriptor)", "", "(memory_op)", "(multicall)", "(update_va_mapping)",
+      "(set_timer_op)", "(event_channel_op_compat)", "(xen_version)", "(console_io)", "(physdev_op_compat)",
+      "(grant_table_op)", "(vm_assist)", "(update_va_mapping_otherdomain)", "(iret)", "(vcpu_op)",
+      "(set_segment_base)", "(mmuext_op)", "(acm_op)", "(nmi_op)", "(sched_op)",
+      "(callback_op)", "(xenoprof_op)", "(event_channel_op)", "(physdev_op)", "(hvm_op)",
+      "", "", "", "", "", "", "", "", "", "", "", "", "",
+      "(arch_0)", "(arch_1)", "(arch_2)", "(arch_3)", "(arch_4)", "(arch_5)", "(arch_6)", "(arch_7)",
+  };
+  uint32_t i = static_cast<uint32_t>(op);
+  return i < std::size(kNames) ? kNames[i] : std::string_view();
 }
 
 // ---------------------------------------------------------------- parser ----
@@ -909,6 +945,20 @@ class Parser {
       return lex_.read_item(tok);
     }
     if (name == "sizeof") return process_sizeof(arg, tok);
+    if (const HelperFunction* h = find_helper(name)) {
+      // process_func_handler: each argument is one operand (no operators).
+      arg->kind = K::func;
+      arg->text = name;
+      for (int i = 0; i < h->nr_args; ++i) {
+        auto farg = std::make_unique<Node>();
+        Tok t = process_arg(farg.get(), tok);
+        std::string_view want = i < h->nr_args - 1 ? "," : ")";
+        if (t != Tok::delim || tok != want)
+          return err(fmt::format("function '{}()' expects {} arguments", name, h->nr_args));
+        arg->args.push_back(std::move(farg));
+      }
+      return lex_.read(tok);
+    }
     return err(fmt::format("function {} not defined", name));
   }
 
@@ -1062,6 +1112,28 @@ struct Eval {
     return n->symbol_value;
   }
 
+  // A plugin helper: prints into `out` when given, returns its value.
+  uint64_t call(const Node* a, std::string* out) const {
+    uint64_t v = a->args.empty() ? 0 : num(a->args[0].get());
+    thread_local std::string sink;
+    std::string& o = out ? *out : sink;
+    if (!out) sink.clear();
+    if (a->text == "jiffies_to_msecs") {
+      appendf(o, "%lld", static_cast<long long>(v));
+      return v;
+    }
+    if (a->text == "jbd2_dev_to_name") {
+      uint32_t dev = static_cast<uint32_t>(v);
+      appendf(o, "%d:%d", static_cast<int>(dev >> 20), static_cast<int>(dev & ((1u << 20) - 1)));
+      return 0;
+    }
+    if (a->text == "xen_hypercall_name") {
+      o.append(xen_hypercall_name(v));
+      return 0;
+    }
+    return 0;
+  }
+
   uint64_t num(const Node* a) const {
     switch (a->kind) {
       case K::null: return 0;
@@ -1085,6 +1157,7 @@ struct Eval {
         return off;
       }
       case K::op: return num_op(a);
+      case K::func: return call(a, nullptr);
       default: return 0;
     }
   }
@@ -1287,6 +1360,9 @@ struct Eval {
           str(out, format, len_arg, a->right->left.get());
         else
           str(out, format, len_arg, a->right->right.get());
+        return;
+      case K::func:
+        call(a, &out);  // the helper prints; the conversion's width is not used
         return;
       default:
         return;  // casts, dynamic arrays, ... print nothing as a string
