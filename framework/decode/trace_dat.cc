@@ -340,6 +340,7 @@ class TraceDatImpl final : public TraceDat {
   const std::vector<TraceDatBuffer>& buffers() const override { return buffers_; }
   const std::string& uname() const override { return opts_.uname; }
   int64_t ts_offset() const override { return opts_.ts_offset; }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
 
   Result<std::unique_ptr<EventStream>> events(std::optional<std::set<int>> cpus) override {
     if (!buffers_.empty() && buffers_[0].latency && spans_[0].empty())

@@ -71,6 +71,9 @@ class TraceDat {
   virtual const std::vector<TraceDatBuffer>& buffers() const = 0;  // [0] is the top level
   virtual const std::string& uname() const = 0;  // option UNAME, if stored
   virtual int64_t ts_offset() const = 0;        // option OFFSET, added to every stamp
+  // Soft problems found at open: event formats that did not parse (trace-cmd
+  // counts them and goes on), options this reader does not apply.
+  virtual const std::vector<std::string>& warnings() const = 0;
 
   // Events of every buffer, merged by time. `cpus` limits to those CPUs.
   virtual Result<std::unique_ptr<EventStream>> events(std::optional<std::set<int>> cpus = {}) = 0;

@@ -409,6 +409,30 @@ TEST(TraceDat, TimeOptionsMatchTraceCmd) {
   fs::remove_all(dir);
 }
 
+// A format that does not parse is a warning, not a failure (trace-cmd
+// counts such formats and goes on).
+TEST(TraceDat, BadFormatIsAWarning) {
+  TraceDatWriteOptions format;
+  auto contents = read_trace_dat_contents_file(kDir + "s3-k5.10-v7none-kprobes-marker.dat", &format);
+  ASSERT_TRUE(contents.ok()) << contents.error().message;
+  ASSERT_FALSE(contents->systems.empty());
+  contents->systems[0].formats.push_back("this is not a format file\n");
+  const fs::path dir = fs::temp_directory_path() / ("tracebed_warn_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "warn.dat").string();
+  ASSERT_TRUE(write_trace_dat_file(path, *contents, format).ok());
+  auto dat = TraceDat::open(path);
+  ASSERT_TRUE(dat.ok()) << dat.error().message;
+  ASSERT_EQ((*dat)->warnings().size(), 1u);
+  EXPECT_NE((*dat)->warnings()[0].find(contents->systems[0].name + " format"), std::string::npos)
+      << (*dat)->warnings()[0];
+  auto good = TraceDat::open(kDir + "s3-k5.10-v7none-kprobes-marker.dat");
+  ASSERT_TRUE(good.ok());
+  EXPECT_TRUE((*good)->warnings().empty());
+  EXPECT_EQ(read_all(**dat).size(), read_all(**good).size());
+  fs::remove_all(dir);
+}
+
 // Memory must not grow with the file: a 48 MiB trace (CPU 0's real pages of
 // s3 repeated) streams with a flat resident set.
 uint64_t rss_kib() {
