@@ -386,6 +386,31 @@ TEST_F(PrintFmtTest, TcpFlagsPrintLikeLibtraceevent) {
   EXPECT_NE(out.find("[>c<>c<>c<>c<>c<] keyid=0 rnext=0 maclen=0"), std::string::npos) << out;
 }
 
+TEST_F(PrintFmtTest, PluginHelperFunctions) {
+  // trace-cmd loads libtraceevent's plugins, which define these helpers;
+  // expected texts are what libtraceevent 1.7.1 prints with them loaded.
+  const EventFormat& jbd2 = load("jbd2_run_stats-7.2.format");
+  RecordBuilder rj(jbd2);
+  rj.set("dev", (8u << 20) | 1).set("tid", 6).set("wait", 12).set("request_delay", 0).set("running", 5);
+  rj.set("locked", 1).set("flushing", 0).set("logging", 3).set("handle_count", 10).set("blocks", 2);
+  rj.set("blocks_logged", 4);
+  EXPECT_EQ(print(jbd2, rj),
+            "dev 8,1 tid 6 wait 12 request_delay 0 running 5 locked 1 flushing 0 logging 3 handle_count 10 "
+            "blocks 2 blocks_logged 4");
+  const EventFormat& xen = load("xen_mc_entry-7.2.format");
+  RecordBuilder rx(xen);
+  rx.set("op", 13).set("nargs", 2);
+  Record r = rx.record();
+  std::vector<uint8_t> bytes(r.data.begin(), r.data.end());
+  const uint64_t args[6] = {1, 0x20, 3, 4, 5, 0xffff};
+  for (int i = 0; i < 6; ++i)
+    for (int b = 0; b < 8; ++b) bytes[xen.field("args")->offset + 8 * i + b] = static_cast<uint8_t>(args[i] >> (8 * b));
+  r.data = Bytes(bytes.data(), bytes.size());
+  std::string out;
+  xen.printer->format(r, xen, ctx_, out);
+  EXPECT_EQ(out, "op 13(multicall) args [1, 20, 3, 4, 5, ffff]");
+}
+
 TEST_F(PrintFmtTest, FormatDoesNotAllocatePerRecord) {
   ctx_.parse_kallsyms(testdata("kallsyms-6.1.txt"));
   const EventFormat& waking = load("sched_waking-6.12.format");
