@@ -103,6 +103,44 @@ uint64_t TimeCorrection::mul_shift(uint64_t ts) const {
   return ret;
 }
 
+uint64_t TimeSync::apply(uint64_t ts, size_t cpu_index) const {
+  if (cpu_index >= cpus.size()) return ts;
+  const std::vector<Sample>& s = cpus[cpu_index];
+  if (s.empty()) return ts;
+  if (s.size() == 1) return ts + static_cast<uint64_t>(s[0].offset);
+  // trace-input.c timestamp_correction_calc(), in its integer types.
+  auto calc = [&](const Sample& min, const Sample& max) -> uint64_t {
+    int64_t tscor;
+    if (flags & 1) {
+      const int64_t delta = max.time - min.time;
+      const int64_t off = (static_cast<int64_t>(ts) - min.time) * (max.offset - min.offset);
+      tscor = delta ? min.offset + (off + delta / 2) / delta : min.offset;
+    } else {
+      tscor = min.offset;
+    }
+    const uint64_t scaled = (ts * static_cast<uint64_t>(min.scaling)) >> (static_cast<uint64_t>(min.fraction) & 63);
+    return tscor < 0 ? scaled - static_cast<uint64_t>(-tscor) : scaled + static_cast<uint64_t>(tscor);
+  };
+  if (s.size() == 2) return calc(s[0], s[1]);
+  const int64_t t = static_cast<int64_t>(ts);
+  if (ts <= static_cast<uint64_t>(s[0].time)) return calc(s[0], s[1]);
+  if (ts >= static_cast<uint64_t>(s.back().time)) return calc(s[s.size() - 2], s.back());
+  // Binary search as trace-input.c does it (it lands on the sample at or before ts).
+  int64_t lo = 0, hi = static_cast<int64_t>(s.size()) - 1, mid = (lo + hi) / 2;
+  while (lo <= hi) {
+    if (t < s[mid].time)
+      hi = mid - 1;
+    else if (t > s[mid].time)
+      lo = mid + 1;
+    else
+      break;
+    mid = (lo + hi) / 2;
+  }
+  if (mid < 0) mid = 0;
+  if (static_cast<size_t>(mid) + 1 >= s.size()) mid = static_cast<int64_t>(s.size()) - 2;
+  return calc(s[mid], s[mid + 1]);
+}
+
 // ---------------------------------------------------------------------------
 // One CPU
 
@@ -110,8 +148,10 @@ namespace {
 
 class CpuCursor {
  public:
-  CpuCursor(const StreamSetup& setup, const CpuSpan& span, uint16_t buffer)
+  CpuCursor(const StreamSetup& setup, const CpuSpan& span, uint16_t buffer, size_t index)
       : file_(setup.file.get()),
+        sync_(buffer == 0 ? setup.sync.get() : nullptr),
+        index_(index),
         layout_(setup.layout),
         time_(setup.time),
         codec_(setup.codec),
@@ -146,7 +186,7 @@ class CpuCursor {
     for (;;) {
       const PageStep s = page_.next(ev);
       if (s == PageStep::event) {
-        head_.ts = time_.apply(ev.ts);
+        head_.ts = time_.apply(sync_ ? sync_->apply(ev.ts, index_) : ev.ts);
         head_.data = ev.payload;
         head_.offset = page_base_ + ev.offset;
         if (ev.first && page_.missed_events() != 0) {
@@ -261,6 +301,8 @@ class CpuCursor {
   static constexpr int kRing = 3;
 
   const DataFile* file_;
+  const TimeSync* sync_;   // guest files: TIME_SHIFT samples (top-level buffer only)
+  size_t index_;           // position in the buffer's CPU list (TIME_SHIFT is by index)
   PageLayout layout_;
   TimeCorrection time_;
   Decompressor codec_;
@@ -298,8 +340,9 @@ class MergedStream final : public EventStream {
   Status init() {
     for (size_t b = 0; b < setup_.buffers.size(); ++b) {
       const size_t begin = cursors_.size();
-      for (const CpuSpan& span : setup_.buffers[b])
-        cursors_.push_back(std::make_unique<CpuCursor>(setup_, span, static_cast<uint16_t>(b)));
+      for (size_t i = 0; i < setup_.buffers[b].size(); ++i)
+        cursors_.push_back(
+            std::make_unique<CpuCursor>(setup_, setup_.buffers[b][i], static_cast<uint16_t>(b), i));
       ranges_.push_back({begin, cursors_.size()});
     }
     // Every CPU is merged, even those outside the filter: `trace-cmd report

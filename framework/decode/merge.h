@@ -63,8 +63,22 @@ struct CpuSpan {
 // Every chunk must lie inside the CPU's span.
 Status scan_chunks(const DataFile& file, CpuSpan& cpu, Endian endian);
 
+// TIME_SHIFT (a guest's clock against its host, trace-cmd.dat.v7.5): per
+// CPU, samples of (time, offset, scaling, fraction) sorted by time.
+struct TimeSync {
+  struct Sample {
+    int64_t time = 0, offset = 0, scaling = 1, fraction = 0;
+  };
+  uint32_t flags = 0;                       // bit 0: interpolate between samples
+  std::vector<std::vector<Sample>> cpus;    // by the CPU's index in the buffer
+
+  // trace-input.c timestamp_host_sync(): the stamp on the host's clock.
+  uint64_t apply(uint64_t ts, size_t cpu_index) const;
+};
+
 // Turns raw ring-buffer stamps into what trace-cmd prints (trace-input.c
 // timestamp_calc): TSC2NSEC's mult/shift, then the OFFSET/DATE offsets.
+// (TIME_SHIFT comes first and only for the top-level buffer; see TimeSync.)
 struct TimeCorrection {
   int64_t offset = 0;
   int32_t tsc_mult = 0;       // 0: no TSC2NSEC option
@@ -83,6 +97,7 @@ struct StreamSetup {
   uint32_t page_size = 4096;
   Codec codec = Codec::none;
   TimeCorrection time;
+  std::shared_ptr<const TimeSync> sync;        // TIME_SHIFT, top-level buffer only; may be null
   std::vector<std::vector<CpuSpan>> buffers;   // [buffer][cpu in file order]
   std::optional<std::set<int>> cpus;           // CPU ids next() returns
   const TraceContext* context = nullptr;       // counts unknown event ids; may be null

@@ -232,7 +232,7 @@ struct Options {
   int64_t ts_offset = 0;
   TimeCorrection time;
   bool use_trace_clock = false;
-  bool has_time_shift = false;
+  std::shared_ptr<TimeSync> sync;         // TIME_SHIFT
   std::string uname;
   std::optional<uint32_t> cpu_count;
   std::vector<BufferOption> buffers;
@@ -266,9 +266,47 @@ Status parse_option(uint16_t id, Bytes data, uint64_t at, Endian e, int version,
         o.time.tsc_shift = load<uint32_t>(data.data() + 4, e);
       }
       break;
-    case kOptTimeShift:
-      o.has_time_shift = data.size() >= 16;
+    case kOptTimeShift: {
+      // u64 peer trace id, u32 flags, u32 cpu count; per CPU: u32 count and
+      // count times, offsets and scalings (s64); then, if present, count
+      // fractions per CPU (trace-input.c tsync_cpu_offsets_load).
+      if (data.size() < 16) break;
+      auto sync = std::make_shared<TimeSync>();
+      TRACEBED_TRY(r.skip(8, "TIME_SHIFT trace id"));
+      TRACEBED_ASSIGN_OR_RETURN(sync->flags, r.read<uint32_t>("TIME_SHIFT flags"));
+      TRACEBED_ASSIGN_OR_RETURN(uint32_t ncpu, r.read<uint32_t>("TIME_SHIFT cpu count"));
+      if (ncpu > r.remaining() / 4)
+        return error_at(r.file_offset(), fmt::format("TIME_SHIFT: {} cpus cannot fit in {} bytes", ncpu, r.remaining()));
+      sync->cpus.resize(ncpu);
+      for (auto& samples : sync->cpus) {
+        TRACEBED_ASSIGN_OR_RETURN(uint32_t count, r.read<uint32_t>("TIME_SHIFT sample count"));
+        if (count > r.remaining() / 24)
+          return error_at(r.file_offset(),
+                          fmt::format("TIME_SHIFT: {} samples cannot fit in {} bytes", count, r.remaining()));
+        samples.resize(count);
+        for (int64_t TimeSync::Sample::*field : {&TimeSync::Sample::time, &TimeSync::Sample::offset, &TimeSync::Sample::scaling})
+          for (auto& smp : samples) {
+            TRACEBED_ASSIGN_OR_RETURN(uint64_t v, r.read<uint64_t>("TIME_SHIFT sample"));
+            smp.*field = static_cast<int64_t>(v);
+          }
+      }
+      if (!r.at_end()) {
+        for (auto& samples : sync->cpus)
+          for (auto& smp : samples) {
+            TRACEBED_ASSIGN_OR_RETURN(uint64_t v, r.read<uint64_t>("TIME_SHIFT fraction"));
+            smp.fraction = static_cast<int64_t>(v);
+          }
+      }
+      for (auto& samples : sync->cpus) {
+        std::stable_sort(samples.begin(), samples.end(),
+                         [](const TimeSync::Sample& a, const TimeSync::Sample& b) { return a.time < b.time; });
+        samples.erase(std::unique(samples.begin(), samples.end(),
+                                  [](const TimeSync::Sample& a, const TimeSync::Sample& b) { return a.time == b.time; }),
+                      samples.end());
+      }
+      o.sync = std::move(sync);
       break;
+    }
     case kOptTraceClock:
       o.use_trace_clock = true;
       break;
@@ -352,6 +390,7 @@ class TraceDatImpl final : public TraceDat {
     s.codec = codec_;
     s.time = opts_.time;
     s.time.offset = opts_.ts_offset;
+    s.sync = opts_.sync;
     s.buffers = spans_;
     s.cpus = std::move(cpus);
     s.context = &ctx_;
@@ -721,8 +760,6 @@ Status TraceDatImpl::finish_buffers() {
       buffers_[b].cpus.push_back(TraceDatCpu{c.cpu, c.offset, c.data_size});
     }
   }
-  if (opts_.has_time_shift)
-    warnings_.push_back("TIME_SHIFT option (host/guest clock sync) is not applied to time stamps");
   return {};
 }
 

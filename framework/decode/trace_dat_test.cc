@@ -367,6 +367,12 @@ TEST(TraceDat, TimeOptionsMatchTraceCmd) {
   TraceDatWriteOptions format;
   auto contents = read_trace_dat_contents_file(kDir + "s3-k5.10-v7none-kprobes-marker.dat", &format);
   ASSERT_TRUE(contents.ok()) << contents.error().message;
+  std::vector<Got> original;
+  {
+    auto dat = TraceDat::open(kDir + "s3-k5.10-v7none-kprobes-marker.dat");
+    ASSERT_TRUE(dat.ok());
+    original = read_all(**dat);
+  }
   const fs::path dir = fs::temp_directory_path() / ("tracebed_time_options_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   struct Case {
@@ -379,7 +385,34 @@ TEST(TraceDat, TimeOptionsMatchTraceCmd) {
     for (int i = 0; i < 4; ++i) tsc.data.push_back(static_cast<uint8_t>(v >> (8 * i)));
   }
   for (int i = 0; i < 8; ++i) tsc.data.push_back(0);  // offset, which trace-cmd 3.1.6 does not apply
+  // TIME_SHIFT: u64 trace id, u32 flags, u32 cpus; per CPU u32 count, then
+  // count times, offsets, scalings; then count fractions per CPU.
+  auto time_shift = [](uint32_t flags) {
+    TraceDatOption o;
+    o.id = static_cast<uint16_t>(TraceDatOptionId::time_shift);
+    auto put = [&](uint64_t v, int n) {
+      for (int i = 0; i < n; ++i) o.data.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    };
+    put(0x1234, 8);
+    put(flags, 4);
+    put(2, 4);
+    const std::vector<std::vector<int64_t>> cpu0 = {{4400000000, 4300000000, 4600000000},  // unsorted on purpose
+                                                   {-7000, 1000, 250000},
+                                                   {1, 1, 3}};
+    put(3, 4);
+    for (const auto& v : cpu0)
+      for (int64_t x : v) put(static_cast<uint64_t>(x), 8);
+    put(1, 4);  // CPU 1: one sample, a plain offset
+    put(4000000000, 8);
+    put(static_cast<uint64_t>(int64_t{-123}), 8);
+    put(1, 8);
+    for (int64_t f : {0, 0, 1}) put(static_cast<uint64_t>(f), 8);
+    put(0, 8);
+    return o;
+  };
   const std::vector<Case> cases = {
+      {"time_shift", {time_shift(0)}},
+      {"time_shift_interpolated", {time_shift(1), TraceDatOption::text(TraceDatOptionId::offset, "77")}},
       {"offset", {TraceDatOption::text(TraceDatOptionId::offset, "123456789")}},
       {"negative_offset", {TraceDatOption::text(TraceDatOptionId::offset, "-4000000000")}},
       {"date", {TraceDatOption::text(TraceDatOptionId::date, "0x100")}},
@@ -400,11 +433,15 @@ TEST(TraceDat, TimeOptionsMatchTraceCmd) {
     ASSERT_TRUE(dat.ok()) << dat.error().message;
     std::vector<Got> got = read_all(**dat);
     ASSERT_EQ(got.size(), want.size());
+    ASSERT_EQ(got.size(), original.size());
+    size_t moved = 0;
     for (size_t i = 0; i < got.size(); ++i) {
       SCOPED_TRACE(i);
       ASSERT_EQ(got[i].cpu, want[i].cpu);
       ASSERT_EQ(got[i].ts, want[i].secs * 1000000000ull + want[i].frac);
+      moved += got[i].ts != original[i].ts;
     }
+    EXPECT_GT(moved, got.size() / 2) << "the option should change the stamps";
   }
   fs::remove_all(dir);
 }
