@@ -10,13 +10,17 @@ Result<std::string> GuestFileOps::read(const std::string& path) { return client_
 
 Result<std::string> GuestFileOps::read_available(const std::string& path) {
   // trace_pipe blocks while empty: let cat read for a short window, then
-  // the agent stops it and hands over what it printed.
+  // stop it from a shell. (Having the agent SIGKILL a trace_pipe reader
+  // that has already returned data wedged the 6.12 guest's agent; a
+  // SIGTERM from a shell in the guest does not.)
   agent::RunRequest req;
-  req.argv = {"cat", path};
-  req.timeout = pipe_window;
+  req.argv = {"sh", "-c",
+              fmt::format("cat \"$0\" & p=$!; sleep {}; kill $p 2>/dev/null; wait $p; exit 0",
+                          static_cast<double>(pipe_window.count()) / 1000.0),
+              path};
+  req.timeout = pipe_window + std::chrono::seconds(30);
   TRACEBED_ASSIGN_OR_RETURN(agent::RunResult r, client_.run(req));
-  if (!r.timed_out && r.exit_code != 0)
-    return Error{fmt::format("guest read {}: cat exited {}: {}", path, r.exit_code, r.err)};
+  if (!r.ok()) return Error{fmt::format("guest read {}: {}", path, r.err)};
   return std::move(r.out);
 }
 
