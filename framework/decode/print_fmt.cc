@@ -412,7 +412,11 @@ SegmentList build_segments(const std::string& fmt, int nargs) {
               fail("bad format");
               len = 31;
             }
-            out.segs.push_back({SegType::string, std::string(start, len), next_arg++, len_arg, 0});
+            // Length modifiers would make printf read a wide string ("%ls")
+            // from our bytes: drop them, they carry no meaning for %s here.
+            std::string sf(start, len);
+            std::erase_if(sf, [](char c) { return c == 'h' || c == 'l' || c == 'L' || c == 'z' || c == 'Z'; });
+            out.segs.push_back({SegType::string, std::move(sf), next_arg++, len_arg, 0});
             done = true;
             break;
           }
@@ -1036,6 +1040,9 @@ class Parser {
 
 // ------------------------------------------------------------- evaluator ----
 
+// strnlen that accepts the null pointer of an empty span.
+size_t text_len(const void* s, size_t max) { return s && max ? strnlen(static_cast<const char*>(s), max) : 0; }
+
 // Appends printf output; the format comes from the event (as in libtraceevent).
 template <typename... A>
 void appendf(std::string& out, const char* format, A... a) {
@@ -1063,7 +1070,8 @@ bool takes_star(const std::string& format) { return format.find('*') != std::str
 // libtraceevent leaves out a negative `*` argument, which is undefined
 // behaviour in printf; we pass it (printf then ignores it) and stay defined.
 void append_str(std::string& out, const std::string& format, int len_arg, const char* s, size_t max) {
-  size_t n = strnlen(s, max);
+  size_t n = text_len(s, max);
+  if (!n) s = "";
   if (format == "%s") {  // the common case, without a copy
     out.append(s, n);
     return;
@@ -1785,7 +1793,7 @@ size_t decode_bprint_args(std::string_view fmt, Bytes data, size_t pos, const Tr
       }
       if (is_string) {
         const char* s = reinterpret_cast<const char*>(data.data()) + pos;
-        size_t len = strnlen(s, data.size() - pos);
+        size_t len = text_len(s, data.size() - pos);
         add(BArg{true, 0, std::string_view(s, len)});
         pos += len + 1;
         break;
@@ -1939,7 +1947,7 @@ void field_raw(std::string& out, const Eval& ev, const Field& f) {
     size_t avail = std::min<size_t>(len, data.size() - off);
     const uint8_t* p = data.data() + off;
     if (f.has(kFieldString) && !f.raw_not_string && is_printable_array(p, avail)) {
-      out.append(reinterpret_cast<const char*>(p), strnlen(reinterpret_cast<const char*>(p), data.size() - off));
+      out.append(reinterpret_cast<const char*>(p), text_len(p, data.size() - off));
     } else {
       out += "ARRAY[";
       for (size_t i = 0; i < avail; i++) {
