@@ -534,8 +534,19 @@ Status TraceDatImpl::read_v6(FileCursor& c) {
   std::vector<CpuSpan> top_spans;
   if (as_text(tag).starts_with("latency")) {
     latency_ = true;
-    latency_offset_ = c.file_offset();
     top.latency = true;
+    // trace-input.c init_data_v6 reads a trace clock blob (u64 size + text)
+    // after the tag whenever a TRACECLOCK option was seen, latency or not;
+    // when the size is impossible it stops after the 8 bytes. The text
+    // trace-cmd prints starts where that leaves the file.
+    if (opts_.use_trace_clock && c.remaining() >= 8) {
+      TRACEBED_ASSIGN_OR_RETURN(uint64_t size, c.read<uint64_t>("trace clock size"));
+      if (size <= c.remaining()) {
+        auto clock = c.read_bytes(size, "trace clock");
+        if (!clock.ok()) return clock.error();
+      }
+    }
+    latency_offset_ = c.file_offset();
   } else if (as_text(tag).starts_with("flyrecord")) {
     TRACEBED_TRY(read_v6_cpu_table(c, cpus, top_spans));
     if (opts_.use_trace_clock) {

@@ -446,6 +446,59 @@ TEST(TraceDat, TimeOptionsMatchTraceCmd) {
   fs::remove_all(dir);
 }
 
+// v6 latency files ("latency" instead of "flyrecord"): the rest of the file
+// is the text of the tracefs `trace` file, which trace-cmd prints as is.
+class V6Latency : public ::testing::TestWithParam<bool> {};
+
+TEST_P(V6Latency, TextAsTraceCmdPrintsIt) {
+  TraceDatWriteOptions format;
+  auto contents = read_trace_dat_contents_file(kDir + "s2-k6.1-v6-function-sched-kmem.dat", &format);
+  ASSERT_TRUE(contents.ok()) << contents.error().message;
+  const bool keep_clock_option = GetParam();
+  if (!keep_clock_option)
+    std::erase_if(contents->options, [](const TraceDatOption& o) {
+      return o.id == static_cast<uint16_t>(TraceDatOptionId::traceclock);
+    });
+  format.version = 6;
+  auto bytes = write_trace_dat(*contents, format);
+  ASSERT_TRUE(bytes.ok());
+  static const char kTag[] = "flyrecord";
+  auto it = std::search(bytes->begin(), bytes->end(), kTag, kTag + sizeof kTag);  // with its NUL
+  ASSERT_NE(it, bytes->end());
+  bytes->erase(it, bytes->end());
+  const std::string text = "# tracer: irqsoff\n#\n# irqsoff latency trace v1.1.5\n  <idle>-0  0d.h1  1us : foo\n";
+  const char latency[10] = {'l', 'a', 't', 'e', 'n', 'c', 'y', ' ', ' ', 0};
+  bytes->insert(bytes->end(), latency, latency + 10);
+  bytes->insert(bytes->end(), text.begin(), text.end());
+  const fs::path dir = fs::temp_directory_path() / ("tracebed_latency_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "latency.dat").string();
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  auto dat = TraceDat::open(path);
+  ASSERT_TRUE(dat.ok()) << dat.error().message;
+  ASSERT_FALSE((*dat)->buffers().empty());
+  EXPECT_TRUE((*dat)->buffers()[0].latency);
+  auto got = (*dat)->latency_text();
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  // With a TRACECLOCK option trace-cmd takes the first 8 bytes for a clock
+  // blob's size; without one the text is whole.
+  EXPECT_EQ(*got, keep_clock_option ? text.substr(8) : text);
+  EXPECT_FALSE((*dat)->events().ok());
+  if (fs::exists("/usr/bin/trace-cmd")) {
+    FILE* p = popen(("trace-cmd report -i " + path + " 2>/dev/null").c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    for (int c; (c = fgetc(p)) != EOF;) out.push_back(static_cast<char>(c));
+    pclose(p);
+    // trace-read.c read_latency: printf("%s\n", text).
+    EXPECT_EQ(out, fmt::format("cpus={}\n", (*dat)->cpu_count()) + *got + "\n");
+  }
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(TraceDat, V6Latency, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "with_traceclock" : "plain"; });
+
 // A format that does not parse is a warning, not a failure (trace-cmd
 // counts such formats and goes on).
 TEST(TraceDat, BadFormatIsAWarning) {
