@@ -28,12 +28,12 @@
 // Asserts a Status/Result is ok, printing the error (the kernel's words).
 #define ASSERT_OK(expr)                                            \
   do {                                                             \
-    auto tracebed_ok_ = (expr);                                    \
+    const auto& tracebed_ok_ = (expr);                                  \
     ASSERT_TRUE(tracebed_ok_.ok()) << tracebed_ok_.error().message; \
   } while (0)
 #define EXPECT_OK(expr)                                            \
   do {                                                             \
-    auto tracebed_ok_ = (expr);                                    \
+    const auto& tracebed_ok_ = (expr);                                  \
     EXPECT_TRUE(tracebed_ok_.ok()) << tracebed_ok_.error().message; \
   } while (0)
 

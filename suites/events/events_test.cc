@@ -1,0 +1,114 @@
+// ftracetest event/ in spirit, in a fresh instance per test.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "suites/tracefs_support/tracefs_suite.h"
+
+namespace tracebed::suites {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::Each;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using tracefs::EventName;
+using tracefs::features::sched_events;
+using tracefs::features::set_event_pid;
+
+using Events = TracefsTest;
+
+// event-enable.tc: one event enabled, only it is recorded.
+TEST_F(Events, EnablingOneEventRecordsOnlyIt) {
+  TRACEBED_REQUIRE(sched_events);
+  ASSERT_OK(inst().event("sched", "sched_switch").enable());
+  EXPECT_TRUE(inst().event("sched", "sched_switch").enabled().value());
+  sh("sleep 0.1");
+  auto lines = trace_lines(inst());
+  ASSERT_THAT(lines, Not(IsEmpty()));
+  EXPECT_THAT(lines, Each(HasSubstr("sched_switch: prev_comm=")));
+  ASSERT_OK(inst().event("sched", "sched_switch").disable());
+  EXPECT_FALSE(inst().event("sched", "sched_switch").enabled().value());
+}
+
+// subsystem-enable.tc: the system's enable file turns on all its events.
+TEST_F(Events, EnablingASystemEnablesAllItsEvents) {
+  TRACEBED_REQUIRE(sched_events);
+  ASSERT_OK(inst().enable_system("sched", true));
+  auto events = inst().system_events("sched");
+  ASSERT_OK(events);
+  auto enabled = inst().set_event();
+  ASSERT_OK(enabled);
+  for (const std::string& e : *events) EXPECT_THAT(*enabled, Contains(EventName{"sched", e}));
+  ASSERT_OK(inst().enable_system("sched", false));
+  EXPECT_THAT(inst().set_event().value(), IsEmpty());
+}
+
+// toplevel-enable.tc: events/enable switches every event.
+TEST_F(Events, TopLevelEnableSwitchesEverything) {
+  ASSERT_OK(inst().enable_all_events(true));
+  EXPECT_GT(inst().set_event().value().size(), 100u);
+  ASSERT_OK(inst().enable_all_events(false));
+  EXPECT_THAT(inst().set_event().value(), IsEmpty());
+}
+
+// event-enable.tc via set_event: "sys:event", "sys:*", "!sys:event".
+TEST_F(Events, SetEventAcceptsNamesGlobsAndNegation) {
+  TRACEBED_REQUIRE(sched_events);
+  ASSERT_OK(inst().add_set_event("sched:sched_switch"));
+  EXPECT_THAT(inst().set_event().value(), ElementsAre(EventName{"sched", "sched_switch"}));
+  ASSERT_OK(inst().add_set_event("sched:*"));
+  EXPECT_THAT(inst().set_event().value(), Contains(EventName{"sched", "sched_wakeup"}));
+  ASSERT_OK(inst().add_set_event("!sched:sched_wakeup"));
+  EXPECT_THAT(inst().set_event().value(), Not(Contains(EventName{"sched", "sched_wakeup"})));
+  ASSERT_OK(inst().clear_set_event());
+  EXPECT_THAT(inst().set_event().value(), IsEmpty());
+}
+
+TEST_F(Events, UnknownEventInSetEventIsRejected) {
+  auto err = inst().files().try_write("set_event", "nosuchsystem:nosuchevent");
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, EINVAL);
+}
+
+// event-pid.tc: set_event_pid limits events to those pids.
+TEST_F(Events, SetEventPidLimitsEventsToThatPid) {
+  TRACEBED_REQUIRE(set_event_pid);
+  TRACEBED_REQUIRE(sched_events);
+  ASSERT_OK(inst().set_event_pids(std::vector<int>{999999}));
+  EXPECT_THAT(inst().event_pids().value(), ElementsAre(999999));
+  ASSERT_OK(inst().event("sched", "sched_process_exec").enable());
+  sh("true; true");
+  EXPECT_THAT(trace_lines(inst()), IsEmpty());
+  ASSERT_OK(inst().set_event_pids({}));
+  sh("true; true");
+  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("sched_process_exec")));
+}
+
+TEST_F(Events, FormatNamesTheEventAndItsId) {
+  TRACEBED_REQUIRE(sched_events);
+  tracefs::Event ev = inst().event("sched", "sched_switch");
+  auto format = ev.format();
+  ASSERT_OK(format);
+  EXPECT_THAT(*format, AllOf(HasSubstr("name: sched_switch\n"), HasSubstr("field:char prev_comm[16];"),
+                             HasSubstr("print fmt:")));
+  auto id = ev.id();
+  ASSERT_OK(id);
+  EXPECT_EQ(*id, tracefs::parse_format_id(*format).value());
+  // The same event has the same id in every instance.
+  EXPECT_EQ(fs().top().event("sched", "sched_switch").id().value(), *id);
+}
+
+TEST_F(Events, AvailableEventsListsWhatEventsHolds) {
+  auto available = fs().available_events();
+  ASSERT_OK(available);
+  EXPECT_THAT(*available, Contains(EventName{"sched", "sched_switch"}));
+  auto systems = inst().event_systems();
+  ASSERT_OK(systems);
+  EXPECT_THAT(*systems, Contains("sched"));
+}
+
+}  // namespace
+}  // namespace tracebed::suites

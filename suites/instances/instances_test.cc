@@ -1,0 +1,86 @@
+// ftracetest instances/ in spirit: instances come and go cleanly and do not
+// see each other's events.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "suites/tracefs_support/tracefs_suite.h"
+
+namespace tracebed::suites {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using tracefs::Trigger;
+
+using Instances = TracefsTest;
+
+TEST_F(Instances, CreatedInstanceHasItsOwnControlFiles) {
+  for (const char* f : {"trace", "trace_marker", "tracing_on", "buffer_size_kb", "events/enable", "per_cpu"}) {
+    EXPECT_TRUE(inst().files().has(f)) << f;
+  }
+  auto names = fs().instance_names();
+  ASSERT_OK(names);
+  EXPECT_THAT(*names, Contains(inst().name()));
+}
+
+TEST_F(Instances, ObjectRemovesOnlyWhatItCreated) {
+  std::string name = tracefs::unique_instance_name("tracebed-scoped");
+  {
+    auto created = fs().create_instance(name);
+    ASSERT_OK(created);
+    auto again = fs().create_instance(name);
+    ASSERT_FALSE(again.ok());
+    EXPECT_THAT(again.error().message, HasSubstr("File exists (EEXIST)"));
+    auto opened = fs().open_instance(name);
+    ASSERT_OK(opened);
+  }  // opened goes first and removes nothing; created removes the directory
+  EXPECT_THAT(fs().instance_names().value(), Not(Contains(name)));
+}
+
+TEST_F(Instances, MarkersDoNotLeakBetweenInstances) {
+  tracefs::Instance& other = another_instance();
+  ASSERT_OK(inst().write_marker("tracebed-only-in-first"));
+  ASSERT_OK(other.write_marker("tracebed-only-in-second"));
+  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("tracebed-only-in-first")));
+  EXPECT_THAT(trace_lines(inst()), Not(Contains(HasSubstr("tracebed-only-in-second"))));
+  EXPECT_THAT(trace_lines(other), Contains(HasSubstr("tracebed-only-in-second")));
+  EXPECT_THAT(trace_lines(other), Not(Contains(HasSubstr("tracebed-only-in-first"))));
+}
+
+TEST_F(Instances, EventsEnabledInOneAreNotRecordedInAnother) {
+  tracefs::Instance& other = another_instance();
+  ASSERT_OK(inst().event("sched", "sched_switch").enable());
+  sh("sleep 0.1");
+  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("sched_switch")));
+  EXPECT_THAT(trace_lines(other), IsEmpty());
+  EXPECT_FALSE(other.event("sched", "sched_switch").enabled().value());
+}
+
+// instance-event.tc: repeated mkdir/rmdir, also with events and triggers
+// active, leaves nothing behind.
+TEST_F(Instances, RepeatedCreateAndRemoveWithActiveEventsAndTriggers) {
+  for (int i = 0; i < 10; ++i) {
+    SCOPED_TRACE(i);
+    auto t = fs().create_instance(tracefs::unique_instance_name("tracebed-churn"));
+    ASSERT_OK(t);
+    ASSERT_OK(t->event("sched", "sched_switch").enable());
+    ASSERT_OK(t->event("sched", "sched_wakeup").add_trigger(Trigger::traceoff().count(1)));
+    ASSERT_OK(t->destroy());
+  }
+  auto names = fs().instance_names();
+  ASSERT_OK(names);
+  for (const std::string& n : *names) EXPECT_FALSE(n.starts_with("tracebed-churn")) << n;
+}
+
+TEST_F(Instances, TracingOffInOneDoesNotStopAnother) {
+  tracefs::Instance& other = another_instance();
+  ASSERT_OK(other.set_tracing_on(false));
+  ASSERT_OK(inst().write_marker("tracebed-still-on"));
+  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("tracebed-still-on")));
+  EXPECT_TRUE(fs().top().tracing_on().ok());
+}
+
+}  // namespace
+}  // namespace tracebed::suites

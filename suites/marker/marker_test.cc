@@ -1,0 +1,90 @@
+// trace_marker becomes an ftrace:print event with the exact text;
+// trace_marker_raw an ftrace:raw_data event with the id and the bytes.
+#include <cstring>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "suites/tracefs_support/tracefs_suite.h"
+
+namespace tracebed::suites {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using tracefs::features::trace_marker_raw;
+
+using Marker = TracefsTest;
+
+std::string all_raw_pages(const tracefs::Instance& inst) {
+  std::string all;
+  auto cpus = inst.cpus();
+  EXPECT_TRUE(cpus.ok()) << cpus.error().message;
+  if (!cpus) return all;
+  for (int cpu : *cpus) {
+    auto pages = inst.read_raw_pages(cpu);
+    EXPECT_TRUE(pages.ok()) << pages.error().message;
+    if (pages) all += *pages;
+  }
+  return all;
+}
+
+TEST_F(Marker, TextComesBackExactlyAsPrint) {
+  const std::string text = "tracebed marker: 42 \"quoted\" and\ttab";
+  ASSERT_OK(inst().write_marker(text));
+  auto lines = trace_lines(inst());
+  ASSERT_THAT(lines, SizeIs(1));
+  // The kernel appends a newline when the write has none.
+  EXPECT_THAT(lines[0], EndsWith("tracing_mark_write: " + text));
+}
+
+TEST_F(Marker, EachWriteIsOneEvent) {
+  for (int i = 0; i < 5; ++i) ASSERT_OK(inst().write_marker(fmt::format("tracebed-{}", i)));
+  auto lines = trace_lines(inst());
+  ASSERT_THAT(lines, SizeIs(5));
+  for (int i = 0; i < 5; ++i) EXPECT_THAT(lines[i], EndsWith(fmt::format("tracing_mark_write: tracebed-{}", i)));
+}
+
+TEST_F(Marker, TextIsInTheRawPages) {
+  ASSERT_OK(inst().write_marker("tracebed-in-raw-pages"));
+  EXPECT_NE(all_raw_pages(inst()).find("tracebed-in-raw-pages"), std::string::npos);
+}
+
+TEST_F(Marker, RawMarkerCarriesIdAndBytes) {
+  TRACEBED_REQUIRE(trace_marker_raw);
+  std::vector<uint8_t> payload{0xde, 0xad, 0xbe, 0xef, 0x00, 0x01};
+  ASSERT_OK(inst().write_marker_raw(0x7261626b, payload));
+  std::string expect(4 + payload.size(), '\0');
+  uint32_t id = 0x7261626b;
+  std::memcpy(expect.data(), &id, 4);
+  std::memcpy(expect.data() + 4, payload.data(), payload.size());
+  EXPECT_NE(all_raw_pages(inst()).find(expect), std::string::npos);
+}
+
+TEST_F(Marker, RawMarkerShowsInTraceAsRawData) {
+  TRACEBED_REQUIRE(trace_marker_raw);
+  ASSERT_OK(inst().write_marker_raw(0x1234, std::vector<uint8_t>{0x0a, 0x0b}));
+  // kernel/trace/trace_output.c trace_raw_data: "# %x buf: %02x ...".
+  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("# 1234 buf: 0a 0b")));
+}
+
+TEST_F(Marker, RawMarkerShorterThanAnIdIsRejected) {
+  TRACEBED_REQUIRE(trace_marker_raw);
+  auto err = inst().files().try_write("trace_marker_raw", "ab");
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, EINVAL);
+}
+
+TEST_F(Marker, MarkersOffByOptionAreDropped) {
+  ASSERT_OK(inst().set_option("markers", false));
+  auto err = inst().files().try_write("trace_marker", "tracebed-dropped");
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, EINVAL);
+  EXPECT_THAT(trace_lines(inst()), ElementsAre());
+}
+
+}  // namespace
+}  // namespace tracebed::suites
