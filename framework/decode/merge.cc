@@ -353,6 +353,15 @@ class MergedStream final : public EventStream {
       active_.push_back(c.get());
       shown_.push_back(!setup_.cpus || setup_.cpus->count(c->cpu()));
     }
+    ts_.resize(active_.size());
+    pos_.assign(active_.size(), kNotInHeap);
+    for (uint32_t i = 0; i < active_.size(); ++i) {
+      if (active_[i]->done()) continue;
+      ts_[i] = active_[i]->head().ts;
+      pos_[i] = static_cast<uint32_t>(heap_.size());
+      heap_.push_back(i);
+      sift_up(heap_.size() - 1);
+    }
     if (const TraceContext* ctx = setup_.context) {
       if (const Field* f = ctx->common_type(); f && f->size >= 1 && f->size <= 8) {
         type_offset_ = f->offset;
@@ -368,30 +377,23 @@ class MergedStream final : public EventStream {
   Result<bool> next(Record& out) override {
     peeked_ = nullptr;
     if (pending_) return *pending_;
-    CpuCursor* best = nullptr;
     // Bounded: every pass either returns or consumes a record of a hidden CPU.
     for (;;) {
-      best = nullptr;
-      size_t best_i = 0;
-      uint64_t best_ts = 0;
-      for (size_t i = 0; i < active_.size(); ++i) {
-        CpuCursor* c = active_[i];
-        if (c->done()) continue;
-        if (!best || c->head().ts < best_ts) {
-          best = c;
-          best_i = i;
-          best_ts = c->head().ts;
-        }
+      if (heap_.empty()) return false;
+      const uint32_t i = heap_[0];
+      CpuCursor* best = active_[i];
+      if (shown_[i]) {
+        out = best->head();
+        last_buffer_ = best->buffer();
+        if (!best->advance() && best->error()) pending_ = located(*best->error());
+        moved(i);
+        count(out);
+        return true;
       }
-      if (!best) return false;
-      if (shown_[best_i]) break;
-      if (!best->advance() && best->error()) return located(*best->error());
+      const bool ok = best->advance() || !best->error();
+      moved(i);
+      if (!ok) return located(*best->error());
     }
-    out = best->head();
-    last_buffer_ = best->buffer();
-    if (!best->advance() && best->error()) pending_ = located(*best->error());
-    count(out);
-    return true;
   }
 
   const DecodeStats& stats() const override { return stats_; }
@@ -408,6 +410,7 @@ class MergedStream final : public EventStream {
     }
     if (!best) return static_cast<const Record*>(nullptr);
     peeked_ = best;
+    peeked_index_ = static_cast<uint32_t>(std::find(active_.begin(), active_.end(), best) - active_.begin());
     peeked_copy_ = best->head();
     return static_cast<const Record*>(&peeked_copy_);
   }
@@ -417,10 +420,68 @@ class MergedStream final : public EventStream {
     CpuCursor* c = peeked_;
     peeked_ = nullptr;
     if (!c->advance() && c->error() && !pending_) pending_ = located(*c->error());
+    moved(peeked_index_);
     ++stats_.events;
   }
 
  private:
+  // The heap orders cursors by (next stamp, index): the same winner as
+  // trace-cmd's linear scan (smallest stamp, lowest index on ties) in
+  // O(log cpus) per record.
+  static constexpr uint32_t kNotInHeap = ~0u;
+
+  bool before(uint32_t a, uint32_t b) const { return ts_[a] < ts_[b] || (ts_[a] == ts_[b] && a < b); }
+
+  void place(size_t at, uint32_t i) {
+    heap_[at] = i;
+    pos_[i] = static_cast<uint32_t>(at);
+  }
+
+  void sift_up(size_t at) {
+    const uint32_t i = heap_[at];
+    while (at > 0) {
+      const size_t parent = (at - 1) / 2;
+      if (!before(i, heap_[parent])) break;
+      place(at, heap_[parent]);
+      at = parent;
+    }
+    place(at, i);
+  }
+
+  void sift_down(size_t at) {
+    const uint32_t i = heap_[at];
+    const size_t n = heap_.size();
+    for (;;) {
+      size_t child = 2 * at + 1;
+      if (child >= n) break;
+      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+      if (!before(heap_[child], i)) break;
+      place(at, heap_[child]);
+      at = child;
+    }
+    place(at, i);
+  }
+
+  // Cursor i advanced (or ended): restore the heap.
+  void moved(uint32_t i) {
+    const uint32_t at = pos_[i];
+    if (at == kNotInHeap) return;
+    if (active_[i]->done()) {
+      pos_[i] = kNotInHeap;
+      const uint32_t last = heap_.back();
+      heap_.pop_back();
+      if (at < heap_.size()) {
+        place(at, last);
+        sift_up(at);
+        sift_down(pos_[last]);
+      }
+      return;
+    }
+    ts_[i] = active_[i]->head().ts;
+    sift_up(at);          // stamps may go backwards on a bad CPU
+    sift_down(pos_[i]);
+  }
+
   // Errors name the file first, like TraceDat::open's.
   Error located(const Error& e) const { return e.within(setup_.file->path()); }
 
@@ -443,7 +504,11 @@ class MergedStream final : public EventStream {
   std::vector<bool> shown_;                           // active_[i] is in the cpus filter
   int last_buffer_ = -1;
   CpuCursor* peeked_ = nullptr;
+  uint32_t peeked_index_ = 0;
   Record peeked_copy_;
+  std::vector<uint32_t> heap_;   // indices into active_ of cursors with records
+  std::vector<uint32_t> pos_;    // where each cursor sits in heap_, or kNotInHeap
+  std::vector<uint64_t> ts_;     // each cursor's next stamp, kept beside the heap
   std::optional<Error> pending_;  // reported by the next call, after the record already returned
   DecodeStats stats_;
   std::vector<uint8_t> known_;

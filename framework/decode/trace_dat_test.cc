@@ -499,6 +499,53 @@ TEST_P(V6Latency, TextAsTraceCmdPrintsIt) {
 INSTANTIATE_TEST_SUITE_P(TraceDat, V6Latency, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "with_traceclock" : "plain"; });
 
+// 64 CPUs whose stamps tie in pairs: the merge must pick the lowest CPU on
+// ties, as trace-cmd does. CPU i holds s3's CPU 0 pages with every page
+// stamp moved by (i / 2) * 3 ns.
+TEST(TraceDat, ManyCpusMergeLikeTraceCmd) {
+  if (!fs::exists("/usr/bin/trace-cmd")) GTEST_SKIP() << "needs trace-cmd: /usr/bin/trace-cmd missing";
+  TraceDatWriteOptions format;
+  auto contents = read_trace_dat_contents_file(kDir + "s3-k5.10-v7none-kprobes-marker.dat", &format);
+  ASSERT_TRUE(contents.ok()) << contents.error().message;
+  auto& cpus = contents->buffers[0].cpus;
+  const std::vector<uint8_t> pages = cpus[0].pages;
+  cpus.clear();
+  for (int i = 0; i < 64; ++i) {
+    TraceDatCpuData c;
+    c.cpu = i;
+    c.pages = pages;
+    for (size_t off = 0; off + 8 <= c.pages.size(); off += contents->page_size) {
+      uint64_t ts = 0;
+      for (int b = 0; b < 8; ++b) ts |= uint64_t{c.pages[off + b]} << (8 * b);
+      ts += static_cast<uint64_t>(i / 2) * 3;
+      for (int b = 0; b < 8; ++b) c.pages[off + b] = static_cast<uint8_t>(ts >> (8 * b));
+    }
+    cpus.push_back(std::move(c));
+  }
+  contents->cpu_count = 64;
+  const fs::path dir = fs::temp_directory_path() / ("tracebed_many_cpus_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "many.dat").string();
+  format.version = 7;
+  format.compression = TraceDatCompression::none;
+  ASSERT_TRUE(write_trace_dat_file(path, *contents, format).ok());
+  const std::string report = (dir / "many.txt").string();
+  ASSERT_EQ(std::system(("trace-cmd report -t -i " + path + " > " + report + " 2>/dev/null && zstd -qf " + report).c_str()),
+            0);
+  std::vector<OracleLine> want = oracle(report + ".zst");
+  auto dat = TraceDat::open(path);
+  ASSERT_TRUE(dat.ok()) << dat.error().message;
+  EXPECT_EQ((*dat)->cpu_count(), 64);
+  std::vector<Got> got = read_all(**dat);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(got[i].cpu, want[i].cpu);
+    ASSERT_EQ(got[i].ts, want[i].secs * 1000000000ull + want[i].frac);
+  }
+  fs::remove_all(dir);
+}
+
 // A format that does not parse is a warning, not a failure (trace-cmd
 // counts such formats and goes on).
 TEST(TraceDat, BadFormatIsAWarning) {
