@@ -26,6 +26,17 @@ bool logs_errors(std::string_view rel) {
          base == "uprobe_events" || base == "synthetic_events";
 }
 
+// Files the kernel parses as a list of words (kernel/trace/ftrace.c
+// ftrace_regex_write): a last word without a newline is only acted on when
+// the file is closed, where its error is lost. A newline makes the write
+// itself succeed or fail.
+bool is_word_list(std::string_view rel) {
+  size_t slash = rel.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? rel : rel.substr(slash + 1);
+  return base == "set_ftrace_filter" || base == "set_ftrace_notrace" || base == "set_graph_function" ||
+         base == "set_graph_notrace" || base == "stack_trace_filter";
+}
+
 // Quotes a written value for a message: short and on one line.
 std::string show_value(std::string_view v) {
   std::string out;
@@ -68,6 +79,8 @@ Result<int> Files::try_write(std::string_view rel, std::string_view value, bool 
     TRACEBED_ASSIGN_OR_RETURN(int err, ops_->write(error_log_, "", false));
     (void)err;  // a log we cannot clear only makes the message less certain
   }
+  if (is_word_list(rel) && !value.empty() && value.back() != '\n')
+    return ops_->write(path(rel), std::string(value) + "\n", append);
   return ops_->write(path(rel), value, append);
 }
 

@@ -39,7 +39,9 @@ std::string FunctionTrigger::command() const {
   return cmd;
 }
 
-std::string FunctionTrigger::remove_command() const { return "!" + function_ + ":" + spec_; }
+std::string FunctionTrigger::remove_command() const {
+  return "!" + function_ + ":" + spec_ + (count_ ? ":0" : "");
+}
 
 bool TriggerEntry::is_action() const {
   // kernel/trace/trace_events_hist.c: onmatch(, onmax(, onchange(.
@@ -47,9 +49,9 @@ bool TriggerEntry::is_action() const {
 }
 
 std::string TriggerEntry::remove_command() const {
-  // Function triggers: "!<function>:<trigger>" (kernel/trace/ftrace.c
-  // drops the probe before it looks at a count).
-  if (!function.empty()) return "!" + function + ":" + spec;
+  // Function triggers: "!<function>:<trigger>[:0]", the ":0" for counted
+  // ones (see FunctionTrigger::remove_command).
+  if (!function.empty()) return "!" + function + ":" + spec + (count ? ":0" : "");
   // Event triggers: the line without " [active]", as ftracetest's
   // reset_trigger_file writes it; the kernel unregisters before it parses
   // the count or the filter.

@@ -46,9 +46,9 @@ class Trigger {
 
   // The line written to the trigger file: "traceoff:3 if prev_pid == 0".
   std::string command() const;
-  // The line that removes it: "!traceoff". The kernel drops the trigger
-  // before it parses a count, so none is needed.
-  std::string remove_command() const { return "!" + spec_; }
+  // The line that removes it: "!traceoff", "!traceoff:0" for a counted
+  // one (README: "To remove a trigger with a count").
+  std::string remove_command() const { return "!" + spec_ + (count_ ? ":0" : ""); }
   const std::string& spec() const { return spec_; }
 
  private:
@@ -78,7 +78,10 @@ class FunctionTrigger {
 
   // "do_trap:traceoff:3", "ksys_read:enable_event:sched:sched_switch:2".
   std::string command() const;
-  // "!do_trap:traceoff": the kernel ignores a count on removal.
+  // "!do_trap:traceoff", or "!do_trap:traceoff:0" for a counted one: the
+  // kernel picks the counted or uncounted probe by whether a count is
+  // there (kernel/trace/ftrace.c ftrace_trace_onoff_callback), and only
+  // removes the matching kind. README: "To remove trigger with a count".
   std::string remove_command() const;
 
  private:

@@ -23,9 +23,13 @@ TEST(Trigger, CommandsAsDocumented) {
   EXPECT_EQ(Trigger::traceon().command(), "traceon");
 }
 
-TEST(Trigger, RemoveCommandDropsCountAndFilter) {
-  EXPECT_EQ(Trigger::traceoff().count(3).filter("prev_pid == 0").remove_command(), "!traceoff");
-  EXPECT_EQ(Trigger::enable_event("kmem", "kmalloc").count(3).remove_command(), "!enable_event:kmem:kmalloc");
+// README: "To remove a trigger without a count: echo '!<trigger>", "with a
+// count: echo '!<trigger>:0", "Filters can be ignored when removing".
+TEST(Trigger, RemoveCommandAsTheReadmeSays) {
+  EXPECT_EQ(Trigger::traceoff().remove_command(), "!traceoff");
+  EXPECT_EQ(Trigger::traceoff().count(3).filter("prev_pid == 0").remove_command(), "!traceoff:0");
+  EXPECT_EQ(Trigger::enable_event("kmem", "kmalloc").count(3).remove_command(), "!enable_event:kmem:kmalloc:0");
+  EXPECT_EQ(Trigger::stacktrace().filter("prev_pid == 0").remove_command(), "!stacktrace");
 }
 
 // Documentation/trace/ftrace.rst, "Filter commands".
@@ -39,7 +43,9 @@ TEST(FunctionTrigger, CommandsAsDocumented) {
             "native_flush_tlb_others:snapshot:1");
   EXPECT_EQ(FunctionTrigger::dump("oops").command(), "oops:dump");
   EXPECT_EQ(FunctionTrigger::cpudump("oops").command(), "oops:cpudump");
-  EXPECT_EQ(FunctionTrigger::traceoff("do_trap").count(3).remove_command(), "!do_trap:traceoff");
+  // README: "To remove trigger with a count: echo '!<function>:<trigger>:0".
+  EXPECT_EQ(FunctionTrigger::traceoff("do_trap").count(3).remove_command(), "!do_trap:traceoff:0");
+  EXPECT_EQ(FunctionTrigger::traceoff("do_fault").remove_command(), "!do_fault:traceoff");
 }
 
 TEST(TriggerFile, ParsesCapturedTriggers) {
