@@ -93,6 +93,15 @@ std::string TracefsTest::sh(const std::string& script) {
   return r->out;
 }
 
+std::string TracefsTest::run(std::vector<std::string> argv) {
+  std::string shown = argv.empty() ? "" : argv[0];
+  auto r = testing::guest().run(std::move(argv));
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  if (!r) return "";
+  EXPECT_TRUE(r->ok()) << shown << ": status " << r->shell_status() << ": " << r->err;
+  return r->out;
+}
+
 std::vector<std::string> TracefsTest::trace_lines(const tracefs::Instance& inst) {
   auto t = inst.read_trace();
   EXPECT_TRUE(t.ok()) << t.error().message;

@@ -57,6 +57,9 @@ class TracefsTest : public ::testing::Test {
 
   // Runs a shell command in the guest; fails the test when it fails.
   std::string sh(const std::string& script);
+  // Runs a program in the guest by exec (one sched_process_exec each; the
+  // guest's busybox sh runs applets such as sleep without exec).
+  std::string run(std::vector<std::string> argv);
   // The lines of `trace` without the "#" header.
   std::vector<std::string> trace_lines(const tracefs::Instance& inst);
 
