@@ -353,15 +353,17 @@ class MergedStream final : public EventStream {
       active_.push_back(c.get());
       shown_.push_back(!setup_.cpus || setup_.cpus->count(c->cpu()));
     }
-    ts_.resize(active_.size());
-    pos_.assign(active_.size(), kNotInHeap);
-    for (uint32_t i = 0; i < active_.size(); ++i) {
-      if (active_[i]->done()) continue;
-      ts_[i] = active_[i]->head().ts;
-      pos_[i] = static_cast<uint32_t>(heap_.size());
-      heap_.push_back(i);
-      sift_up(heap_.size() - 1);
+    linear_ = active_.size() <= setup_.linear_max;
+    n_ = static_cast<uint32_t>(active_.size());
+    ts_.resize(n_);
+    done_.resize(n_);
+    for (uint32_t i = 0; i < n_; ++i) {
+      done_[i] = active_[i]->done();
+      if (!done_[i]) ts_[i] = active_[i]->head().ts;
     }
+    leaves_ = 1;
+    while (leaves_ < n_) leaves_ *= 2;
+    build();
     if (const TraceContext* ctx = setup_.context) {
       if (const Field* f = ctx->common_type(); f && f->size >= 1 && f->size <= 8) {
         type_offset_ = f->offset;
@@ -379,8 +381,23 @@ class MergedStream final : public EventStream {
     if (pending_) return *pending_;
     // Bounded: every pass either returns or consumes a record of a hidden CPU.
     for (;;) {
-      if (heap_.empty()) return false;
-      const uint32_t i = heap_[0];
+      uint32_t i;
+      if (linear_) {
+        // Few CPUs: trace-cmd's own scan is cheaper than keeping a heap.
+        i = kNotInHeap;
+        uint64_t best_ts = 0;
+        for (uint32_t k = 0; k < active_.size(); ++k) {
+          if (active_[k]->done()) continue;
+          if (i == kNotInHeap || active_[k]->head().ts < best_ts) {
+            i = k;
+            best_ts = active_[k]->head().ts;
+          }
+        }
+        if (i == kNotInHeap) return false;
+      } else {
+        i = tree_[0];
+        if (i >= n_ || done_[i]) return false;
+      }
       CpuCursor* best = active_[i];
       if (shown_[i]) {
         out = best->head();
@@ -420,66 +437,61 @@ class MergedStream final : public EventStream {
     CpuCursor* c = peeked_;
     peeked_ = nullptr;
     if (!c->advance() && c->error() && !pending_) pending_ = located(*c->error());
-    moved(peeked_index_);
+    if (!linear_) {
+      const bool was_winner = tree_[0] == peeked_index_;
+      refresh(peeked_index_);
+      if (was_winner)
+        replay(peeked_index_);
+      else
+        build();  // a record of another buffer than the winner's: rare, rebuild
+    }
     ++stats_.events;
   }
 
  private:
-  // The heap orders cursors by (next stamp, index): the same winner as
-  // trace-cmd's linear scan (smallest stamp, lowest index on ties) in
-  // O(log cpus) per record.
+  // A tournament (loser) tree over the cursors orders them by (next stamp,
+  // index): the same winner as trace-cmd's linear scan (smallest stamp,
+  // lowest index on ties) in log2(cpus) comparisons per record.
   static constexpr uint32_t kNotInHeap = ~0u;
 
-  bool before(uint32_t a, uint32_t b) const { return ts_[a] < ts_[b] || (ts_[a] == ts_[b] && a < b); }
-
-  void place(size_t at, uint32_t i) {
-    heap_[at] = i;
-    pos_[i] = static_cast<uint32_t>(at);
+  bool before(uint32_t a, uint32_t b) const {
+    const bool a_out = a >= n_ || done_[a];
+    const bool b_out = b >= n_ || done_[b];
+    if (a_out || b_out) return !a_out;
+    return ts_[a] < ts_[b] || (ts_[a] == ts_[b] && a < b);
   }
 
-  void sift_up(size_t at) {
-    const uint32_t i = heap_[at];
-    while (at > 0) {
-      const size_t parent = (at - 1) / 2;
-      if (!before(i, heap_[parent])) break;
-      place(at, heap_[parent]);
-      at = parent;
+  void refresh(uint32_t i) {
+    done_[i] = active_[i]->done();
+    if (!done_[i]) ts_[i] = active_[i]->head().ts;
+  }
+
+  void build() {
+    tree_.assign(leaves_, kNotInHeap);
+    std::vector<uint32_t> win(2 * leaves_);
+    for (uint32_t i = 0; i < leaves_; ++i) win[leaves_ + i] = i;  // ids >= n_ are empty leaves
+    for (uint32_t node = leaves_ - 1; node >= 1; --node) {
+      const uint32_t l = win[2 * node], r = win[2 * node + 1];
+      const bool left = before(l, r) || (!before(r, l) && l < r);
+      win[node] = left ? l : r;
+      tree_[node] = left ? r : l;
     }
-    place(at, i);
+    tree_[0] = win[1];
   }
 
-  void sift_down(size_t at) {
-    const uint32_t i = heap_[at];
-    const size_t n = heap_.size();
-    for (;;) {
-      size_t child = 2 * at + 1;
-      if (child >= n) break;
-      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-      if (!before(heap_[child], i)) break;
-      place(at, heap_[child]);
-      at = child;
-    }
-    place(at, i);
+  // The winner's stamp changed: play its path to the root again.
+  void replay(uint32_t i) {
+    uint32_t winner = i;
+    for (uint32_t node = (i + leaves_) >> 1; node >= 1; node >>= 1)
+      if (before(tree_[node], winner)) std::swap(tree_[node], winner);
+    tree_[0] = winner;
   }
 
-  // Cursor i advanced (or ended): restore the heap.
+  // Cursor i advanced (or ended).
   void moved(uint32_t i) {
-    const uint32_t at = pos_[i];
-    if (at == kNotInHeap) return;
-    if (active_[i]->done()) {
-      pos_[i] = kNotInHeap;
-      const uint32_t last = heap_.back();
-      heap_.pop_back();
-      if (at < heap_.size()) {
-        place(at, last);
-        sift_up(at);
-        sift_down(pos_[last]);
-      }
-      return;
-    }
-    ts_[i] = active_[i]->head().ts;
-    sift_up(at);          // stamps may go backwards on a bad CPU
-    sift_down(pos_[i]);
+    if (linear_) return;
+    refresh(i);
+    replay(i);
   }
 
   // Errors name the file first, like TraceDat::open's.
@@ -506,9 +518,12 @@ class MergedStream final : public EventStream {
   CpuCursor* peeked_ = nullptr;
   uint32_t peeked_index_ = 0;
   Record peeked_copy_;
-  std::vector<uint32_t> heap_;   // indices into active_ of cursors with records
-  std::vector<uint32_t> pos_;    // where each cursor sits in heap_, or kNotInHeap
-  std::vector<uint64_t> ts_;     // each cursor's next stamp, kept beside the heap
+  bool linear_ = true;
+  uint32_t n_ = 0;               // cursors
+  uint32_t leaves_ = 1;          // n_ rounded up to a power of two
+  std::vector<uint32_t> tree_;   // [0] the winner, [1..] the loser of each match
+  std::vector<uint64_t> ts_;     // each cursor's next stamp, kept beside the tree
+  std::vector<uint8_t> done_;    // each cursor has no more records
   std::optional<Error> pending_;  // reported by the next call, after the record already returned
   DecodeStats stats_;
   std::vector<uint8_t> known_;

@@ -91,6 +91,10 @@ struct TimeCorrection {
   uint64_t mul_shift(uint64_t ts) const;
 };
 
+// Default StreamSetup::linear_max; a variable so tests can force the tree
+// through TraceDat::events().
+inline size_t kMergeLinearMax = 8;
+
 struct StreamSetup {
   std::shared_ptr<DataFile> file;
   PageLayout layout;
@@ -102,6 +106,9 @@ struct StreamSetup {
   std::optional<std::set<int>> cpus;           // CPU ids next() returns
   const TraceContext* context = nullptr;       // counts unknown event ids; may be null
   uint32_t window_pages = 16;                  // uncompressed read size, in pages
+  // Up to this many CPUs the merge scans them all per record (cheapest for
+  // few); beyond, a tournament tree. Tests set 0 to run the tree everywhere.
+  size_t linear_max = kMergeLinearMax;
 };
 
 Result<std::unique_ptr<EventStream>> make_event_stream(StreamSetup setup);

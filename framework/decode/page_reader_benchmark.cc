@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+
 #include "framework/decode/page_reader.h"
 #include "framework/decode/trace_dat.h"
+#include "framework/decode/trace_dat_writer.h"
 
 namespace tracebed {
 namespace {
@@ -79,6 +82,58 @@ void BM_Stream(benchmark::State& state, const std::string& name) {
 }
 BENCHMARK_CAPTURE(BM_Stream, v6_uncompressed, std::string("s2-k6.1-v6-function-sched-kmem"));
 BENCHMARK_CAPTURE(BM_Stream, v7_zstd, std::string("s1-k6.12-v7zstd-sched-irq-timer-syscalls"));
+
+// Many CPUs: s3's CPU 0 pages on every CPU, stamps staggered by 1 ns per
+// CPU, written once to a temporary file.
+void BM_StreamManyCpus(benchmark::State& state) {
+  const int ncpu = static_cast<int>(state.range(0));
+  TraceDatWriteOptions format;
+  auto contents = read_trace_dat_contents_file(kRecorded + "s3-k5.10-v7none-kprobes-marker.dat", &format);
+  if (!contents.ok() || contents->buffers.empty() || contents->buffers[0].cpus.empty()) {
+    state.SkipWithError("fixture missing");
+    return;
+  }
+  auto& cpus = contents->buffers[0].cpus;
+  const std::vector<uint8_t> pages = cpus[0].pages;
+  cpus.clear();
+  for (int i = 0; i < ncpu; ++i) {
+    TraceDatCpuData c;
+    c.cpu = i;
+    c.pages = pages;
+    for (size_t off = 0; off + 8 <= c.pages.size(); off += contents->page_size) c.pages[off] += static_cast<uint8_t>(i);
+    cpus.push_back(std::move(c));
+  }
+  contents->cpu_count = static_cast<uint32_t>(ncpu);
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("tracebed_bench_cpus_" + std::to_string(ncpu) + ".dat"))
+                               .string();
+  if (!write_trace_dat_file(path, *contents, format).ok()) {
+    state.SkipWithError("cannot write the trace");
+    return;
+  }
+  auto dat = TraceDat::open(path);
+  if (!dat.ok()) {
+    state.SkipWithError(dat.error().message.c_str());
+    return;
+  }
+  int64_t events = 0;
+  uint64_t sink = 0;
+  for (auto _ : state) {
+    auto stream = (*dat)->events();
+    if (!stream.ok()) break;
+    Record r;
+    for (;;) {
+      auto more = (*stream)->next(r);
+      if (!more.ok() || !*more) break;
+      sink += r.ts;
+      ++events;
+    }
+  }
+  benchmark::DoNotOptimize(sink);
+  state.SetItemsProcessed(events);
+  std::filesystem::remove(path);
+}
+BENCHMARK(BM_StreamManyCpus)->Arg(2)->Arg(8)->Arg(16)->Arg(64);
 
 }  // namespace
 }  // namespace tracebed

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/decode/merge.h"
 #include "framework/decode/trace_dat_writer.h"
 
 #include <unistd.h>
@@ -81,6 +82,10 @@ struct Got {
   int cpu;
   uint64_t ts;
   std::string name;
+  uint16_t buffer = 0;
+  uint64_t offset = 0;
+
+  bool same(const Record& r) const { return r.cpu == cpu && r.ts == ts && r.buffer == buffer && r.offset == offset; }
 };
 
 std::vector<Got> read_all(TraceDat& dat, std::optional<std::set<int>> cpus = {}) {
@@ -94,7 +99,7 @@ std::vector<Got> read_all(TraceDat& dat, std::optional<std::set<int>> cpus = {})
     EXPECT_TRUE(more.ok()) << (more.ok() ? "" : more.error().message);
     if (!more.ok() || !*more) break;
     const EventFormat* ev = dat.context().event_of(r.data);
-    out.push_back({r.cpu, r.ts, ev ? ev->name : "?"});
+    out.push_back({r.cpu, r.ts, ev ? ev->name : "?", r.buffer, r.offset});
   }
   return out;
 }
@@ -106,6 +111,7 @@ class RecordedFixture : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(dat.ok()) << dat.error().message;
     dat_ = std::move(*dat);
   }
+  void peek_and_consume();
   std::unique_ptr<TraceDat> dat_;
 };
 
@@ -156,34 +162,77 @@ TEST_P(RecordedFixture, CpuFilterMatchesCpu0Report) {
   for (const Got& g : got) ASSERT_EQ(g.cpu, 0);
   // trace-cmd 3.1.6 prints no instance records at all with --cpu (fixture
   // e10); the stream still returns them, so compare only single-buffer files.
-  if (GetParam().find("function_graph") == std::string::npos && dat_->buffers().size() == 1)
+  if (GetParam().find("function_graph") == std::string::npos && dat_->buffers().size() == 1) {
     EXPECT_EQ(got.size(), oracle(kFixtures + GetParam() + ".cpu0.report.zst").size());
+  }
+}
+
+// The same order with the tournament tree the merge uses for many CPUs.
+TEST_P(RecordedFixture, TreeMergeMatchesScan) {
+  std::vector<Got> scan = read_all(*dat_);
+  const size_t saved = kMergeLinearMax;
+  kMergeLinearMax = 0;
+  std::vector<Got> tree = read_all(*dat_);
+  kMergeLinearMax = saved;
+  ASSERT_EQ(tree.size(), scan.size());
+  for (size_t i = 0; i < tree.size(); ++i) {
+    ASSERT_EQ(tree[i].cpu, scan[i].cpu) << i;
+    ASSERT_EQ(tree[i].ts, scan[i].ts) << i;
+  }
 }
 
 // peek_next_in_buffer() shows what next() returns; consume_peeked() drops it.
 TEST_P(RecordedFixture, PeekAndConsume) {
-  std::vector<Got> all = read_all(*dat_);
+  for (size_t limit : {kMergeLinearMax, size_t{0}}) {
+    SCOPED_TRACE(limit ? "scan" : "tree");
+    const size_t saved = kMergeLinearMax;
+    kMergeLinearMax = limit;
+    peek_and_consume();
+    kMergeLinearMax = saved;
+  }
+}
+
+void RecordedFixture::peek_and_consume() {
+  const std::vector<Got> all = read_all(*dat_);
+  const bool one_buffer = dat_->buffers().size() == 1;
   auto stream = dat_->events();
   ASSERT_TRUE(stream.ok());
   Record r;
-  std::vector<Got> kept;
-  size_t consumed = 0;
+  std::vector<bool> gone(all.size(), false);  // consumed through a peek
+  size_t k = 0;                               // next unread index into `all`
+  auto skip_gone = [&] {
+    while (k < all.size() && gone[k]) ++k;
+  };
   for (size_t i = 0;; ++i) {
     auto more = (*stream)->next(r);
     ASSERT_TRUE(more.ok()) << more.error().message;
-    if (!*more) break;
-    kept.push_back({r.cpu, r.ts, ""});
+    skip_gone();
+    if (!*more) {
+      ASSERT_EQ(k, all.size());
+      break;
+    }
+    ASSERT_LT(k, all.size());
+    ASSERT_TRUE(all[k].same(r)) << "record " << k;
+    ++k;
     auto peek = (*stream)->peek_next_in_buffer();
     ASSERT_TRUE(peek.ok()) << peek.error().message;
     if (!*peek) continue;
-    Record seen = **peek;
+    const Record seen = **peek;
+    EXPECT_EQ(seen.buffer, r.buffer);
+    // Find the peeked record among those not read yet.
+    size_t at = k;
+    while (at < all.size() && (gone[at] || !all[at].same(seen))) ++at;
+    ASSERT_LT(at, all.size()) << "peeked a record the stream does not hold";
+    if (one_buffer) {
+      skip_gone();
+      ASSERT_EQ(at, k) << "the peeked record is not the next one";
+    }
     if (i % 3 == 0) {
       (*stream)->consume_peeked();
-      ++consumed;
+      gone[at] = true;
     }
     ASSERT_EQ(seen.ts, (*peek)->ts);  // still valid after consume_peeked
   }
-  EXPECT_EQ(kept.size() + consumed, all.size());
   EXPECT_EQ((*stream)->stats().events, all.size());
 }
 
