@@ -1,0 +1,106 @@
+// The function_graph tracer, with a graph function set first so only its
+// calls are recorded. Instances got function_graph late; where they lack
+// it, the test uses the top level and the fixture resets it afterwards.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/tracefs/text.h"
+
+namespace tracebed::suites {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using tracefs::features::function_graph_tracer;
+using tracefs::features::max_graph_depth;
+using tracefs::features::set_graph_function;
+
+class FunctionGraph : public TracefsTest {
+ protected:
+  void SetUp() override {
+    TracefsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    TRACEBED_REQUIRE(function_graph_tracer);
+    TRACEBED_REQUIRE(set_graph_function);
+    auto tracers = inst().available_tracers();
+    ASSERT_OK(tracers);
+    bool in_instance = std::find(tracers->begin(), tracers->end(), "function_graph") != tracers->end() &&
+                       inst().files().has("set_graph_function");
+    graph_ = in_instance ? &inst() : &top();
+  }
+  tracefs::Instance& graph() { return *graph_; }
+
+  // Starts function_graph on vfs_read's calls, runs a cat, stops.
+  std::vector<std::string> trace_vfs_read() {
+    EXPECT_OK(graph().set_graph_function(std::vector<std::string>{"vfs_read"}));
+    EXPECT_OK(graph().clear_trace());
+    EXPECT_OK(graph().set_tracer("function_graph"));
+    sh("cat /proc/version > /dev/null");
+    EXPECT_OK(graph().set_tracing_on(false));
+    auto lines = trace_lines(graph());
+    EXPECT_OK(graph().set_tracer("nop"));
+    return lines;
+  }
+
+ private:
+  tracefs::Instance* graph_ = nullptr;
+};
+
+// The text after "|": the call with its indentation (two spaces per level).
+std::string call_part(const std::string& line) {
+  size_t bar = line.find("|  ");
+  return bar == std::string::npos ? "" : line.substr(bar + 3);
+}
+
+size_t depth_of(const std::string& call) { return call.find_first_not_of(' ') / 2; }
+
+TEST_F(FunctionGraph, GraphFunctionIsTheRootOfEveryCall) {
+  auto lines = trace_vfs_read();
+  ASSERT_THAT(lines, Not(IsEmpty()));
+  EXPECT_THAT(lines, Contains(HasSubstr("vfs_read() {")));
+  for (const std::string& l : lines) {
+    std::string call = call_part(l);
+    if (call.empty() || call.starts_with("}")) continue;  // a return, not a call
+    if (depth_of(call) == 0) EXPECT_THAT(call, HasSubstr("vfs_read")) << l;
+  }
+}
+
+// fgraph-filter-stack.tc, in spirit: max_graph_depth bounds the depth.
+TEST_F(FunctionGraph, MaxGraphDepthBoundsTheDepth) {
+  TRACEBED_REQUIRE(max_graph_depth);
+  if (!graph().files().has("max_graph_depth")) GTEST_SKIP() << "needs max_graph_depth in this instance";
+  ASSERT_OK(graph().set_max_graph_depth(2));
+  EXPECT_EQ(graph().max_graph_depth().value(), 2u);
+  auto lines = trace_vfs_read();
+  ASSERT_OK(graph().set_max_graph_depth(0));
+  ASSERT_THAT(lines, Not(IsEmpty()));
+  size_t deepest = 0;
+  for (const std::string& l : lines) {
+    std::string call = call_part(l);
+    if (!call.empty()) deepest = std::max(deepest, depth_of(call));
+  }
+  EXPECT_EQ(deepest, 1u);  // depth 2: vfs_read and its direct callees
+}
+
+TEST_F(FunctionGraph, GraphNotraceHidesASubtree) {
+  ASSERT_OK(graph().set_graph_notrace(std::vector<std::string>{"rw_verify_area"}));
+  auto lines = trace_vfs_read();
+  ASSERT_OK(graph().set_graph_notrace({}));
+  ASSERT_THAT(lines, Not(IsEmpty()));
+  EXPECT_THAT(lines, Not(Contains(HasSubstr("rw_verify_area"))));
+}
+
+TEST_F(FunctionGraph, GraphFunctionReadsBack) {
+  ASSERT_OK(graph().set_graph_function(std::vector<std::string>{"vfs_read", "vfs_write"}));
+  auto fns = graph().graph_functions();
+  ASSERT_OK(fns);
+  EXPECT_THAT(*fns, Contains("vfs_read"));
+  EXPECT_THAT(*fns, Contains("vfs_write"));
+  ASSERT_OK(graph().set_graph_function({}));
+}
+
+}  // namespace
+}  // namespace tracebed::suites
