@@ -64,5 +64,23 @@ TEST(ErrorLog, MissingCaretIsAnError) {
   EXPECT_THAT(entries.error().message, ::testing::HasSubstr("line 3: expected a caret"));
 }
 
+
+// Captured in a debian-6.12 guest: two bad kprobe definitions and a hist
+// trigger on an unknown field. The location may itself contain colons.
+TEST(ErrorLog, ParsesKprobeAndHistErrors) {
+  auto entries = parse_error_log(testdata("error_log-kprobe-hist-6.12.txt"));
+  ASSERT_TRUE(entries.ok()) << entries.error().message;
+  ASSERT_EQ(entries->size(), 3u);
+  EXPECT_EQ((*entries)[0].location, "trace_kprobe");
+  EXPECT_EQ((*entries)[0].error, "Invalid register name");
+  EXPECT_EQ((*entries)[0].command, "p:myprobe vfs_read +0(%nosuchreg):u32");
+  EXPECT_EQ((*entries)[0].command.substr((*entries)[0].caret), "%nosuchreg):u32");
+  EXPECT_EQ((*entries)[1].error, "Invalid probed address or symbol");
+  EXPECT_EQ((*entries)[1].command.substr((*entries)[1].caret), "no_such_function_xyz");
+  EXPECT_EQ((*entries)[2].location, "hist:sched:sched_switch");
+  EXPECT_EQ((*entries)[2].error, "Couldn't find field");
+  EXPECT_EQ((*entries)[2].command.substr((*entries)[2].caret), "no_such_field");
+}
+
 }  // namespace
 }  // namespace tracebed::tracefs

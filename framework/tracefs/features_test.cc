@@ -68,6 +68,23 @@ TEST(Features, FilesNeedATracefs) {
   EXPECT_THAT(captured_6_18().missing(features::snapshot).value_or(""), HasSubstr("no tracefs"));
 }
 
+// The debian-6.12 guest kernel: kprobes, hist triggers, snapshot,
+// function_graph; no ":mod:" for set_event yet.
+TEST(Features, Debian612Readme) {
+  Features f = Features::from_text(testdata("README-6.12.txt"), testdata("available_tracers-6.12.txt"),
+                                   testdata("trace_clock-6.18.txt"), "6.12.107+deb13-cloud-amd64");
+  EXPECT_TRUE(f.has(features::hist_triggers));
+  EXPECT_TRUE(f.has(features::snapshot_trigger));
+  EXPECT_TRUE(f.has(features::eprobes));
+  EXPECT_TRUE(f.has(features::fprobes));
+  EXPECT_TRUE(f.has(features::tprobes));
+  EXPECT_TRUE(f.has(features::event_triggers));
+  EXPECT_TRUE(f.has(features::function_triggers));
+  EXPECT_TRUE(f.has(features::function_graph_tracer));
+  EXPECT_EQ(f.missing(features::module_events).value_or(""), "needs :mod: events: no \":mod:<module>\" in README");
+  EXPECT_EQ(f.release_version(), (std::pair{6, 12}));
+}
+
 // The macro itself: skips with the reason, and fails without features.
 class RequireTest : public ::testing::Test {
  protected:

@@ -105,7 +105,7 @@ TEST(PidList, SetEventPid) {
 }
 
 TEST(PidList, NoPid) {
-  auto p = parse_pid_list("no pid\n", "set_ftrace_pid");
+  auto p = parse_pid_list(testdata("set_ftrace_pid-empty-6.12.txt"), "set_ftrace_pid");
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_TRUE(p->empty());
 }

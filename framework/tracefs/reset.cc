@@ -68,6 +68,20 @@ void remove_triggers(const Instance& inst, const std::vector<EventDir>& dirs, Pr
 
 }  // namespace
 
+std::optional<std::string> dynamic_event_removal(std::string_view line) {
+  line = trim(line);
+  if (line.empty() || line.starts_with("#")) return std::nullopt;
+  // ftracetest clear_dynamic_events writes "-" + the head without its type
+  // letter ("-10:kprobes/tbret" for "r10:..."); "-:<group>/<name>" is the
+  // documented form and needs no maxactive.
+  size_t colon = line.find(':');
+  size_t space = line.find(' ');
+  if (colon == std::string_view::npos || (space != std::string_view::npos && space < colon)) return std::nullopt;
+  std::string_view name = line.substr(colon + 1, space == std::string_view::npos ? line.npos : space - colon - 1);
+  if (name.empty()) return std::nullopt;
+  return "-:" + std::string(name);
+}
+
 Status clear_dynamic_events(const Instance& top) {
   const Files& f = top.files();
   Problems p;
@@ -83,14 +97,10 @@ Status clear_dynamic_events(const Instance& top) {
       bool again = false;
       bool any = false;
       for (std::string_view line : split_lines(*text)) {
-        line = trim(line);
-        if (line.empty() || line.starts_with("#")) continue;
+        std::optional<std::string> del = dynamic_event_removal(line);
+        if (!del) continue;
         any = true;
-        size_t colon = line.find(':');
-        size_t space = line.find(' ');
-        if (colon == std::string_view::npos || (space != std::string_view::npos && space < colon)) continue;
-        std::string_view name = line.substr(colon + 1, space == std::string_view::npos ? line.npos : space - colon - 1);
-        auto err = f.try_write("dynamic_events", "-:" + std::string(name), true);
+        auto err = f.try_write("dynamic_events", *del, true);
         if (!err.ok() || *err != 0) again = true;
       }
       if (!any || !again) break;

@@ -48,4 +48,9 @@ struct Knobs {
 // uprobe_events, synthetic_events), up to 10 passes for dependencies.
 Status clear_dynamic_events(const Instance& top);
 
+// The line that removes one dynamic_events entry: "r10:kprobes/tbret
+// vfs_read arg1=$retval" -> "-:kprobes/tbret". Nothing for comments and
+// lines without a "<type>:<group>/<name>" head.
+std::optional<std::string> dynamic_event_removal(std::string_view line);
+
 }  // namespace tracebed::tracefs

@@ -82,5 +82,67 @@ TEST(TriggerFile, BadCountIsAnError) {
   EXPECT_THAT(t.error().message, HasSubstr("bad count"));
 }
 
+
+// Captured in a debian-6.12 guest after writing vfs_read,
+// vfs_write:traceoff:3, ksys_read:enable_event:sched:sched_switch:2,
+// schedule_timeout:stacktrace and do_sys_open*:traceon (some fired since).
+TEST(FunctionFilterFile, ParsesCapturedFunctionsAndTriggers) {
+  auto f = parse_function_filter(testdata("set_ftrace_filter-triggers-6.12.txt"), "set_ftrace_filter");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_FALSE(f->all_functions);
+  EXPECT_THAT(f->functions, ::testing::ElementsAre("vfs_read"));
+  ASSERT_EQ(f->triggers.size(), 5u);
+
+  const TriggerEntry& glob = f->triggers[0];  // the glob became one probe per function
+  EXPECT_EQ(glob.function, "do_sys_openat2");
+  EXPECT_EQ(glob.name, "traceon");
+  EXPECT_FALSE(glob.count.has_value());
+  EXPECT_EQ(glob.remove_command(), "!do_sys_openat2:traceon");
+
+  const TriggerEntry& en = f->triggers[3];
+  EXPECT_EQ(en.function, "ksys_read");
+  EXPECT_EQ(en.spec, "enable_event:sched:sched_switch");
+  EXPECT_EQ(en.count, 1u);
+  EXPECT_EQ(en.remove_command(), "!ksys_read:enable_event:sched:sched_switch:0");
+
+  const TriggerEntry& off = f->triggers[4];
+  EXPECT_EQ(off.function, "vfs_write");
+  EXPECT_EQ(off.name, "traceoff");
+  EXPECT_EQ(off.count, 1u);
+  EXPECT_EQ(off.line, "vfs_write:traceoff:count=1");
+}
+
+TEST(FunctionFilterFile, EmptyFilterMeansAllFunctions) {
+  auto f = parse_function_filter(testdata("set_ftrace_filter-empty-6.12.txt"), "set_ftrace_filter");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_TRUE(f->all_functions);
+  EXPECT_TRUE(f->functions.empty());
+  auto n = parse_function_filter(testdata("set_ftrace_notrace-empty-6.12.txt"), "set_ftrace_notrace");
+  ASSERT_TRUE(n.ok()) << n.error().message;
+  EXPECT_FALSE(n->all_functions);  // "no functions disabled"
+  EXPECT_TRUE(n->functions.empty());
+}
+
+// Captured in a debian-6.12 guest: a hist trigger, a filtered snapshot
+// trigger and a counted traceoff on sched_switch.
+TEST(TriggerFile, ParsesHistAndSnapshotTriggers) {
+  auto t = parse_trigger_file(testdata("trigger-hist-snapshot-6.12.txt"));
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->size(), 3u);
+  EXPECT_EQ((*t)[0].name, "traceoff");
+  EXPECT_EQ((*t)[0].count, 4u);
+  EXPECT_EQ((*t)[1].name, "snapshot");
+  EXPECT_EQ((*t)[1].count, 1u);
+  EXPECT_EQ((*t)[1].filter, "prev_pid == 1");
+  const TriggerEntry& hist = (*t)[2];
+  EXPECT_EQ(hist.name, "hist");
+  EXPECT_EQ(hist.spec, "hist:keys=prev_pid:vals=hitcount:sort=hitcount:size=2048");
+  EXPECT_FALSE(hist.count.has_value());
+  EXPECT_FALSE(hist.is_action());
+  // The kernel took exactly these removals (the file was empty after).
+  EXPECT_EQ(hist.remove_command(), "!hist:keys=prev_pid:vals=hitcount:sort=hitcount:size=2048");
+  EXPECT_EQ((*t)[1].remove_command(), "!snapshot:count=1 if prev_pid == 1");
+}
+
 }  // namespace
 }  // namespace tracebed::tracefs

@@ -143,8 +143,18 @@ TEST_F(Triggers, BadTriggerFilterIsExplained) {
   TRACEBED_REQUIRE(error_log);
   Status s = exec().add_trigger(Trigger::traceoff().filter("no_such_field > 1"));
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.error().message, AllOf(HasSubstr("write \"traceoff if no_such_field > 1\""),
-                                       HasSubstr("Invalid argument (EINVAL)"), HasSubstr("Command: ")));
+  EXPECT_THAT(s.error().message, AllOf(HasSubstr("write \"traceoff if no_such_field > 1\" to " +
+                                                 exec().files().path("trigger")),
+                                       HasSubstr("Invalid argument (EINVAL)")));
+  // 6.1 does not log a trigger's filter errors (6.12 does): the message
+  // carries the kernel's entry exactly when there is one.
+  auto log = inst().error_log();
+  ASSERT_OK(log);
+  if (log->empty()) {
+    EXPECT_THAT(s.error().message, Not(HasSubstr("Command: ")));
+  } else {
+    EXPECT_THAT(s.error().message, HasSubstr("Command: " + log->back().command + "\n"));
+  }
 }
 
 TEST_F(Triggers, UnknownTriggerCommandIsRejected) {
