@@ -154,3 +154,26 @@ TEST(Smoke, CopyInAndOut) {
 
 }  // namespace
 }  // namespace tracebed
+
+namespace tracebed {
+namespace {
+
+// read_file on trace_pipe returns what is there and does not block: a
+// reader left waiting in trace_pipe stalls TCG guests (seen on 6.1, 6.12 and
+// 7.2: `cat trace_pipe & sleep 1` never returns from the sleep).
+TEST(Smoke, TracePipeReadReturnsWithoutBlocking) {
+  auto& a = guest().agent();
+  std::string dir = fmt::format("{}/instances/tracebed_pipe", kTracing);
+  ASSERT_EQ(*a.mkdir(dir), 0);
+  ASSERT_EQ(*a.write_file(dir + "/trace_marker", "tracebed-pipe-check"), 0);
+  auto first = a.read_file(dir + "/trace_pipe");
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_THAT(*first, HasSubstr("tracebed-pipe-check"));
+  auto second = a.read_file(dir + "/trace_pipe");
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(*second, "") << "trace_pipe consumes what it returned";
+  EXPECT_EQ(*a.rmdir(dir), 0);
+}
+
+}  // namespace
+}  // namespace tracebed
