@@ -55,7 +55,19 @@ class RecordMaker {
  public:
   RecordMaker(uint64_t seed, std::vector<uint64_t> text_addrs) : rng_(seed), text_(std::move(text_addrs)) {}
 
+  // trace_printk formats the test registers at these addresses (bprint).
+  static constexpr uint64_t kPrintkBase = 0xffffffffff000000;
+  static constexpr const char* kPrintk[] = {
+      "a=%d b=%s c=%lu d=%llx\\n",
+      "%pS %ps|%-10s|%5d|%x|%s",
+      "%.3s|%10.4s|%#x|%ld %i %o %X",
+      "%s:%s %%d %u\\t\\\\n\\\"q\\\"",
+      "%pM %pI4 %d %lld %zu %Lx %08x %-5u|",
+      "no arguments at all\\n",
+  };
+
   std::vector<uint8_t> make(const EventFormat& ev) {
+    if (ev.system == "ftrace" && ev.name == "bprint") return make_bprint(ev);
     size_t end = 0;
     for (const Field& f : ev.fields) end = std::max<size_t>(end, size_t(f.offset) + f.size);
     std::vector<uint8_t> rec(end, 0);
@@ -101,6 +113,38 @@ class RecordMaker {
   }
 
  private:
+  // vbin_printf's packing: numbers 4-byte aligned (4 or 8 bytes), strings
+  // inline with their NUL.
+  std::vector<uint8_t> make_bprint(const EventFormat& ev) {
+    std::vector<uint8_t> rec(ev.field("buf")->offset, 0);
+    put(rec, ev.field("common_type")->offset, ev.field("common_type")->size, ev.id);
+    put(rec, ev.field("common_pid")->offset, ev.field("common_pid")->size, 1);
+    put(rec, ev.field("ip")->offset, 8, text_.empty() ? 0 : text_[rng_() % text_.size()]);
+    put(rec, ev.field("fmt")->offset, 8, kPrintkBase + rng_() % std::size(kPrintk));
+    for (int i = 0, n = 8 + static_cast<int>(rng_() % 8); i < n; ++i) {
+      while (rec.size() % 4) rec.push_back(0);
+      switch (rng_() % 4) {
+        case 0:
+          for (size_t k = 0, len = pick(7); k < len; ++k) rec.push_back(printable());
+          rec.push_back(0);
+          break;
+        case 1: {
+          uint64_t v = text_.empty() ? rng_() : text_[rng_() % text_.size()];
+          for (int b = 0; b < 8; ++b) rec.push_back(static_cast<uint8_t>(v >> (8 * b)));
+          break;
+        }
+        default: {
+          uint32_t v = rng_() % 2 ? static_cast<uint32_t>(rng_() % 300) : static_cast<uint32_t>(rng_());
+          for (int b = 0; b < 4; ++b) rec.push_back(static_cast<uint8_t>(v >> (8 * b)));
+          break;
+        }
+      }
+    }
+    rec.resize(rec.size() + 8, 0);
+    while (rec.size() % 4) rec.push_back(0);
+    return rec;
+  }
+
   static void put(std::vector<uint8_t>& rec, uint32_t off, uint32_t size, uint64_t v) {
     for (uint32_t i = 0; i < size && i < 8; ++i) rec[off + i] = static_cast<uint8_t>(v >> (8 * i));
   }
@@ -138,6 +182,8 @@ void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcom
   ASSERT_TRUE(hp.ok()) << hp.error().message;
   ctx.long_size = hp->commit_size;
   ctx.parse_kallsyms(contents->kallsyms);
+  for (size_t i = 0; i < std::size(RecordMaker::kPrintk); ++i)
+    contents->printk_formats += fmt::format("0x{:x} : \"{}\"\n", RecordMaker::kPrintkBase + i, RecordMaker::kPrintk[i]);
   ctx.parse_printk_formats(contents->printk_formats);
   for (const auto& sys : contents->systems)
     for (const auto& text : sys.formats) ASSERT_TRUE(ctx.add_event_format(sys.name, text, sys.name).ok());
