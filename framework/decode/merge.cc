@@ -383,17 +383,17 @@ class MergedStream final : public EventStream {
     for (;;) {
       uint32_t i;
       if (linear_) {
-        // Few CPUs: trace-cmd's own scan is cheaper than keeping a heap.
-        i = kNotInHeap;
+        // Few CPUs: trace-cmd's own scan is cheaper than keeping the tree.
+        i = kNone;
         uint64_t best_ts = 0;
         for (uint32_t k = 0; k < active_.size(); ++k) {
           if (active_[k]->done()) continue;
-          if (i == kNotInHeap || active_[k]->head().ts < best_ts) {
+          if (i == kNone || active_[k]->head().ts < best_ts) {
             i = k;
             best_ts = active_[k]->head().ts;
           }
         }
-        if (i == kNotInHeap) return false;
+        if (i == kNone) return false;
       } else {
         i = tree_[0];
         if (i >= n_ || done_[i]) return false;
@@ -452,7 +452,7 @@ class MergedStream final : public EventStream {
   // A tournament (loser) tree over the cursors orders them by (next stamp,
   // index): the same winner as trace-cmd's linear scan (smallest stamp,
   // lowest index on ties) in log2(cpus) comparisons per record.
-  static constexpr uint32_t kNotInHeap = ~0u;
+  static constexpr uint32_t kNone = ~0u;
 
   bool before(uint32_t a, uint32_t b) const {
     const bool a_out = a >= n_ || done_[a];
@@ -467,7 +467,7 @@ class MergedStream final : public EventStream {
   }
 
   void build() {
-    tree_.assign(leaves_, kNotInHeap);
+    tree_.assign(leaves_, kNone);
     std::vector<uint32_t> win(2 * leaves_);
     for (uint32_t i = 0; i < leaves_; ++i) win[leaves_ + i] = i;  // ids >= n_ are empty leaves
     for (uint32_t node = leaves_ - 1; node >= 1; --node) {

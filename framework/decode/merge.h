@@ -3,6 +3,9 @@
 // libtracecmd's tracecmd_peek_next_data() picks the CPU whose next record has
 // the smallest stamp, ties going to the lower CPU index; trace-read.c then
 // does the same across buffers (top level first, instances in file order).
+// A scan finds that CPU when there are few; a tournament tree when many.
+// A `cpus` filter hides records but still merges every CPU, as trace-cmd
+// does, so peeking sees what trace-cmd's function_graph plugin sees.
 //
 // Memory stays flat: each CPU reads one window of pages (uncompressed data)
 // or one chunk (compressed data) at a time, keeping the last three so the
