@@ -98,7 +98,7 @@ std::vector<uint8_t> make_frame(uint16_t op, uint32_t id, uint8_t flags, const s
   h.id = id;
   h.length = static_cast<uint32_t>(payload.size());
   encode_header(h, out.data());
-  std::memcpy(out.data() + kHeaderSize, payload.data(), payload.size());
+  if (!payload.empty()) std::memcpy(out.data() + kHeaderSize, payload.data(), payload.size());
   return out;
 }
 
