@@ -1,5 +1,7 @@
 #include "framework/tracefs/features.h"
 
+#include <algorithm>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
@@ -84,6 +86,40 @@ TEST(Features, Debian612Readme) {
   EXPECT_EQ(f.missing(features::module_events).value_or(""), "needs :mod: events: no \":mod:<module>\" in README");
   EXPECT_EQ(f.release_version(), (std::pair{6, 12}));
 }
+
+// The catalogue's kernels, from their own README and available_tracers
+// (captured in debian-5.10, -6.1 and -6.12 guests): what each offers.
+struct KernelReadme {
+  const char* release;
+  const char* suffix;
+  bool hist, eprobes, fprobes;
+};
+
+class CatalogueFeatures : public ::testing::TestWithParam<KernelReadme> {};
+
+TEST_P(CatalogueFeatures, FromTheirOwnFiles) {
+  const KernelReadme& k = GetParam();
+  Features f = Features::from_text(testdata(std::string("README-") + k.suffix + ".txt"),
+                                   testdata(std::string("available_tracers-") + k.suffix + ".txt"),
+                                   testdata("trace_clock-6.18.txt"), k.release);
+  EXPECT_EQ(f.has(features::hist_triggers), k.hist);
+  EXPECT_EQ(f.has(features::eprobes), k.eprobes);
+  EXPECT_EQ(f.has(features::fprobes), k.fprobes);
+  EXPECT_TRUE(f.has(features::event_triggers));
+  EXPECT_TRUE(f.has(features::function_triggers));
+  EXPECT_TRUE(f.has(features::snapshot_trigger));
+  EXPECT_TRUE(f.has(features::function_graph_tracer));
+}
+
+INSTANTIATE_TEST_SUITE_P(Debian, CatalogueFeatures,
+                         ::testing::Values(KernelReadme{"5.10.0-32-cloud-amd64", "5.10", false, false, false},
+                                           KernelReadme{"6.1.0-56-cloud-amd64", "6.1", true, true, false},
+                                           KernelReadme{"6.12.107+deb13-cloud-amd64", "6.12", true, true, true}),
+                         [](const auto& info) {
+                           std::string name = info.param.suffix;
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return "k" + name;
+                         });
 
 // The macro itself: skips with the reason, and fails without features.
 class RequireTest : public ::testing::Test {
