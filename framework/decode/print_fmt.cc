@@ -575,6 +575,8 @@ class Parser {
   }
 
   Tok process_arg_token(Node* arg, std::string& tok, Tok type) {
+    Depth depth(this);
+    if (depth.too_deep()) return err(fmt::format("print fmt nests deeper than {} levels", kMaxDepth));
     switch (type) {
       case Tok::item: {
         if (tok == "REC") return process_entry(arg, tok);
@@ -644,6 +646,8 @@ class Parser {
   }
 
   Tok process_op(Node* arg, std::string& tok) {
+    Depth depth(this);
+    if (depth.too_deep()) return err(fmt::format("print fmt nests deeper than {} levels", kMaxDepth));
     Node* right_raw = nullptr;
     Tok t;
     if (arg->kind == K::op && !arg->left) {
@@ -1033,9 +1037,20 @@ class Parser {
     *a = std::move(*make_atom(std::to_string(static_cast<long long>(v))));
   }
 
+  // Parsing and evaluating recurse; a hostile format must not exhaust the
+  // stack. Real formats need a few dozen levels (long `|` chains of flags).
+  static constexpr int kMaxDepth = 1000;
+  struct Depth {
+    explicit Depth(Parser* p) : p_(p) { ++p_->depth_; }
+    ~Depth() { --p_->depth_; }
+    bool too_deep() const { return p_->depth_ > kMaxDepth; }
+    Parser* p_;
+  };
+
   Lexer lex_;
   const EventFormat& ev_;
   std::string error_;
+  int depth_ = 0;
 };
 
 // ------------------------------------------------------------- evaluator ----

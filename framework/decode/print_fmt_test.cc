@@ -376,6 +376,17 @@ TEST_F(PrintFmtTest, ParseFailuresKeepTheReason) {
   EXPECT_EQ(out, " a=-5");
 }
 
+TEST_F(QuirkTest, HostileNestingIsAnErrorNotACrash) {
+  std::string deep = "\"%d\", " + std::string(100000, '(') + "REC->a" + std::string(100000, ')');
+  EXPECT_NE(eval(deep).find("nests deeper"), std::string::npos);
+  std::string chain = "\"%d\", REC->a";
+  for (int i = 0; i < 100000; ++i) chain += " + 1";
+  EXPECT_NE(eval(chain).find("nests deeper"), std::string::npos);
+  std::string ok = "\"%d\", REC->a";
+  for (int i = 0; i < 50; ++i) ok += " + 1";
+  EXPECT_EQ(eval(ok), "57");
+}
+
 TEST_F(PrintFmtTest, TcpFlagsPrintLikeLibtraceevent) {
   // %c prints ">c<" and binds no argument, so the later %u's take the flag
   // characters, which evaluate to 0.
