@@ -440,7 +440,7 @@ class TraceDatImpl final : public TraceDat {
   Status read_header(FileCursor& c);
   Status read_v6(FileCursor& c);
   Status read_v7(uint64_t options_offset);
-  Status read_v6_options(FileCursor& c);
+  Status read_v6_options(FileCursor& c, Options& into);
   Status read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector<CpuSpan>& out);
   Result<std::vector<uint8_t>> read_section(uint64_t offset, uint16_t want_id, uint16_t* flags, uint64_t* data_offset);
   Status add_buffers_v7();
@@ -524,7 +524,7 @@ Status TraceDatImpl::read_v6(FileCursor& c) {
   uint64_t at = c.file_offset();
   TRACEBED_ASSIGN_OR_RETURN(Bytes tag, c.read_bytes(10, "options/flyrecord tag"));
   if (as_text(tag).starts_with("options")) {
-    TRACEBED_TRY(read_v6_options(c));
+    TRACEBED_TRY(read_v6_options(c, opts_));
     at = c.file_offset();
     TRACEBED_ASSIGN_OR_RETURN(tag, c.read_bytes(10, "flyrecord tag"));
   }
@@ -567,7 +567,10 @@ Status TraceDatImpl::read_v6(FileCursor& c) {
     FileCursor bc(*file_, b.offset, ctx_.endian);
     TRACEBED_ASSIGN_OR_RETURN(Bytes btag, bc.read_bytes(10, fmt::format("buffer \"{}\" tag", b.name)));
     if (as_text(btag).starts_with("options")) {
-      TRACEBED_TRY(read_v6_options(bc));
+      // An instance's own options (trace-cmd reads them into the instance's
+      // handle); they must not add to the list this loop walks.
+      Options ignored;
+      TRACEBED_TRY(read_v6_options(bc, ignored));
       TRACEBED_ASSIGN_OR_RETURN(btag, bc.read_bytes(10, fmt::format("buffer \"{}\" tag", b.name)));
     }
     if (!as_text(btag).starts_with("flyrecord"))
@@ -588,7 +591,7 @@ Status TraceDatImpl::read_v6(FileCursor& c) {
   return finish_buffers();
 }
 
-Status TraceDatImpl::read_v6_options(FileCursor& c) {
+Status TraceDatImpl::read_v6_options(FileCursor& c, Options& into) {
   // Each option takes at least 6 bytes of the file, so this ends.
   for (;;) {
     TRACEBED_ASSIGN_OR_RETURN(uint16_t id, c.read<uint16_t>("option id"));
@@ -597,7 +600,7 @@ Status TraceDatImpl::read_v6_options(FileCursor& c) {
     TRACEBED_ASSIGN_OR_RETURN(uint32_t size, c.read<uint32_t>("option size"));
     TRACEBED_ASSIGN_OR_RETURN(Bytes data, c.read_bytes(size, fmt::format("option {}", id)));
     std::vector<uint8_t> copy(data.begin(), data.end());
-    TRACEBED_TRY(parse_option(id, copy, at + 4, ctx_.endian, 6, opts_));
+    TRACEBED_TRY(parse_option(id, copy, at + 4, ctx_.endian, 6, into));
   }
 }
 
