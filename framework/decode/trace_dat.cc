@@ -550,12 +550,19 @@ Status TraceDatImpl::read_v6(FileCursor& c) {
   } else if (as_text(tag).starts_with("flyrecord")) {
     TRACEBED_TRY(read_v6_cpu_table(c, cpus, top_spans));
     if (opts_.use_trace_clock) {
-      // The trace_clock file: "local [global] counter ..."; the bracketed one is in use.
-      TRACEBED_ASSIGN_OR_RETURN(Bytes clock, (read_sized_text<FileCursor, uint64_t>(c, "trace clock")));
-      std::string_view t = as_text(clock);
-      const size_t open = t.find('[');
-      const size_t close = open == std::string_view::npos ? open : t.find(']', open);
-      if (close != std::string_view::npos) top.clock = std::string(t.substr(open + 1, close - open - 1));
+      // The trace_clock file: "local [global] counter ..."; the bracketed one
+      // is in use. trace-cmd falls back to "local" when the blob is unreadable
+      // ("File has trace_clock bug, using local clock").
+      auto clock = read_sized_text<FileCursor, uint64_t>(c, "trace clock");
+      if (clock.ok()) {
+        std::string_view t = as_text(*clock);
+        const size_t open = t.find('[');
+        const size_t close = open == std::string_view::npos ? open : t.find(']', open);
+        if (close != std::string_view::npos) top.clock = std::string(t.substr(open + 1, close - open - 1));
+      } else {
+        warnings_.push_back(clock.error().message + " (using the local clock, as trace-cmd does)");
+        top.clock = "local";
+      }
     }
   } else {
     return error_at(at, "expected \"options\", \"latency\" or \"flyrecord\"");
