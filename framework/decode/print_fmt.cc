@@ -1,14 +1,22 @@
 // A print-fmt evaluator with the semantics of libtraceevent 1.7.1
 // (src/event-parse.c), because trace-cmd report prints every event through it
 // and our output must match byte for byte. That means reproducing its quirks
-// on purpose, each noted where it happens:
+// on purpose (each checked against Debian's libtraceevent 1.7.1):
 //  - field values are read zero-extended; printf's cast does the sign;
 //  - casts only mask (`(int)x` is x & 0xffffffff, never sign-extended);
 //  - operator precedence comes from its rotate-on-priority parser, so a
-//    parenthesised right operand can re-associate;
+//    parenthesised right operand can re-associate (`a * (b + 1)` is a*b + 1);
 //  - `^` parses but evaluates to 0; `__get_dynamic_array(x)[i]` fails;
-//  - %s of a long-sized scalar prints a printk string or bare hex.
-// Parsing happens once per event; format() only appends to `out`.
+//  - %c and the '+' / ' ' flags are printed as ">c<", ">+<", "> <" and bind
+//    no argument; a character constant 'A' is the text "A" (0 as a number);
+//  - sizeof knows int, long, long long, unsigned and REC->field only;
+//  - __print_array prints decimal, space-separated, in host byte order;
+//  - %s of a long-sized scalar prints a printk string or bare hex;
+//  - bprint: arguments are unpacked the way make_bprint_args walks the
+//    format, and a conversion left without one fails the event for good.
+// Where libtraceevent reads past a record (lengths beyond the data) we stop
+// at the record's end instead. Parsing happens once per event; format()
+// only appends to `out`.
 #include "framework/decode/print_fmt.h"
 
 #include <algorithm>
