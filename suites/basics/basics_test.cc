@@ -163,5 +163,59 @@ TEST_F(Basics, RawPagesAreWholeSubBuffers) {
   EXPECT_NE(all.find("tracebed-raw"), std::string::npos);
 }
 
+
+// tracing_cpumask (ftrace/tracing-cpumask.tc, in spirit): with only CPU 0
+// in the mask, every recorded event comes from CPU 0.
+TEST_F(Basics, CpumaskLimitsRecordingToThoseCpus) {
+  TRACEBED_REQUIRE(tracefs::features::tracing_cpumask);
+  std::vector<int> cpus = inst().cpus().value();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs: the guest has " << cpus.size();
+  ASSERT_OK(inst().set_tracing_cpumask("1"));
+  ASSERT_OK(inst().event("sched", "sched_switch").enable());
+  sh("for i in 1 2 3; do sleep 0.02; done");
+  ASSERT_OK(inst().set_tracing_on(false));
+  auto lines = trace_lines(inst());
+  ASSERT_THAT(lines, Not(IsEmpty()));
+  EXPECT_THAT(lines, Each(HasSubstr("[000]")));
+}
+
+TEST_F(Basics, SavedCmdlinesNamesTracedTasks) {
+  TRACEBED_REQUIRE(tracefs::features::saved_cmdlines);
+  ASSERT_OK(inst().event("sched", "sched_process_exec").enable());
+  run({"sleep", "0"});
+  auto cmdlines = fs().saved_cmdlines();
+  ASSERT_OK(cmdlines);
+  bool found = false;
+  for (const auto& [pid, comm] : *cmdlines) found = found || comm == "sleep";
+  EXPECT_TRUE(found) << "no \"sleep\" among " << cmdlines->size() << " saved cmdlines";
+}
+
+// ftracetest's initialize_system on the guest's top level: what a test
+// left there is gone afterwards, triggers and function triggers included.
+TEST_F(Basics, ResetUndoesTopLevelState) {
+  tracefs::Instance& t = top();
+  tracefs::Event sw = t.event("sched", "sched_switch");
+  ASSERT_OK(sw.set_filter("prev_pid == 1"));
+  ASSERT_OK(sw.add_trigger(tracefs::Trigger::stacktrace().count(2).filter("prev_pid == 2")));
+  ASSERT_OK(t.event("sched", "sched_wakeup").enable());
+  ASSERT_OK(t.set_event_pids(std::vector<int>{1}));
+  if (features().has(tracefs::features::function_triggers))
+    ASSERT_OK(t.add_function_trigger(tracefs::FunctionTrigger::traceon("vfs_write").count(3)));
+  if (features().has(tracefs::features::kprobes))
+    ASSERT_OK(t.files().append("kprobe_events", "p:tracebed/tbprobe vfs_read"));
+  ASSERT_OK(t.set_tracing_on(false));
+
+  Status s = tracefs::reset(t);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(sw.filter().value(), "none");
+  EXPECT_THAT(sw.triggers().value(), IsEmpty());
+  EXPECT_THAT(t.set_event().value(), IsEmpty());
+  EXPECT_THAT(t.event_pids().value(), IsEmpty());
+  EXPECT_THAT(t.ftrace_filter().value().triggers, IsEmpty());
+  if (features().has(tracefs::features::kprobes)) EXPECT_EQ(t.files().read("kprobe_events").value(), "");
+  EXPECT_TRUE(t.tracing_on().value());
+  EXPECT_EQ(t.current_tracer().value(), "nop");
+}
+
 }  // namespace
 }  // namespace tracebed::suites

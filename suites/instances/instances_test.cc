@@ -82,5 +82,29 @@ TEST_F(Instances, TracingOffInOneDoesNotStopAnother) {
   EXPECT_TRUE(fs().top().tracing_on().ok());
 }
 
+
+TEST_F(Instances, BufferSizeClockAndFiltersArePerInstance) {
+  tracefs::Instance& other = another_instance();
+  uint64_t other_kb = other.buffer_size().value().effective_kb();
+  std::string other_clock = other.trace_clock().value().current;
+  ASSERT_OK(inst().set_buffer_size_kb(other_kb + 512));
+  ASSERT_OK(inst().set_trace_clock(other_clock == "global" ? "local" : "global"));
+  ASSERT_OK(inst().event("sched", "sched_switch").set_filter("prev_pid == 1"));
+  EXPECT_EQ(other.buffer_size().value().effective_kb(), other_kb);
+  EXPECT_EQ(other.trace_clock().value().current, other_clock);
+  EXPECT_EQ(other.event("sched", "sched_switch").filter().value(), "none");
+}
+
+TEST_F(Instances, TriggersArePerInstance) {
+  tracefs::Instance& other = another_instance();
+  ASSERT_OK(inst().event("sched", "sched_process_exec").add_trigger(Trigger::traceoff()));
+  ASSERT_OK(inst().event("sched", "sched_process_exec").enable());
+  ASSERT_OK(other.event("sched", "sched_process_exec").enable());
+  run({"true"});
+  EXPECT_FALSE(inst().tracing_on().value());
+  EXPECT_TRUE(other.tracing_on().value());
+  EXPECT_THAT(other.event("sched", "sched_process_exec").triggers().value(), IsEmpty());
+}
+
 }  // namespace
 }  // namespace tracebed::suites

@@ -163,5 +163,25 @@ TEST_F(Triggers, UnknownTriggerCommandIsRejected) {
   EXPECT_EQ(*err, EINVAL);
 }
 
+
+TEST_F(Triggers, SeveralTriggersOnOneEventAllFire) {
+  // Not traceoff: the kernel runs the newest trigger first, and a buffer
+  // turned off would drop the other's stack.
+  ASSERT_OK(exec().add_trigger(Trigger::stacktrace().count(1)));
+  ASSERT_OK(exec().add_trigger(Trigger::enable_event("sched", "sched_process_exit").count(1)));
+  ASSERT_THAT(exec().triggers().value(), SizeIs(2));
+  ASSERT_OK(exec().enable());
+  run({"true"});
+  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("<stack trace>")));
+  EXPECT_THAT(inst().event("sched", "sched_process_exit").enable_state().value(), HasSubstr("1"));
+}
+
+TEST_F(Triggers, SameTriggerTwiceIsRejected) {
+  ASSERT_OK(exec().add_trigger(Trigger::traceoff()));
+  auto err = exec().files().try_write("trigger", Trigger::traceoff().command(), true);
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, EEXIST);
+}
+
 }  // namespace
 }  // namespace tracebed::suites

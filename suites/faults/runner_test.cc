@@ -1,0 +1,53 @@
+// The runner's extras: tool bundles and page streaming.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/testing/guest_environment.h"
+#include "framework/vm/process.h"
+
+namespace tracebed {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A dynamically linked host tool runs in the guest with the libraries ldd
+// named, from /opt/tracebed.
+TEST(Runner, ToolBundleRunsInTheGuest) {
+  if (!vm::run_process({"trace-cmd", "--help"}, std::chrono::seconds(10)).ok())
+    GTEST_SKIP() << "needs trace-cmd on the host";
+  vm::GuestOptions options = testing::environment().options();
+  options.image.tools = {"trace-cmd"};
+  auto g = vm::Guest::boot(options);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  auto r = (*g)->sh("trace-cmd list -t");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_THAT(r->out, HasSubstr("nop"));
+}
+
+// stream_pages sends sub-buffers from every CPU as they fill.
+TEST(Runner, PagesStreamWhileTheGuestTraces) {
+  auto& g = testing::guest();
+  auto& a = g.agent();
+  ASSERT_EQ(*a.write_file("/sys/kernel/tracing/trace", ""), 0);
+  ASSERT_EQ(*a.write_file("/sys/kernel/tracing/tracing_on", "1"), 0);
+  auto pid = a.spawn({"sh", "-c", "i=0; while [ $i -lt 3000 ]; do echo tracebed-stream-$i > "
+                                  "/sys/kernel/tracing/trace_marker; i=$((i+1)); done"});
+  ASSERT_TRUE(pid.ok()) << pid.error().message;
+  std::vector<uint32_t> cpus;
+  for (uint32_t c = 0; c < g.ncpus(); ++c) cpus.push_back(c);
+  uint64_t seen = 0;
+  auto total = a.stream_pages("/sys/kernel/tracing", cpus, 4096, std::chrono::seconds(3), 64u << 20,
+                              [&](uint32_t cpu, std::string_view pages) {
+                                EXPECT_LT(cpu, g.ncpus());
+                                EXPECT_EQ(pages.size() % 4096, 0u);
+                                seen += pages.size();
+                              });
+  ASSERT_TRUE(total.ok()) << total.error().message;
+  EXPECT_EQ(*total, seen);
+  EXPECT_GT(seen, 0u);
+  (void)a.kill(*pid, SIGKILL, std::chrono::seconds(5));
+}
+
+}  // namespace
+}  // namespace tracebed
