@@ -376,6 +376,27 @@ TEST_F(PrintFmtTest, ParseFailuresKeepTheReason) {
   EXPECT_EQ(out, " a=-5");
 }
 
+TEST_F(PrintFmtTest, DynamicArrays) {
+  auto ev = parse_event_format(
+      "name: d\nID: 5\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+      "\tfield:__data_loc u32[] d;\toffset:4;\tsize:4;\tsigned:1;\n\nprint fmt: \"%d|%s\", "
+      "__get_dynamic_array_len(d), __print_array(__get_dynamic_array(d), 2, 4)\n",
+      "test", "dynamic");
+  ASSERT_TRUE(ev.ok());
+  ASSERT_TRUE((*ev)->printer) << (*ev)->print_fmt_error;
+  RecordBuilder rb(**ev);
+  rb.dynamic("d", std::string("\x11\x22\x33\x44\xaa\xbb\xcc\xdd", 8));
+  EXPECT_EQ(print(**ev, rb), "8|1144201745 3721182122");
+  EXPECT_EQ(raw(**ev, rb), " d=ARRAY[11, 22, 33, 44, aa, bb, cc, dd]");
+  // An index on __get_dynamic_array() does not parse in 1.7.1.
+  auto indexed = parse_event_format(
+      "name: d\nID: 5\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+      "\tfield:__data_loc u32[] d;\toffset:4;\tsize:4;\tsigned:1;\n\nprint fmt: \"%x\", __get_dynamic_array(d)[1]\n",
+      "test", "indexed");
+  ASSERT_TRUE(indexed.ok());
+  EXPECT_FALSE((*indexed)->printer);
+}
+
 TEST_F(QuirkTest, HostileNestingIsAnErrorNotACrash) {
   std::string deep = "\"%d\", " + std::string(100000, '(') + "REC->a" + std::string(100000, ')');
   EXPECT_NE(eval(deep).find("nests deeper"), std::string::npos);
