@@ -5,6 +5,7 @@
 // (sched_switch, function, kmem, hrtimer, ...) are skipped here: the report
 // layer prints those. Failures list the mismatch count per event.
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -45,7 +46,8 @@ std::string read_zstd(const fs::path& path) {
 const std::set<std::string> kPluginEvents = {
     "sched_switch", "sched_wakeup", "sched_wakeup_new", "function", "funcgraph_entry", "funcgraph_exit",
     "kmalloc", "kmalloc_node", "kfree", "kmem_cache_alloc", "kmem_cache_alloc_node", "kmem_cache_free",
-    "hrtimer_start", "hrtimer_expire_entry", "kvm_exit", "kvm_emulate_insn",
+    "hrtimer_start", "hrtimer_expire_entry", "tlb_flush", "sys_enter_futex", "kernel_stack", "raw_data",
+    "func_repeats", "kvm_exit", "kvm_emulate_insn",
     "kvm_nested_vmexit", "kvm_nested_vmexit_inject", "kvm_mmu_get_page", "kvm_mmu_sync_page",
     "kvm_mmu_unsync_page", "kvm_mmu_zap_page", "kvm_mmu_prepare_zap_page", "mac80211", "mac80211_rx",
 };
@@ -69,16 +71,42 @@ struct Tally {
   size_t compared = 0;
 };
 
+// Whether a report line starts a record: "comm-pid [cpu] secs.usecs: name:".
+bool is_record_line(const std::string& line) {
+  size_t open = line.find(" [");
+  while (open != std::string::npos) {
+    if (open + 7 <= line.size() && isdigit(static_cast<unsigned char>(line[open + 2])) &&
+        isdigit(static_cast<unsigned char>(line[open + 3])) && isdigit(static_cast<unsigned char>(line[open + 4])) &&
+        line[open + 5] == ']' && line[open + 6] == ' ') {
+      size_t i = open + 7;
+      while (i < line.size() && line[i] == ' ') ++i;
+      size_t digits = i;
+      while (i < line.size() && (isdigit(static_cast<unsigned char>(line[i])) || line[i] == '.')) ++i;
+      return i > digits && i + 1 < line.size() && line[i] == ':' && line[i + 1] == ' ';
+    }
+    open = line.find(" [", open + 1);
+  }
+  return false;
+}
+
 void compare_fixture(const fs::path& dat, bool raw, Tally& tally) {
   fs::path expected_path = dat;
   expected_path.replace_extension(raw ? ".R.report.zst" : ".report.zst");
+  if (!fs::exists(expected_path)) GTEST_SKIP() << "no " << expected_path.filename();
   std::string expected = read_zstd(expected_path);
-  std::vector<std::string> lines;
+  // One text per record: its first line and any continuation lines.
+  std::vector<std::string> texts;
   size_t pos = 0;
   while (pos < expected.size()) {
     size_t nl = expected.find('\n', pos);
-    lines.push_back(expected.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos));
+    std::string line = expected.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
     pos = nl == std::string::npos ? expected.size() : nl + 1;
+    if (is_record_line(line))
+      texts.push_back(line);
+    else if (line.rfind("CPU:", 0) == 0 && line.find(" EVENTS") != std::string::npos)
+      continue;  // trace-cmd's lost/dropped events notes
+    else if (!texts.empty())
+      texts.back() += "\n" + line;
   }
   auto file = TraceDat::open(dat.string());
   ASSERT_TRUE(file.ok()) << file.error().message;
@@ -86,18 +114,23 @@ void compare_fixture(const fs::path& dat, bool raw, Tally& tally) {
   TraceContext& ctx = (*file)->context();
   auto stream = (*file)->events();
   ASSERT_TRUE(stream.ok()) << stream.error().message;
-  size_t line = 1;  // line 0 is "cpus=N"
+  size_t index = 0;
   Record rec;
   std::string out;
   for (;;) {
     auto more = (*stream)->next(rec);
     ASSERT_TRUE(more.ok()) << more.error().message;
     if (!*more) break;
-    ASSERT_LT(line, lines.size()) << "trace-cmd printed fewer lines than there are records";
     const EventFormat* ev = ctx.event_of(rec.data);
-    ASSERT_NE(ev, nullptr);
+    if (!ev) {
+      ++index;  // trace-cmd prints [UNKNOWN EVENT]; the report test covers it
+      continue;
+    }
     if (!raw && ev->name == "funcgraph_entry")
       GTEST_SKIP() << "function_graph merges entry and exit into one line; the report golden test covers it";
+    ASSERT_LT(index, texts.size()) << "trace-cmd printed fewer records than the file holds";
+    const std::string& text = texts[index++];
+    if (!raw && kPluginEvents.count(ev->name)) continue;
     out.clear();
     if (raw) {
       format_raw_fields(rec, *ev, ctx, out);
@@ -107,13 +140,8 @@ void compare_fixture(const fs::path& dat, bool raw, Tally& tally) {
       out = "[FAILED TO PARSE]";
       format_raw_fields(rec, *ev, ctx, out);
     }
-    // trace-cmd drops one trailing newline; embedded ones continue the line.
+    // trace-cmd drops one trailing newline.
     if (!out.empty() && out.back() == '\n') out.pop_back();
-    size_t extra_lines = static_cast<size_t>(std::count(out.begin(), out.end(), '\n'));
-    std::string text = lines[line];
-    for (size_t i = 1; i <= extra_lines && line + i < lines.size(); ++i) text += "\n" + lines[line + i];
-    line += 1 + extra_lines;
-    if (!raw && kPluginEvents.count(ev->name)) continue;
     std::string info;
     auto& [bad, total] = tally.per_event[ev->name];
     ++total;
@@ -150,7 +178,7 @@ TEST_P(PrintFmtFixture, PrintFmtMatchesTraceCmd) {
   Tally t;
   compare_fixture(GetParam(), false, t);
   if (HasFatalFailure() || IsSkipped()) return;
-  EXPECT_GT(t.compared, 0u);
+  if (t.compared == 0) GTEST_SKIP() << "only events a plugin prints";
   std::string diffs = report(t);
   EXPECT_TRUE(diffs.empty()) << diffs;
 }
