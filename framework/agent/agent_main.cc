@@ -93,7 +93,7 @@ std::vector<char*> cstrings(std::vector<std::string>& v) {
 }
 
 std::vector<std::string> make_env(const std::vector<std::string>& extra) {
-  std::vector<std::string> env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+  std::vector<std::string> env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/tracebed/bin",
                                   "HOME=/root", "TERM=dumb", "LD_LIBRARY_PATH=/opt/tracebed/lib"};
   for (const auto& e : extra) env.push_back(e);
   return env;

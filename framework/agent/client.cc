@@ -281,27 +281,44 @@ Result<std::string> Client::read_pages(const std::string& tracing_dir, uint32_t 
 Result<uint64_t> Client::stream_pages(const std::string& tracing_dir, const std::vector<uint32_t>& cpus,
                                       uint32_t page_size, std::chrono::milliseconds duration, uint64_t max_bytes,
                                       const std::function<void(uint32_t, std::string_view)>& on_pages) {
+  if (broken_)
+    return Error{fmt::format("agent stream_pages: connection unusable after an earlier failure: {}", first_error_)};
+  // Any failure before the final frame leaves unread frames in the stream.
+  bool clean_end = false;
+  auto r = stream_pages_frames(tracing_dir, cpus, page_size, duration, max_bytes, on_pages, clean_end);
+  if (!r && !clean_end) {
+    broken_ = true;
+    first_error_ = r.error().message;
+  }
+  return r;
+}
+
+Result<uint64_t> Client::stream_pages_frames(const std::string& tracing_dir, const std::vector<uint32_t>& cpus,
+                                             uint32_t page_size, std::chrono::milliseconds duration,
+                                             uint64_t max_bytes,
+                                             const std::function<void(uint32_t, std::string_view)>& on_pages,
+                                             bool& clean_end) {
   std::vector<std::string> cpu_names;
   for (uint32_t c : cpus) cpu_names.push_back(std::to_string(c));
   Encoder e;
   e.str(tracing_dir).strs(cpu_names).u32(page_size).u32(static_cast<uint32_t>(duration.count())).u64(max_bytes);
   uint32_t id = next_id_++;
-  broken_ = true;  // until the final frame arrives
-  first_error_ = "an earlier stream_pages did not finish";
   TRACEBED_TRY(send(Op::stream_pages, id, e));
-  auto deadline = Clock::now() + duration + default_timeout;
+  auto deadline = std::chrono::steady_clock::now() + duration + default_timeout;
   uint64_t received = 0;
   for (;;) {
     TRACEBED_ASSIGN_OR_RETURN(Reply r, receive(id, Op::stream_pages, deadline));
+    bool last = !(r.header.flags & kMore);
+    if (last) clean_end = true;
     Decoder d(Bytes(r.payload), "stream_pages reply");
     TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
-    if (err) return guest_error("stream_pages", tracing_dir, err);
-    if (!(r.header.flags & kMore)) {
+    if (err && last) return guest_error("stream_pages", tracing_dir, err);
+    if (err) return Error{fmt::format("stream_pages: errno {} in a continuation frame", err)};
+    if (last) {
       TRACEBED_ASSIGN_OR_RETURN(uint64_t total, d.u64("total"));
       TRACEBED_TRY(d.finish());
       if (total != received)
         return Error{fmt::format("stream_pages: agent reports {} bytes, {} received", total, received)};
-      broken_ = false;
       return total;
     }
     TRACEBED_ASSIGN_OR_RETURN(uint32_t cpu, d.u32("cpu"));

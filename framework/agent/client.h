@@ -109,6 +109,10 @@ class Client {
   Status send(Op op, uint32_t id, const Encoder& request);
   Result<Reply> receive(uint32_t id, Op op, std::chrono::steady_clock::time_point deadline);
   Status read_exact(uint8_t* p, size_t n, std::chrono::steady_clock::time_point deadline, Op op);
+  Result<uint64_t> stream_pages_frames(const std::string& tracing_dir, const std::vector<uint32_t>& cpus,
+                                       uint32_t page_size, std::chrono::milliseconds duration, uint64_t max_bytes,
+                                       const std::function<void(uint32_t, std::string_view)>& on_pages,
+                                       bool& clean_end);
 
   int fd_;
   Watchdog watchdog_;

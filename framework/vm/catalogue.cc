@@ -90,7 +90,7 @@ Status download(const Catalogue& catalogue, const KernelSpec& spec, const DebPac
   argv.push_back(pkg.name + "=" + pkg.version);
   progress(fmt::format("{}: downloading {} {}", spec.name, pkg.name, pkg.version));
   for (int attempt = 0; attempt < 2; ++attempt) {
-    TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process(argv, 1200s, Output::capture, tmp));
+    TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process(argv, 1200s, Output::tee, tmp));
     if (r.status == 0) break;
     bool not_found = r.output.find("not found") != std::string::npos ||
                      r.output.find("Unable to locate") != std::string::npos;

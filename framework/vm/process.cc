@@ -36,7 +36,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
     setpgid(0, 0);
     int null = open("/dev/null", O_RDONLY);
     dup2(null, 0);
-    if (output == Output::capture) {
+    if (output != Output::to_stderr) {
       dup2(pipefd[1], 1);
       dup2(pipefd[1], 2);
     } else {
@@ -78,6 +78,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     result.output.append(buf, static_cast<size_t>(n));
+    if (output == Output::tee) (void)!write(2, buf, static_cast<size_t>(n));
   }
   close(pipefd[0]);
   int status = 0;

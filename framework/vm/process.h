@@ -16,7 +16,9 @@ struct ProcessResult {
   std::string output;  // stdout and stderr, interleaved (empty when passed through)
 };
 
-enum class Output { capture, to_stderr };
+// capture: keep the output; to_stderr: show it only; tee: both (progress
+// that a caller still needs to inspect, e.g. apt-get's "not found").
+enum class Output { capture, to_stderr, tee };
 
 // Runs argv (PATH lookup), killing it after `timeout`. A tool that cannot be
 // started is an Error naming it; a non-zero exit is a result, not an Error.
