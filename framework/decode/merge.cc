@@ -162,6 +162,7 @@ class CpuCursor {
         chunks_left_(span.compressed ? span.chunks : 0) {
     head_.cpu = span.cpu;
     head_.buffer = buffer;
+    limit_ = setup.as_trace_cmd ? span.trace_cmd_size : ~uint64_t{0};
     const uint64_t want = uint64_t{std::max<uint32_t>(setup.window_pages, 1)} * page_size_;
     const uint64_t cap = std::max<uint64_t>(page_size_, uint64_t{1} << 20);
     window_ = std::max<uint64_t>(page_size_, std::min(want, cap) / page_size_ * page_size_);
@@ -210,6 +211,9 @@ class CpuCursor {
     uint64_t base = 0;  // offset of bytes[0]: in the file, or in the CPU's uncompressed data
   };
 
+  // Block::base of the CPU's first byte: its file offset, or 0 for uncompressed-stream offsets.
+  uint64_t stream_base() const { return span_.compressed ? 0 : span_.offset; }
+
   bool fail(Error e) {
     error_ = std::move(e);
     done_ = true;
@@ -226,6 +230,10 @@ class CpuCursor {
     for (;;) {
       if (cur_ >= 0 && page_pos_ < ring_[cur_].len) {
         const Block& b = ring_[cur_];
+        if (b.base + page_pos_ - stream_base() >= limit_) {  // trace-cmd stops reading here
+          done_ = true;
+          return false;
+        }
         const size_t n = std::min<size_t>(page_size_, b.len - page_pos_);
         page_base_ = b.base + page_pos_;
         Status st = page_.load(Bytes(b.bytes.data() + page_pos_, n), layout_, page_base_);
@@ -309,6 +317,7 @@ class CpuCursor {
   uint32_t page_size_;
   CpuSpan span_;
   uint64_t window_ = 0;
+  uint64_t limit_ = 0;      // bytes of this CPU's data to read
 
   PageReader page_;
   uint64_t page_base_ = 0;

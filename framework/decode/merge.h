@@ -59,6 +59,7 @@ struct CpuSpan {
   uint32_t chunks = 0;        // compressed: number of chunks
   uint64_t data_size = 0;     // uncompressed bytes
   uint32_t page_size = 0;     // sub-buffer size of this buffer; 0 = StreamSetup::page_size
+  uint64_t trace_cmd_size = 0;  // what trace-cmd 3.1.6 reads of data_size (TraceDatCpu)
 };
 
 // Walks the chunk headers of a compressed CPU (u32 count; per chunk u32
@@ -112,6 +113,7 @@ struct StreamSetup {
   // Up to this many CPUs the merge scans them all per record (cheapest for
   // few); beyond, a tournament tree. Tests set 0 to run the tree everywhere.
   size_t linear_max = kMergeLinearMax;
+  bool as_trace_cmd = false;                   // stop each CPU at its trace_cmd_size
 };
 
 Result<std::unique_ptr<EventStream>> make_event_stream(StreamSetup setup);

@@ -138,10 +138,18 @@ Status read_header_info(R& r, Sink& s) {
   const uint64_t at = r.file_offset();
   TRACEBED_ASSIGN_OR_RETURN(Bytes page, r.read_bytes(size, "header_page"));
   auto hp = parse_header_page(as_text(page), fmt::format("header_page at offset {:#x}", at));
-  if (!hp.ok()) return hp.error();
-  s.ctx.header_page = *hp;
-  // The commit field is the kernel's long; trust it over user space's (trace-input.c does the same).
-  s.ctx.long_size = (hp->commit_size == 4 || hp->commit_size == 8) ? hp->commit_size : s.file_long_size;
+  if (hp.ok()) {
+    s.ctx.header_page = *hp;
+    // The commit field is the kernel's long; trust it over user space's (trace-input.c does the same).
+    s.ctx.long_size = (hp->commit_size == 4 || hp->commit_size == 8) ? hp->commit_size : s.file_long_size;
+  } else {
+    // libtraceevent keeps its defaults when header_page does not parse; the
+    // sub-buffer layout then follows the file header's long size.
+    s.warnings.push_back(hp.error().message);
+    s.ctx.header_page.commit_size = s.file_long_size;
+    s.ctx.header_page.data_offset = 8 + s.file_long_size;
+    s.ctx.long_size = s.file_long_size;
+  }
   TRACEBED_TRY(expect_tag(r, "header_event"));
   TRACEBED_ASSIGN_OR_RETURN(size, r.template read<uint64_t>("header_event size"));
   TRACEBED_ASSIGN_OR_RETURN(Bytes ev, r.read_bytes(size, "header_event"));
@@ -381,6 +389,13 @@ class TraceDatImpl final : public TraceDat {
   const std::vector<std::string>& warnings() const override { return warnings_; }
 
   Result<std::unique_ptr<EventStream>> events(std::optional<std::set<int>> cpus) override {
+    return stream(std::move(cpus), false);
+  }
+  Result<std::unique_ptr<EventStream>> trace_cmd_events(std::optional<std::set<int>> cpus) override {
+    return stream(std::move(cpus), true);
+  }
+
+  Result<std::unique_ptr<EventStream>> stream(std::optional<std::set<int>> cpus, bool as_trace_cmd) {
     if (!buffers_.empty() && buffers_[0].latency && spans_[0].empty())
       return Error{"latency-format file: its text is in latency_text(), it has no ring-buffer events"};
     StreamSetup s;
@@ -394,6 +409,7 @@ class TraceDatImpl final : public TraceDat {
     s.buffers = spans_;
     s.cpus = std::move(cpus);
     s.context = &ctx_;
+    s.as_trace_cmd = as_trace_cmd;
     return make_event_stream(std::move(s));
   }
 
@@ -768,7 +784,13 @@ Status TraceDatImpl::add_buffers_v7() {
 }
 
 Status TraceDatImpl::finish_buffers() {
+  // Where trace-cmd 3.1.6 places each CPU's data (TraceDatCpu::trace_cmd_size):
+  // compressed data is unpacked to offsets of its own, starting at 0 for the
+  // top-level buffer and where it ended for every instance (trace-input.c
+  // init_cpu_zfile and handle->next_offset, copied into instance handles).
+  uint64_t top_end = 0;
   for (size_t b = 0; b < spans_.size(); ++b) {
+    uint64_t next = b == 0 ? 0 : top_end;
     for (CpuSpan& c : spans_[b]) {
       if (c.size && (c.offset > file_->size() || c.size > file_->size() - c.offset))
         return error_at(c.offset, fmt::format("cpu {} data: {} bytes exceed file size {} (file truncated?)", c.cpu,
@@ -778,8 +800,18 @@ Status TraceDatImpl::finish_buffers() {
       } else {
         c.data_size = c.size;
       }
-      buffers_[b].cpus.push_back(TraceDatCpu{c.cpu, c.offset, c.data_size});
+      const uint64_t psize = c.page_size ? c.page_size : page_size_;
+      uint64_t placed = c.offset;
+      if (c.compressed) {
+        placed = next;
+        next = (next + c.data_size + psize - 1) / psize * psize;
+      }
+      c.trace_cmd_size = placed % psize == 0 ? c.data_size : std::min<uint64_t>(c.data_size, psize);
+      TraceDatCpu cpu{c.cpu, c.offset, c.data_size};
+      cpu.trace_cmd_size = c.trace_cmd_size;
+      buffers_[b].cpus.push_back(cpu);
     }
+    if (b == 0) top_end = next;
   }
   return {};
 }

@@ -21,6 +21,13 @@ struct TraceDatCpu {
   int cpu = 0;                // the CPU id (may be sparse in v7)
   uint64_t offset = 0;        // file offset of this CPU's data (section or raw)
   uint64_t size = 0;          // bytes of data (uncompressed size for compressed files)
+  // Bytes of it trace-cmd 3.1.6 reads: less than `size` where it loses data.
+  // It places each CPU's data at offsets of its own (compressed data: packed
+  // one CPU after another, each rounded up to the buffer's sub-buffer size,
+  // an instance starting where the top-level buffer ended) and refuses every
+  // sub-buffer after the first when that offset is not a multiple of the
+  // sub-buffer size - an instance with larger sub-buffers (fixture s22).
+  uint64_t trace_cmd_size = 0;
 };
 
 struct TraceDatBuffer {
@@ -77,6 +84,9 @@ class TraceDat {
 
   // Events of every buffer, merged by time. `cpus` limits to those CPUs.
   virtual Result<std::unique_ptr<EventStream>> events(std::optional<std::set<int>> cpus = {}) = 0;
+  // The same, reading each CPU only as far as trace-cmd 3.1.6 does
+  // (TraceDatCpu::trace_cmd_size), for output that must match it.
+  virtual Result<std::unique_ptr<EventStream>> trace_cmd_events(std::optional<std::set<int>> cpus = {}) = 0;
   // For latency-format files: the stored text.
   virtual Result<std::string> latency_text() = 0;
 };
