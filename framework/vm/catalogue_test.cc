@@ -1,0 +1,86 @@
+#include "framework/vm/catalogue.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tracebed::vm {
+namespace {
+
+using ::testing::HasSubstr;
+
+Catalogue load_tree_catalogue() {
+  auto c = Catalogue::load(std::filesystem::path(TRACEBED_SOURCE_DIR) / "vmimages" / "kernels.json");
+  EXPECT_TRUE(c.ok()) << c.error().message;
+  return std::move(c).value();
+}
+
+TEST(Catalogue, HasEveryPinnedKernel) {
+  auto c = load_tree_catalogue();
+  for (const char* name : {"debian-5.10", "debian-6.1", "debian-6.12", "debian-7.2", "debian-7.2-rt", "debian-7.3-rc"})
+    EXPECT_TRUE(c.kernels().count(name)) << name;
+  EXPECT_EQ(c.default_kernel(), "debian-6.12");
+}
+
+TEST(Catalogue, EveryEntryIsPinnedAndConsistent) {
+  static const std::regex sha256("[0-9a-f]{64}");
+  auto catalogue = load_tree_catalogue();
+  for (const auto& [name, k] : catalogue.kernels()) {
+    SCOPED_TRACE(name);
+    EXPECT_FALSE(k.release.empty());
+    ASSERT_FALSE(k.packages.empty());
+    for (const auto& p : k.packages) {
+      EXPECT_FALSE(p.version.empty()) << p.name;
+      EXPECT_TRUE(std::regex_match(p.sha256, sha256)) << p.name << " " << p.sha256;
+    }
+    EXPECT_THAT(k.vmlinuz, HasSubstr(k.release));
+    EXPECT_THAT(k.modules_dir, HasSubstr(k.release));
+  }
+}
+
+TEST(Catalogue, UnknownNameListsTheKnownOnes) {
+  auto spec = load_tree_catalogue().resolve("debian-9.9");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.error().message, HasSubstr("unknown kernel 'debian-9.9'"));
+  EXPECT_THAT(spec.error().message, HasSubstr("debian-6.12"));
+}
+
+TEST(Catalogue, MissingImagePathIsNamed) {
+  auto spec = load_tree_catalogue().resolve("/nonexistent/bzImage");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.error().message, HasSubstr("kernel image /nonexistent/bzImage: no such file"));
+}
+
+// The setup header fields of Documentation/arch/x86/boot.rst: "HdrS" at
+// 0x202, kernel_version (u16) at 0x20e pointing to the string at +0x200.
+TEST(BzImage, ReleaseComesFromTheSetupHeader) {
+  std::string image(0x1000, '\0');
+  std::memcpy(&image[0x202], "HdrS", 4);
+  image[0x20e] = 0x00;
+  image[0x20f] = 0x04;  // 0x400 + 0x200 = 0x600
+  const char version[] = "7.2.0-tracebed (builder@host) #1 SMP PREEMPT_DYNAMIC";
+  std::memcpy(&image[0x600], version, sizeof version);
+  auto path = std::filesystem::path(::testing::TempDir()) / fmt::format("bzImage-{}", getpid());
+  std::ofstream(path, std::ios::binary).write(image.data(), static_cast<std::streamsize>(image.size()));
+  auto release = bzimage_release(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(release.ok()) << release.error().message;
+  EXPECT_EQ(*release, "7.2.0-tracebed");
+}
+
+TEST(BzImage, NotAKernelSaysSo) {
+  auto path = std::filesystem::path(::testing::TempDir()) / fmt::format("not-a-kernel-{}", getpid());
+  std::ofstream(path) << std::string(0x300, 'x');
+  auto release = bzimage_release(path);
+  std::filesystem::remove(path);
+  ASSERT_FALSE(release.ok());
+  EXPECT_THAT(release.error().message, HasSubstr("not a bzImage (no HdrS setup header at 0x202)"));
+}
+
+}  // namespace
+}  // namespace tracebed::vm
