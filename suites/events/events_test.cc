@@ -2,6 +2,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <regex>
+
+#include "suites/tracefs_support/decoded_events.h"
 #include "suites/tracefs_support/tracefs_suite.h"
 
 namespace tracebed::suites {
@@ -110,6 +114,37 @@ TEST_F(Events, AvailableEventsListsWhatEventsHolds) {
   auto systems = inst().event_systems();
   ASSERT_OK(systems);
   EXPECT_THAT(*systems, Contains("sched"));
+}
+
+
+// Honesty check: sched_switch events decoded from the raw pages agree with
+// the kernel's own `trace` text on count and on every prev_pid/next_pid.
+TEST_F(Events, DecodedSwitchesAgreeWithTheKernelsText) {
+  TRACEBED_REQUIRE(sched_events);
+  ASSERT_OK(inst().event("sched", "sched_switch").enable());
+  sh("sleep 0.05; sleep 0.05");
+  ASSERT_OK(inst().set_tracing_on(false));
+  auto lines = trace_lines(inst());
+  ASSERT_THAT(lines, Not(IsEmpty()));
+  std::vector<std::pair<int64_t, int64_t>> from_text;
+  std::regex pids(R"(prev_pid=(\d+) .* next_pid=(\d+))");
+  for (const std::string& l : lines) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(l, m, pids)) << l;
+    from_text.emplace_back(std::stoll(m[1]), std::stoll(m[2]));
+  }
+  auto decoded = read_events(fs(), inst(), {{"sched", "sched_switch"}});
+  ASSERT_OK(decoded);
+  EXPECT_EQ(decoded->unknown, 0u);
+  std::vector<std::pair<int64_t, int64_t>> from_pages;
+  for (const DecodedEvent& e : decoded->events) {
+    ASSERT_THAT(e, HasEvent("sched", "sched_switch"));
+    from_pages.emplace_back(std::get<int64_t>(e.fields.at("prev_pid")), std::get<int64_t>(e.fields.at("next_pid")));
+  }
+  // `trace` merges CPUs by time, the pages come per CPU: compare as sets.
+  std::sort(from_text.begin(), from_text.end());
+  std::sort(from_pages.begin(), from_pages.end());
+  EXPECT_EQ(from_pages, from_text);
 }
 
 }  // namespace

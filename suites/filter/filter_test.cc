@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "suites/tracefs_support/decoded_events.h"
 #include "suites/tracefs_support/tracefs_suite.h"
 
 namespace tracebed::suites {
@@ -28,9 +29,18 @@ TEST_F(Filter, CommAndStateBitLetThroughOnlyMatchingSwitches) {
   ASSERT_OK(sw.set_filter("prev_comm == \"sleep\" && prev_state & 0x01"));
   ASSERT_OK(sw.enable());
   sh("sleep 0.05; sleep 0.05; sleep 0.05");
+  ASSERT_OK(inst().set_tracing_on(false));
   auto lines = trace_lines(inst());
   ASSERT_THAT(lines, Not(IsEmpty()));
   EXPECT_THAT(lines, Each(AllOf(HasSubstr("prev_comm=sleep "), HasSubstr("prev_state=S"))));
+  // The same, decoded from the pages: every event matches the filter.
+  auto decoded = read_events(fs(), inst(), {{"sched", "sched_switch"}});
+  ASSERT_OK(decoded);
+  EXPECT_EQ(decoded->events.size(), lines.size());
+  for (const DecodedEvent& e : decoded->events) {
+    EXPECT_THAT(e, FieldEq("prev_comm", "sleep"));
+    EXPECT_NE(std::get<int64_t>(e.fields.at("prev_state")) & 0x01, 0) << ::testing::PrintToString(e);
+  }
 }
 
 TEST_F(Filter, FilterThatMatchesNothingRecordsNothing) {

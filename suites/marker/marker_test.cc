@@ -5,11 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "suites/tracefs_support/decoded_events.h"
 #include "suites/tracefs_support/tracefs_suite.h"
 
 namespace tracebed::suites {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::EndsWith;
@@ -84,6 +86,31 @@ TEST_F(Marker, MarkersOffByOptionAreDropped) {
   ASSERT_OK(err);
   EXPECT_EQ(*err, EINVAL);
   EXPECT_THAT(trace_lines(inst()), ElementsAre());
+}
+
+
+// Honesty check: the same window, decoded from the raw pages on the host
+// and printed by the kernel in `trace`, has the same markers in the same
+// order; each is an ftrace:print event whose buf is the text plus the
+// newline the kernel adds.
+TEST_F(Marker, DecodedPagesAgreeWithTheKernelsText) {
+  std::vector<std::string> texts;
+  for (int i = 0; i < 5; ++i) {
+    texts.push_back(fmt::format("tracebed-honesty-{}", i));
+    ASSERT_OK(inst().write_marker(texts.back()));
+  }
+  ASSERT_OK(inst().set_tracing_on(false));
+  auto lines = trace_lines(inst());
+  ASSERT_THAT(lines, SizeIs(texts.size()));
+  auto decoded = read_events(fs(), inst(), {});
+  ASSERT_OK(decoded);
+  EXPECT_EQ(decoded->unknown, 0u);
+  ASSERT_THAT(decoded->events, SizeIs(texts.size()));
+  for (size_t i = 0; i < texts.size(); ++i) {
+    SCOPED_TRACE(lines[i]);
+    EXPECT_THAT(decoded->events[i], AllOf(HasEvent("ftrace", "print"), FieldEq("buf", texts[i] + "\n")));
+    EXPECT_THAT(lines[i], EndsWith("tracing_mark_write: " + texts[i]));
+  }
 }
 
 }  // namespace

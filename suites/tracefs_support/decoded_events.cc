@@ -1,0 +1,89 @@
+#include "suites/tracefs_support/decoded_events.h"
+
+#include <fmt/format.h>
+
+#include "framework/decode/page_reader.h"
+#include "framework/decode/trace_context.h"
+
+namespace tracebed::suites {
+
+void PrintTo(const DecodedEvent& e, std::ostream* os) {
+  *os << e.comm << "-" << e.pid << " [" << e.cpu << "] " << e.ts << ": " << e.system << ":" << e.name;
+  for (const auto& [k, v] : e.fields) {
+    *os << " " << k << "=";
+    if (const int64_t* i = std::get_if<int64_t>(&v)) *os << *i;
+    else *os << "\"" << std::get<std::string>(v) << "\"";
+  }
+}
+
+Result<DecodedEvents> read_events(const tracefs::Tracefs& fs, const tracefs::Instance& inst,
+                                  const std::vector<tracefs::EventName>& wanted) {
+  TraceContext ctx;
+  const tracefs::Files& files = inst.files();
+  // header_page says how wide the commit field (a kernel long) is; it is
+  // the same for every instance, and only the top level has it on some kernels.
+  const tracefs::Files& header_files = files.has("events/header_page") ? files : fs.top().files();
+  TRACEBED_ASSIGN_OR_RETURN(std::string header, header_files.read("events/header_page"));
+  TRACEBED_ASSIGN_OR_RETURN(ctx.header_page, parse_header_page(header, header_files.path("events/header_page")));
+  ctx.long_size = ctx.header_page.commit_size;
+  std::vector<tracefs::EventName> formats = wanted;
+  formats.push_back({"ftrace", "print"});
+  formats.push_back({"ftrace", "raw_data"});
+  for (const tracefs::EventName& e : formats) {
+    std::string rel = fmt::format("events/{}/{}/format", e.system, e.name);
+    if (!files.has(rel)) continue;  // raw_data is missing on some kernels
+    TRACEBED_ASSIGN_OR_RETURN(std::string text, files.read(rel));
+    TRACEBED_TRY(ctx.add_event_format(e.system, text, files.path(rel)));
+  }
+  std::map<int, std::string> comms;
+  if (auto c = fs.saved_cmdlines()) comms = std::move(*c);
+
+  DecodedEvents out;
+  TRACEBED_ASSIGN_OR_RETURN(uint32_t page_size, inst.raw_page_size());
+  TRACEBED_ASSIGN_OR_RETURN(std::vector<int> cpus, inst.cpus());
+  PageLayout layout{ctx.endian, ctx.long_size};
+  for (int cpu : cpus) {
+    TRACEBED_ASSIGN_OR_RETURN(std::string raw, inst.read_raw_pages(cpu));
+    Bytes all(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
+    for (size_t off = 0; off + page_size <= all.size(); off += page_size) {
+      PageReader reader;
+      Status loaded = reader.load(all.subspan(off, page_size), layout, off);
+      if (!loaded) return loaded.error().within(fmt::format("cpu{} raw pages", cpu));
+      if (reader.missed_events() != 0 && reader.missed_events() != kMissedUnknown)
+        out.missed += reader.missed_events();
+      PageEvent pe;
+      for (;;) {
+        PageStep step = reader.next(pe);
+        if (step == PageStep::end) break;
+        if (step == PageStep::error) return reader.error().within(fmt::format("cpu{} raw pages", cpu));
+        const EventFormat* fmt = ctx.event_of(pe.payload);
+        if (!fmt) {
+          ++out.unknown;
+          continue;
+        }
+        DecodedEvent ev;
+        ev.system = fmt->system;
+        ev.name = fmt->name;
+        ev.ts = pe.ts;
+        ev.cpu = cpu;
+        if (const Field* pid = ctx.common_pid()) ev.pid = static_cast<int>(pid->read_int(pe.payload, ctx.endian));
+        auto comm = comms.find(ev.pid);
+        ev.comm = ev.pid == 0 ? "<idle>" : comm != comms.end() ? comm->second : "<...>";
+        for (const Field& f : fmt->fields) {
+          if (f.has(kFieldCommon)) continue;
+          if (f.has(kFieldString)) {
+            ev.fields[f.name] = std::string(f.read_string(pe.payload, ctx.endian));
+          } else if (!f.has(kFieldArray) && !f.has(kFieldDataLoc) && !f.has(kFieldRelLoc) &&
+                     (f.size == 1 || f.size == 2 || f.size == 4 || f.size == 8)) {
+            ev.fields[f.name] = f.has(kFieldSigned) ? f.read_int(pe.payload, ctx.endian)
+                                                     : static_cast<int64_t>(f.read_uint(pe.payload, ctx.endian));
+          }
+        }
+        out.events.push_back(std::move(ev));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tracebed::suites
