@@ -156,8 +156,17 @@ Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const K
   g->client_ = std::make_unique<agent::Client>(g->fd_, watchdog);
   auto hello = g->client_->hello(boot_timeout);
   if (!hello && fallback && g->serial_fd_ >= 0) {
-    g->client_ = std::make_unique<agent::Client>(g->serial_fd_, [self] { return self->watchdog(); });
-    hello = g->client_->hello(boot_timeout);
+    // The agent sets the tty raw only once it runs; bytes that arrive before
+    // may be echoed back by the line discipline. Drain and retry a few times.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      usleep(500000);
+      char junk[4096];
+      while (read(g->serial_fd_, junk, sizeof junk) > 0) {
+      }
+      g->client_ = std::make_unique<agent::Client>(g->serial_fd_, [self] { return self->watchdog(); });
+      hello = g->client_->hello(attempt < 4 ? std::chrono::seconds(5) : boot_timeout);
+      if (hello) break;
+    }
   }
   if (!hello) {
     Error e = hello.error();
@@ -196,10 +205,11 @@ Status Guest::launch(const GuestOptions& options, const fs::path& image) {
   argv_.insert(argv_.end(), {
       "-chardev", fmt::format("socket,id=agentserial,path={},server=on,wait=off", (dir_ / "agent-serial.sock").string()),
       "-serial", "chardev:agentserial",
-      "-chardev", fmt::format("socket,id=agent,path={},server=on,wait=off", (dir_ / "agent.sock").string()),
-      "-device", "virtio-serial-pci",
-      "-device", "virtserialport,chardev=agent,name=org.tracebed.agent",
-      "-monitor", "none"});
+      "-chardev", fmt::format("socket,id=agent,path={},server=on,wait=off", (dir_ / "agent.sock").string())});
+  if (options.virtio_serial)
+    argv_.insert(argv_.end(), {"-device", "virtio-serial-pci",
+                               "-device", "virtserialport,chardev=agent,name=org.tracebed.agent"});
+  argv_.insert(argv_.end(), {"-monitor", "none"});
   if (options.interactive) {  // "-monitor none" would take mon:stdio's monitor away
     argv_.erase(argv_.end() - 2, argv_.end());
   }

@@ -36,6 +36,9 @@ struct GuestOptions {
   std::chrono::seconds boot_timeout{240};
   bool interactive = false;      // console on our terminal, a shell on it (tracebed shell)
   std::string cmdline_extra;
+  // false: no virtio-serial device, so the agent falls back to the second
+  // serial port (kernels without virtio_console; also how the fallback is tested).
+  bool virtio_serial = true;
   std::string qemu = "qemu-system-x86_64";
   std::filesystem::path catalogue;  // empty: Catalogue::default_path()
 };

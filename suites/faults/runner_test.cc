@@ -51,3 +51,24 @@ TEST(Runner, PagesStreamWhileTheGuestTraces) {
 
 }  // namespace
 }  // namespace tracebed
+
+namespace tracebed {
+namespace {
+
+// Without virtio-serial the agent runs on the second serial port.
+TEST(Runner, SerialPortFallbackCarriesTheAgent) {
+  vm::GuestOptions options = testing::environment().options();
+  options.virtio_serial = false;
+  auto g = vm::Guest::boot(options);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_THAT((*g)->console_text(), HasSubstr("using /dev/ttyS1"));
+  auto r = (*g)->run({"uname", "-r"});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->out, (*g)->expected_release() + "\n");
+  auto big = (*g)->agent().read_file("/proc/kallsyms", 1u << 20);
+  ASSERT_TRUE(big.ok()) << big.error().message;
+  EXPECT_EQ(big->size(), 1u << 20);
+}
+
+}  // namespace
+}  // namespace tracebed
