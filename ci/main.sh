@@ -12,5 +12,5 @@ cmake --preset default >/dev/null
 cmake --build --preset default -j"$jobs"
 
 build/tracebed kernels fetch "$kernel"
-build/tracebed kernels info "$kernel" | head -3
+build/tracebed kernels info "$kernel" | sed -n 1,3p
 build/tracebed test --kernel "$kernel" --junit build/tracebed-main.xml
