@@ -1956,8 +1956,18 @@ void PrintFmtImpl::format(const Record& record, const EventFormat& event, const 
 
 // print_field_raw. A string field whose bytes once were not printable
 // prints as ARRAY[...] from then on: libtraceevent clears its string flag.
-void field_raw(std::string& out, const Eval& ev, const Field& f) {
-  const Bytes data = ev.data;
+// The record's bytes followed by the rest of its sub-buffer, when known:
+// libtraceevent prints a fixed array of a short record with what follows it.
+Bytes widened(const Record& record) {
+  const uint8_t* b = record.sub_buffer.data();
+  const uint8_t* e = b + record.sub_buffer.size();
+  const uint8_t* d = record.data.data();
+  if (!b || !d || d < b || d + record.data.size() > e) return record.data;
+  return Bytes(d, static_cast<size_t>(e - d));
+}
+
+void field_raw(std::string& out, const Eval& ev, const Field& f, Bytes wide) {
+  Bytes data = ev.data;
   if (f.has(kFieldArray)) {
     uint32_t off, len;
     if (f.has(kFieldDataLoc)) {
@@ -1965,6 +1975,7 @@ void field_raw(std::string& out, const Eval& ev, const Field& f) {
     } else {
       off = f.offset;
       len = f.size;
+      if (size_t(off) + len > data.size()) data = wide;
     }
     if (off > data.size()) return;
     size_t avail = std::min<size_t>(len, data.size() - off);
@@ -2041,7 +2052,7 @@ void PrintFmtImpl::raw_fields(const Record& record, const EventFormat& event, co
       } while (p != start);
     }
     if (done) continue;
-    field_raw(out, ev, f);
+    field_raw(out, ev, f, widened(record));
   }
 }
 
@@ -2089,7 +2100,7 @@ void format_raw_fields(const Record& record, const EventFormat& event, const Tra
     out += ' ';
     out += event.fields[i].name;
     out += '=';
-    field_raw(out, ev, event.fields[i]);
+    field_raw(out, ev, event.fields[i], widened(record));
   }
 }
 

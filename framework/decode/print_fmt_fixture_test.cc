@@ -69,16 +69,17 @@ struct Tally {
   std::map<std::string, std::pair<int, int>> per_event;  // name -> (mismatches, total)
   std::map<std::string, std::pair<std::string, std::string>> first;  // name -> (expected, actual)
   size_t compared = 0;
+  size_t read_past_page = 0;  // records trace-cmd printed with bytes from beyond the page
 };
 
 // Whether a report line starts a record: "comm-pid [cpu] secs.usecs: name:".
 bool is_record_line(const std::string& line) {
   size_t open = line.find(" [");
   while (open != std::string::npos) {
-    if (open + 7 <= line.size() && isdigit(static_cast<unsigned char>(line[open + 2])) &&
+    if (open + 6 <= line.size() && isdigit(static_cast<unsigned char>(line[open + 2])) &&
         isdigit(static_cast<unsigned char>(line[open + 3])) && isdigit(static_cast<unsigned char>(line[open + 4])) &&
-        line[open + 5] == ']' && line[open + 6] == ' ') {
-      size_t i = open + 7;
+        line[open + 5] == ']') {
+      size_t i = open + 6;  // the time follows, padded (or not: counter clocks)
       while (i < line.size() && line[i] == ' ') ++i;
       size_t digits = i;
       while (i < line.size() && (isdigit(static_cast<unsigned char>(line[i])) || line[i] == '.')) ++i;
@@ -103,7 +104,7 @@ void compare_fixture(const fs::path& dat, bool raw, Tally& tally) {
     pos = nl == std::string::npos ? expected.size() : nl + 1;
     if (is_record_line(line))
       texts.push_back(line);
-    else if (line.rfind("CPU:", 0) == 0 && line.find(" EVENTS") != std::string::npos)
+    else if (line.rfind("CPU:", 0) == 0 && line.find("EVENTS") != std::string::npos)
       continue;  // trace-cmd's lost/dropped events notes
     else if (!texts.empty())
       texts.back() += "\n" + line;
@@ -146,9 +147,16 @@ void compare_fixture(const fs::path& dat, bool raw, Tally& tally) {
     auto& [bad, total] = tally.per_event[ev->name];
     ++total;
     ++tally.compared;
-    if (!info_of(text, ev->name, info) || info != out) {
-      if (bad++ == 0) tally.first[ev->name] = {text, out};
+    bool same = info_of(text, ev->name, info) && info == out;
+    // At a sub-buffer's end libtraceevent reads a short record's array on
+    // into whatever memory follows the page; we stop at the page. Accept
+    // trace-cmd's text when it only continues ours.
+    if (!same && raw && !out.empty() && out.back() == ']' && info.size() > out.size() &&
+        info.compare(0, out.size() - 1, out, 0, out.size() - 1) == 0 && info[out.size() - 1] == ',') {
+      ++tally.read_past_page;
+      same = true;
     }
+    if (!same && bad++ == 0) tally.first[ev->name] = {text, out};
   }
 }
 
@@ -189,6 +197,7 @@ TEST_P(PrintFmtFixture, RawFieldsMatchTraceCmd) {
   if (HasFatalFailure() || IsSkipped()) return;
   EXPECT_GT(t.compared, 0u);
   std::string diffs = report(t);
+  RecordProperty("read_past_page", static_cast<int>(t.read_past_page));
   EXPECT_TRUE(diffs.empty()) << diffs;
 }
 

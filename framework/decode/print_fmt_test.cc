@@ -250,6 +250,30 @@ TEST_F(PrintFmtTest, KernelStackIndexesArrays) {
   EXPECT_EQ(out, "\t=> process_timeout\n\t=> tracing_mark_write\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n");
 }
 
+TEST_F(PrintFmtTest, RawArraysOfShortRecordsReadOnIntoTheSubBuffer) {
+  // The kernel stores only `size` callers of kernel_stack's caller[8];
+  // trace-cmd report -R prints all 64 bytes, the rest from the page.
+  const EventFormat& ev = load("ftrace_kernel_stack-6.12.format", "ftrace");
+  RecordBuilder rb(ev);
+  rb.set("size", 1);
+  Record full = rb.record();
+  std::vector<uint8_t> page(full.data.begin(), full.data.end());
+  const uint32_t caller = ev.field("caller")->offset;
+  for (int b = 0; b < 8; ++b) page[caller + b] = static_cast<uint8_t>(0x11 + b);
+  for (size_t i = caller + 8; i < page.size(); ++i) page[i] = 0xee;  // the next event's bytes
+  Record r;
+  r.data = Bytes(page.data(), caller + 8);  // the short record
+  std::string alone;
+  format_raw_fields(r, ev, ctx_, alone);
+  EXPECT_EQ(alone, " size=1 caller=ARRAY[11, 12, 13, 14, 15, 16, 17, 18]");
+  r.sub_buffer = Bytes(page.data(), page.size());
+  std::string out;
+  format_raw_fields(r, ev, ctx_, out);
+  std::string expected = " size=1 caller=ARRAY[11, 12, 13, 14, 15, 16, 17, 18";
+  for (int i = 0; i < 56; ++i) expected += ", ee";
+  EXPECT_EQ(out, expected + "]");
+}
+
 TEST_F(PrintFmtTest, BputsResolvesPrintkStrings) {
   ctx_.parse_kallsyms(testdata("kallsyms-6.12.txt"));
   ctx_.parse_printk_formats(testdata("printk_formats-6.12.txt"));

@@ -26,6 +26,11 @@ struct Record {
   // `trace-cmd report` shows no count for such a record.
   bool missed_not_at_data_start = false;
   uint64_t offset = 0;        // offset of the event header in the CPU's data, for errors
+  // The sub-buffer bytes `data` lies in, when the reader sets it (empty
+  // otherwise). libtraceevent prints a short record's fixed arrays (the
+  // kernel stores only `size` of kernel_stack's caller[8]) with the bytes
+  // that follow it in the page; -R output reads them from here to match.
+  Bytes sub_buffer;
 };
 
 }  // namespace tracebed

@@ -74,29 +74,35 @@ void TraceContext::parse_kallsyms(std::string_view text) {
   size_t pos = 0;
   while (pos < text.size()) {
     std::string_view line = next_line(text, pos);
-    // "ffffffff81000000 T _stext\t[module]"
-    size_t sp1 = line.find(' ');
-    if (sp1 == std::string_view::npos || sp1 == 0) continue;
-    uint64_t addr = parse_hex_prefix(line.substr(0, sp1));
-    size_t type_pos = line.find_first_not_of(' ', sp1);
-    if (type_pos == std::string_view::npos) continue;
-    char type = line[type_pos];
-    size_t name_pos = line.find_first_not_of(" \t", type_pos + 1);
-    if (name_pos == std::string_view::npos) continue;
-    size_t name_end = line.find_first_of(" \t", name_pos);
-    std::string_view name = line.substr(name_pos, name_end == std::string_view::npos ? std::string_view::npos
-                                                                                      : name_end - name_pos);
+    if (line.empty()) continue;  // strtok_r skips empty lines
+    // sscanf("%16llx %c %n%*s%n%*1[\t][%n%*s%n"): up to 16 hex digits, the
+    // type letter, the name, then "\t[module]". Like trace-cmd, stop at the
+    // first line that does not have that shape.
+    size_t i = 0;
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i + 1 < line.size() && line[i] == '0' && (line[i + 1] == 'x' || line[i + 1] == 'X')) i += 2;
+    size_t hex_start = i;
+    while (i < line.size() && i - hex_start < 16 && std::isxdigit(static_cast<unsigned char>(line[i]))) ++i;
+    if (i == hex_start) break;
+    uint64_t addr = parse_hex_prefix(line.substr(hex_start, i - hex_start));
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i >= line.size()) break;
+    char type = line[i++];
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    size_t name_pos = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i == name_pos) break;
+    std::string_view name = line.substr(name_pos, i - name_pos);
     std::string_view module;
-    if (name_end != std::string_view::npos) {
-      size_t open = line.find('[', name_end);
-      if (open != std::string_view::npos) {
-        size_t close = line.find(']', open);
-        module = line.substr(open + 1, close == std::string_view::npos ? std::string_view::npos : close - open - 1);
-      }
+    if (i + 1 < line.size() && line[i] == '\t' && line[i + 1] == '[') {
+      size_t mod_pos = i + 2, end = mod_pos;
+      while (end < line.size() && !std::isspace(static_cast<unsigned char>(line[end]))) ++end;
+      module = line.substr(mod_pos, end - mod_pos);
+      if (!module.empty() && module.back() == ']') module.remove_suffix(1);  // "the extra ']'"
     }
     // Same filters as libtraceevent: ARM's bogus '$a' symbols and x86-64
     // per-cpu offsets reported as absolute symbols.
-    if (name.empty() || name[0] == '$' || type == 'A' || type == 'a') continue;
+    if (name[0] == '$' || type == 'A' || type == 'a') continue;
     added.push_back(KSym{addr, std::string(name), std::string(module)});
   }
   std::reverse(added.begin(), added.end());
@@ -144,11 +150,14 @@ void TraceContext::parse_printk_formats(std::string_view text) {
     uint64_t addr = parse_hex_prefix(line.substr(start, colon - start));
     std::string_view fmt = line.substr(colon + 1);
     if (!fmt.empty()) fmt.remove_prefix(1);
-    // tep_register_print_string: drop the quotes and a trailing literal "\n";
-    // escapes stay as written (bprint's format parser handles them).
+    // tep_register_print_string: drop the quotes and a literal "\n" just
+    // before the closing quote; escapes stay as written (bprint's format
+    // parser handles them).
     if (!fmt.empty() && fmt.front() == '"') fmt.remove_prefix(1);
-    if (!fmt.empty() && fmt.back() == '"') fmt.remove_suffix(1);
-    if (fmt.size() >= 2 && fmt.substr(fmt.size() - 2) == "\\n") fmt.remove_suffix(2);
+    if (!fmt.empty() && fmt.back() == '"') {
+      fmt.remove_suffix(1);
+      if (fmt.size() >= 2 && fmt.substr(fmt.size() - 2) == "\\n") fmt.remove_suffix(2);
+    }
     printk_.emplace(addr, std::string(fmt));
   }
 }
