@@ -236,7 +236,9 @@ class CpuCursor {
         }
         const size_t n = std::min<size_t>(page_size_, b.len - page_pos_);
         page_base_ = b.base + page_pos_;
-        Status st = page_.load(Bytes(b.bytes.data() + page_pos_, n), layout_, page_base_);
+        const Bytes page(b.bytes.data() + page_pos_, n);
+        head_.sub_buffer = page;  // stays with every record of this page
+        Status st = page_.load(page, layout_, page_base_);
         page_pos_ += page_size_;
         if (!st.ok()) return fail(wrap(st.error()));
         return true;

@@ -176,6 +176,21 @@ TEST_P(RecordedFixture, CpuFilterMatchesCpu0Report) {
   }
 }
 
+// Every record's data lies inside the sub-buffer it reports.
+TEST_P(RecordedFixture, RecordsLieInTheirSubBuffer) {
+  auto stream = dat_->events();
+  ASSERT_TRUE(stream.ok());
+  Record r;
+  for (size_t i = 0;; ++i) {
+    auto more = (*stream)->next(r);
+    ASSERT_TRUE(more.ok()) << more.error().message;
+    if (!*more) break;
+    ASSERT_FALSE(r.sub_buffer.empty()) << i;
+    ASSERT_GE(r.data.data(), r.sub_buffer.data()) << i;
+    ASSERT_LE(r.data.data() + r.data.size(), r.sub_buffer.data() + r.sub_buffer.size()) << i;
+  }
+}
+
 // trace_cmd_events() differs from events() only where trace-cmd loses data;
 // the kernel's CPUSTAT "read events" counts say what the file really holds.
 TEST_P(RecordedFixture, AllRecordsUnlessTraceCmdLosesThem) {
