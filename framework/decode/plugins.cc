@@ -75,8 +75,9 @@ void append_event_time(uint64_t ts, int precision, uint64_t divisor, std::string
 }
 
 struct Plugins::State {
-  explicit State(TraceContext& c) : ctx(c) {}
+  State(TraceContext& c, bool ns) : ctx(c), ns_stamps(ns) {}
   TraceContext& ctx;
+  bool ns_stamps;
 
   enum class Kind { sched_switch, sched_wakeup, function, kernel_stack, raw_data, func_repeats,
                     funcgraph_entry, funcgraph_exit, kmem_call_site, hrtimer_expire_entry, hrtimer_start,
@@ -165,7 +166,11 @@ struct Plugins::State {
     auto bottom = field_value(event, "bottom_delta_ts", record, ctx, out, true);
     if (!bottom) { out += '!'; return; }
     fmt::format_to(std::back_inserter(out), " (count: {}  last_ts: ", static_cast<int64_t>(*count));
-    append_event_time(record.ts - ((*top << 32) | *bottom), 6, 1000, out);
+    const uint64_t last_ts = record.ts - ((*top << 32) | *bottom);
+    if (ns_stamps)
+      append_event_time(last_ts, 9, 1, out);
+    else
+      append_event_time(last_ts, 6, 1000, out);
     out += ')';
   }
 
@@ -424,7 +429,7 @@ struct Plugins::State {
   }
 };
 
-Plugins::Plugins(TraceContext& ctx) : state_(std::make_unique<State>(ctx)) {
+Plugins::Plugins(TraceContext& ctx, bool ns_stamps) : state_(std::make_unique<State>(ctx, ns_stamps)) {
   using Kind = State::Kind;
   auto add = [&](std::string_view system, std::string_view name, Kind kind) {
     if (const EventFormat* event = ctx.event_by_name(system, name)) state_->handlers[event] = kind;

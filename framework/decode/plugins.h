@@ -26,7 +26,8 @@ class Plugins {
     print_fmt_next,  // the plugin wrote a prefix; the print fmt follows (kmem)
   };
 
-  explicit Plugins(TraceContext& ctx);
+  // `ns_stamps`: -t, so func_repeats prints last_ts as trace-cmd then does ("%9.1d").
+  Plugins(TraceContext& ctx, bool ns_stamps);
   ~Plugins();
   Plugins(const Plugins&) = delete;
   Plugins& operator=(const Plugins&) = delete;

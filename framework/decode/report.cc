@@ -43,7 +43,7 @@ class Output {
 }  // namespace
 
 struct RecordPrinter::Impl {
-  Impl(TraceContext& c, const ReportOptions& o) : ctx(c), options(o), plugins(c) {}
+  Impl(TraceContext& c, const ReportOptions& o) : ctx(c), options(o), plugins(c, o.raw_timestamps) {}
   TraceContext& ctx;
   ReportOptions options;
   Plugins plugins;
@@ -100,11 +100,14 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
   size_t name_width = 0;
   for (size_t i = 1; i < buffers.size(); ++i) name_width = std::max(name_width, buffers[i].name.size());
 
-  auto stream_result = file.events(options.cpus);
+  // trace_cmd_events: what trace-cmd 3.1.6 reads, which for some instance
+  // layouts is less than the kernel wrote (see trace_dat.h).
+  auto stream_result = file.trace_cmd_events(options.cpus);
   if (!stream_result) return stream_result.error();
   EventStream& stream = **stream_result;
   RecordPrinter printer(ctx, options);
   const Field* pid_field = ctx.common_pid();
+  const bool in_ns = file.stamps_in_ns();
 
   Record record;
   for (;;) {
@@ -142,11 +145,18 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
       text.append(20 - 6, ' ');
     } else {
       int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
-      fmt::format_to(std::back_inserter(text), "{:>16}-{:<5} [{:03}] ", comm_of(ctx, pid), pid, record.cpu);
-      if (options.raw_timestamps)
-        append_event_time(record.ts, 9, 1, text);
-      else
-        append_event_time(record.ts, 6, 1000, text);
+      fmt::format_to(std::back_inserter(text), "{:>16}-{:<5} [{:03}]", comm_of(ctx, pid), pid, record.cpu);
+      // trace-read.c time formats: "%12d:" for raw counters, else
+      // " %9.1d:" (-t) or " %6.1000d:".
+      if (!in_ns) {
+        fmt::format_to(std::back_inserter(text), "{:12}", record.ts);
+      } else {
+        text += ' ';
+        if (options.raw_timestamps)
+          append_event_time(record.ts, 9, 1, text);
+        else
+          append_event_time(record.ts, 6, 1000, text);
+      }
       text += ": ";
       text += event->name;
       text += ": ";

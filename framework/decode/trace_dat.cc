@@ -386,6 +386,13 @@ class TraceDatImpl final : public TraceDat {
   const std::vector<TraceDatBuffer>& buffers() const override { return buffers_; }
   const std::string& uname() const override { return opts_.uname; }
   int64_t ts_offset() const override { return opts_.ts_offset; }
+  bool stamps_in_ns() const override {
+    if (opts_.time.tsc_mult) return true;
+    const std::string clock = buffers_.empty() ? std::string() : buffers_[0].clock;
+    // trace-input.c is_timestamp_in_us(); a file that names no clock is "local".
+    return clock.empty() || clock == "local" || clock == "global" || clock == "uptime" || clock == "perf" ||
+           clock.starts_with("mono") || clock == "boot" || clock == "tai";
+  }
   const std::vector<std::string>& warnings() const override { return warnings_; }
 
   Result<std::unique_ptr<EventStream>> events(std::optional<std::set<int>> cpus) override {

@@ -78,6 +78,11 @@ class TraceDat {
   virtual const std::vector<TraceDatBuffer>& buffers() const = 0;  // [0] is the top level
   virtual const std::string& uname() const = 0;  // option UNAME, if stored
   virtual int64_t ts_offset() const = 0;        // option OFFSET, added to every stamp
+  // Whether stamps are nanoseconds (trace-cmd's TRACECMD_FL_IN_USECS): true
+  // for the ns clocks (local, global, uptime, perf, mono*, boot, tai) and
+  // for counter clocks converted by a TSC2NSEC option; false for raw
+  // x86-tsc/counter values, which `report` prints as plain numbers.
+  virtual bool stamps_in_ns() const = 0;
   // Soft problems found at open: event formats that did not parse (trace-cmd
   // counts them and goes on), options this reader does not apply.
   virtual const std::vector<std::string>& warnings() const = 0;
