@@ -27,7 +27,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--cpus", args->cpus, "guest CPUs")->capture_default_str();
   cmd->add_option("--memory", args->memory, "guest memory in MiB")->capture_default_str();
   cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe)");
-  cmd->add_option("--tool", args->tools, "host executable to copy in with its libraries (repeatable)");
+  cmd->add_option("--tool", args->tools, "host executable to copy in with its libraries (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("-v,--verbose", args->verbose, "print boot time, accelerator and release to stderr");
   cmd->add_option("command", args->command, "command and arguments (after --)")->required();
   cmd->final_callback([args] {
