@@ -5,6 +5,7 @@
 // print it, and compares each record's text with ours. Events trace-cmd
 // hands to a plugin are only compared in -R form (the report layer prints
 // them otherwise).
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -250,7 +251,9 @@ void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcom
     for (const auto& o : out.options)  // per-CPU stats of the original would not fit
       if (o.id != static_cast<uint16_t>(TraceDatOptionId::cpustat)) kept.push_back(o);
     out.options = std::move(kept);
-    fs::path file = fs::path(testing::TempDir()) / ("print_fmt_" + dat.stem().string() + ".dat");
+    // Unique per process and view: CTest runs the raw and the formatted test at once.
+    fs::path file = fs::path(testing::TempDir()) / ("print_fmt_" + dat.stem().string() + (raw ? "_raw_" : "_") +
+                                                     std::to_string(getpid()) + ".dat");
     TraceDatWriteOptions wo;
     wo.version = 7;
     ASSERT_TRUE(write_trace_dat_file(file.string(), out, wo).ok());
