@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include "framework/decode/fixture_text_for_tests.h"
 #include "framework/decode/print_fmt.h"
 #include "framework/decode/trace_dat.h"
 
@@ -24,23 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_zstd(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string packed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::string text;
-  ZSTD_DStream* stream = ZSTD_createDStream();
-  ZSTD_initDStream(stream);
-  ZSTD_inBuffer input{packed.data(), packed.size(), 0};
-  std::vector<char> chunk(1 << 16);
-  while (input.pos < input.size) {
-    ZSTD_outBuffer output{chunk.data(), chunk.size(), 0};
-    size_t rc = ZSTD_decompressStream(stream, &output, &input);
-    if (ZSTD_isError(rc)) break;
-    text.append(chunk.data(), output.pos);
-  }
-  ZSTD_freeDStream(stream);
-  return text;
-}
 
 // Events libtraceevent 1.7.1's default plugins or trace-cmd itself print.
 const std::set<std::string> kPluginEvents = {
@@ -94,7 +78,7 @@ void compare_fixture(const fs::path& dat, bool raw, Tally& tally) {
   fs::path expected_path = dat;
   expected_path.replace_extension(raw ? ".R.report.zst" : ".report.zst");
   if (!fs::exists(expected_path)) GTEST_SKIP() << "no " << expected_path.filename();
-  std::string expected = read_zstd(expected_path);
+  std::string expected = read_zstd_file(expected_path);
   // One text per record: its first line and any continuation lines.
   std::vector<std::string> texts;
   size_t pos = 0;

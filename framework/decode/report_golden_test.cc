@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include "framework/decode/fixture_text_for_tests.h"
 #include "framework/decode/report.h"
 #include "framework/decode/trace_dat.h"
 
@@ -25,23 +26,6 @@ struct GoldenCase {
   fs::path expected;     // trace-cmd's output, zstd-compressed
 };
 
-std::string read_zstd_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string packed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::string text;
-  ZSTD_DStream* stream = ZSTD_createDStream();
-  ZSTD_initDStream(stream);
-  ZSTD_inBuffer input{packed.data(), packed.size(), 0};
-  std::vector<char> chunk(1 << 16);
-  while (input.pos < input.size) {
-    ZSTD_outBuffer output{chunk.data(), chunk.size(), 0};
-    size_t rc = ZSTD_decompressStream(stream, &output, &input);
-    if (ZSTD_isError(rc)) break;
-    text.append(chunk.data(), output.pos);
-  }
-  ZSTD_freeDStream(stream);
-  return text;
-}
 
 std::vector<GoldenCase> find_cases() {
   std::vector<GoldenCase> cases;

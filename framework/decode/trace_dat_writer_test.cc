@@ -2,6 +2,7 @@
 // Debian's `trace-cmd report` print exactly what it printed for the recorded
 // original (fixtures/recorded/*.report.zst). Layout details come from the
 // trace-cmd.dat.v6/v7 specs.
+#include "framework/decode/fixture_text_for_tests.h"
 #include "framework/decode/trace_dat_writer.h"
 
 #include <gtest/gtest.h>
@@ -23,23 +24,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kTraceCmd = "/usr/bin/trace-cmd";
 
-std::string unzstd_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string packed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::string text;
-  ZSTD_DStream* stream = ZSTD_createDStream();
-  ZSTD_initDStream(stream);
-  ZSTD_inBuffer input{packed.data(), packed.size(), 0};
-  std::vector<char> chunk(1 << 16);
-  while (input.pos < input.size) {
-    ZSTD_outBuffer output{chunk.data(), chunk.size(), 0};
-    size_t rc = ZSTD_decompressStream(stream, &output, &input);
-    if (ZSTD_isError(rc)) break;
-    text.append(chunk.data(), output.pos);
-  }
-  ZSTD_freeDStream(stream);
-  return text;
-}
 
 // Runs the oracle; returns its stdout and sets `status` to its exit status.
 std::string trace_cmd_report(const fs::path& dat, int& status, const std::string& args = "") {
@@ -257,7 +241,7 @@ TEST_P(RecordedRoundTrip, ReportIsUnchanged) {
   auto bytes = write_trace_dat(*contents, write_options(p.version, p.compression));
   ASSERT_TRUE(bytes.ok()) << bytes.error().message;
   fs::path out = write_file(round_trip_name({p, 0}) + ".dat", *bytes);
-  std::string expected = unzstd_file(fs::path(original).replace_extension(".report.zst"));
+  std::string expected = read_zstd_file(fs::path(original).replace_extension(".report.zst"));
   ASSERT_FALSE(expected.empty());
 
   if (p.compression == TraceDatCompression::zlib) {
@@ -341,7 +325,7 @@ TEST(EdgeFixtures, ExpectedOutputsAreTraceCmds) {
       int status = 0;
       std::string got = trace_cmd_report(src, status, args);
       EXPECT_EQ(status, 0);
-      EXPECT_TRUE(got == unzstd_file(expected));
+      EXPECT_TRUE(got == read_zstd_file(expected));
     }
   }
 }

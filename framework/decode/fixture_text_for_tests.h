@@ -1,0 +1,33 @@
+// Test support: the text of a zstd-compressed oracle output in fixtures/
+// (trace-cmd's reports are stored as *.report.zst). Empty if unreadable.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <zstd.h>
+
+namespace tracebed {
+
+inline std::string read_zstd_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string packed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  ZSTD_DStream* stream = ZSTD_createDStream();
+  ZSTD_initDStream(stream);
+  ZSTD_inBuffer input{packed.data(), packed.size(), 0};
+  std::vector<char> chunk(1 << 16);
+  while (input.pos < input.size) {
+    ZSTD_outBuffer output{chunk.data(), chunk.size(), 0};
+    size_t rc = ZSTD_decompressStream(stream, &output, &input);
+    if (ZSTD_isError(rc)) break;
+    text.append(chunk.data(), output.pos);
+  }
+  ZSTD_freeDStream(stream);
+  return text;
+}
+
+}  // namespace tracebed
