@@ -1047,7 +1047,7 @@ class Parser {
 
   // Parsing and evaluating recurse; a hostile format must not exhaust the
   // stack. Real formats need a few dozen levels (long `|` chains of flags).
-  static constexpr int kMaxDepth = 1000;
+  static constexpr int kMaxDepth = 200;  // ASan frames are large: 1000 overflowed an 8 MiB stack
   struct Depth {
     explicit Depth(Parser* p) : p_(p) { ++p_->depth_; }
     ~Depth() { --p_->depth_; }
