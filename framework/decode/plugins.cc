@@ -31,22 +31,15 @@ std::optional<uint64_t> field_value(const EventFormat& event, std::string_view n
 // tep_find_function: the name of the function containing addr.
 std::optional<Symbol> function_at(const TraceContext& ctx, uint64_t addr) { return ctx.lookup_symbol(addr); }
 
-void append_comm_field(const Field& field, const Record& record, const TraceContext& ctx, std::string& out,
-                       std::string_view& comm) {
-  // printf("%.*s", field->size, comm): stops at the first NUL.
-  std::string_view text = field.read_string(record.data, ctx.endian);
-  comm = text;
-  out += text;
-}
-
 // libtraceevent's plugin_sched_switch write_and_save_comm: the comm is
 // printed and remembered for the pid, unless the pid already has one.
 void print_and_learn_comm(const Field& field, const Record& record, TraceContext& ctx, uint64_t pid,
                           std::string& out) {
-  std::string_view comm;
-  append_comm_field(field, record, ctx, out, comm);
+  // printf("%.*s", field->size, comm): stops at the first NUL.
+  std::string_view comm = field.read_string(record.data, ctx.endian);
+  out += comm;
   int ipid = static_cast<int>(pid);
-  if (ipid != 0 && !ctx.comm(ipid)) ctx.set_comm(ipid, comm);
+  if (ipid != 0) ctx.set_comm(ipid, comm);  // set_comm keeps a pid's first name, as tep_register_comm
 }
 
 void write_task_state(uint64_t state, std::string& out) {
