@@ -1,12 +1,18 @@
 #include "framework/decode/merge.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <system_error>
+#include <thread>
 
 namespace tracebed {
 
@@ -142,14 +148,132 @@ uint64_t TimeSync::apply(uint64_t ts, size_t cpu_index) const {
 }
 
 // ---------------------------------------------------------------------------
+// Reading one compressed chunk, here or on the prefetch thread
+
+namespace {
+
+struct ChunkRead {
+  uint32_t zsize = 0, usize = 0;
+};
+
+// Reads and decompresses the chunk whose header is at `at` into `out`
+// (grown as needed), checking it lies inside the CPU's data. `last`: the
+// CPU's last chunk, which may hold a partial sub-buffer.
+Result<ChunkRead> read_chunk(const DataFile& file, Decompressor& codec, Endian endian, const CpuSpan& span,
+                             uint64_t at, uint32_t index, uint32_t page_size, bool last, std::vector<uint8_t>& zbuf,
+                             std::vector<uint8_t>& out) {
+  uint8_t h[8];
+  const std::string what = fmt::format("cpu {} chunk {}", span.cpu, index);
+  TRACEBED_TRY(file.read(at, std::span<uint8_t>(h, 8), what));
+  ChunkRead c;
+  c.zsize = load<uint32_t>(h, endian);
+  c.usize = load<uint32_t>(h + 4, endian);
+  const uint64_t span_end = span.offset + 4 + span.size;  // the size leaves out the chunk count
+  if (c.zsize > span_end - std::min(span_end, at + 8))
+    return error_at(at, fmt::format("{}: compressed size {} exceeds the cpu's data", what, c.zsize));
+  if (c.usize > kMaxChunkBytes)
+    return error_at(at, fmt::format("{}: uncompressed size {} is implausible", what, c.usize));
+  if (c.usize % page_size != 0 && !last)
+    return error_at(at, fmt::format("{}: uncompressed size {} is not a multiple of the sub-buffer size {}", what,
+                                    c.usize, page_size));
+  zbuf.resize(c.zsize);
+  TRACEBED_TRY(file.read(at + 8, zbuf, what));
+  if (out.size() < c.usize) out.resize(c.usize);
+  TRACEBED_TRY(codec.run(zbuf, std::span<uint8_t>(out.data(), c.usize), fmt::format("offset {:#x}: {}", at, what)));
+  return c;
+}
+
+// CPUs this process may run on (its affinity mask): a prefetch thread only
+// helps with a second one.
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return CPU_COUNT(&set);
+}
+
+// One thread that decompresses the next chunk of every compressed CPU while
+// the caller decodes and prints the current one: a second core takes the
+// codec off the thread that merges and formats. Jobs run in the order given.
+class ChunkPrefetcher {
+ public:
+  struct Job {
+    const DataFile* file = nullptr;
+    Endian endian = Endian::little;
+    const CpuSpan* span = nullptr;
+    uint64_t at = 0;
+    uint32_t index = 0, page_size = 0;
+    bool last = false;
+    std::vector<uint8_t> out;        // the decompressed chunk
+    std::optional<Result<ChunkRead>> result;  // set when done
+  };
+
+  explicit ChunkPrefetcher(Codec codec) : codec_(codec), thread_([this] { run(); }) {}
+  ~ChunkPrefetcher() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  ChunkPrefetcher(const ChunkPrefetcher&) = delete;
+  ChunkPrefetcher& operator=(const ChunkPrefetcher&) = delete;
+
+  // `job` stays untouched by the caller until wait(job) returns.
+  void submit(Job* job) {
+    {
+      std::lock_guard lock(mu_);
+      job->result.reset();
+      queue_.push_back(job);
+    }
+    wake_.notify_all();
+  }
+  void wait(Job* job) {
+    std::unique_lock lock(mu_);
+    done_.wait(lock, [&] { return job->result.has_value(); });
+  }
+
+ private:
+  void run() {
+    Decompressor codec(codec_);
+    std::vector<uint8_t> zbuf;
+    std::unique_lock lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      Job* job = queue_.front();
+      queue_.pop_front();
+      lock.unlock();
+      auto r = read_chunk(*job->file, codec, job->endian, *job->span, job->at, job->index, job->page_size,
+                          job->last, zbuf, job->out);
+      lock.lock();
+      job->result = std::move(r);
+      done_.notify_all();
+    }
+  }
+
+  Codec codec_;
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  std::deque<Job*> queue_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts after the rest is ready
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
 // One CPU
 
 namespace {
 
 class CpuCursor {
  public:
-  CpuCursor(const StreamSetup& setup, const CpuSpan& span, uint16_t buffer, size_t index)
-      : file_(setup.file.get()),
+  CpuCursor(const StreamSetup& setup, const CpuSpan& span, uint16_t buffer, size_t index,
+            ChunkPrefetcher* prefetch)
+      : prefetch_(span.compressed ? prefetch : nullptr),
+        file_(setup.file.get()),
         sync_(buffer == 0 ? setup.sync.get() : nullptr),
         index_(index),
         layout_(setup.layout),
@@ -237,7 +361,11 @@ class CpuCursor {
         const size_t n = std::min<size_t>(page_size_, b.len - page_pos_);
         page_base_ = b.base + page_pos_;
         const Bytes page(b.bytes.data() + page_pos_, n);
-        head_.sub_buffer = page;  // stays with every record of this page
+        // Every record of this page keeps the bytes from the page's start to
+        // the end of the loaded block: libtraceevent reads a short record's
+        // fixed arrays on into whatever follows in its chunk or mapping,
+        // which is the next sub-buffer (-R prints them; see widened()).
+        head_.sub_buffer = Bytes(b.bytes.data() + page_pos_, b.len - page_pos_);
         Status st = page_.load(page, layout_, page_base_);
         page_pos_ += page_size_;
         if (!st.ok()) return fail(wrap(st.error()));
@@ -274,35 +402,37 @@ class CpuCursor {
       done_ = true;
       return false;
     }
-    uint8_t h[8];
-    const std::string what = fmt::format("cpu {} chunk {}", span_.cpu, chunk_index_);
-    Status st = file_->read(next_read_, std::span<uint8_t>(h, 8), what);
-    if (!st.ok()) return fail(st.error());
-    const uint32_t zsize = load<uint32_t>(h, layout_.endian);
-    const uint32_t usize = load<uint32_t>(h + 4, layout_.endian);
-    const uint64_t span_end = span_.offset + 4 + span_.size;  // the size leaves out the chunk count
-    if (zsize > span_end - std::min(span_end, next_read_ + 8))
-      return fail(error_at(next_read_, fmt::format("{}: compressed size {} exceeds the cpu's data", what, zsize)));
-    if (usize > kMaxChunkBytes)
-      return fail(error_at(next_read_, fmt::format("{}: uncompressed size {} is implausible", what, usize)));
-    if (usize % page_size_ != 0 && chunks_left_ > 1)
-      return fail(error_at(next_read_, fmt::format("{}: uncompressed size {} is not a multiple of the sub-buffer "
-                                                   "size {}",
-                                                   what, usize, page_size_)));
-    zbuf_.resize(zsize);
-    st = file_->read(next_read_ + 8, zbuf_, what);
-    if (!st.ok()) return fail(st.error());
     Block& b = next_slot();
-    if (b.bytes.size() < usize) b.bytes.resize(usize);
-    st = codec_.run(zbuf_, std::span<uint8_t>(b.bytes.data(), usize), fmt::format("offset {:#x}: {}", next_read_, what));
-    if (!st.ok()) return fail(st.error());
-    b.len = usize;
+    Result<ChunkRead> got = ChunkRead{};
+    if (job_submitted_) {
+      // The prefetch thread has (or is finishing) this chunk: take its buffer.
+      prefetch_->wait(&job_);
+      job_submitted_ = false;
+      got = std::move(*job_.result);
+      std::swap(b.bytes, job_.out);
+    } else {
+      got = read_chunk(*file_, codec_, layout_.endian, span_, next_read_, chunk_index_, page_size_,
+                       chunks_left_ <= 1, zbuf_, b.bytes);
+    }
+    if (!got.ok()) return fail(got.error());
+    b.len = got->usize;
     b.base = uoffset_;
-    uoffset_ += usize;
+    uoffset_ += got->usize;
     chunk_offset_ = next_read_;
     loaded_chunk_ = chunk_index_++;
-    next_read_ += 8 + uint64_t{zsize};
+    next_read_ += 8 + uint64_t{got->zsize};
     --chunks_left_;
+    if (prefetch_ && chunks_left_ > 0) {
+      job_.file = file_;
+      job_.endian = layout_.endian;
+      job_.span = &span_;
+      job_.at = next_read_;
+      job_.index = chunk_index_;
+      job_.page_size = page_size_;
+      job_.last = chunks_left_ <= 1;
+      prefetch_->submit(&job_);
+      job_submitted_ = true;
+    }
     return true;
   }
 
@@ -310,6 +440,9 @@ class CpuCursor {
   // a peeked record, and the one being decoded.
   static constexpr int kRing = 3;
 
+  ChunkPrefetcher* prefetch_;   // null: decompress here
+  ChunkPrefetcher::Job job_;    // the next chunk, while job_submitted_
+  bool job_submitted_ = false;
   const DataFile* file_;
   const TimeSync* sync_;   // guest files: TIME_SHIFT samples (top-level buffer only)
   size_t index_;           // position in the buffer's CPU list (TIME_SHIFT is by index)
@@ -349,11 +482,21 @@ class MergedStream final : public EventStream {
   explicit MergedStream(StreamSetup setup) : setup_(std::move(setup)) {}
 
   Status init() {
+    bool compressed = false;
+    for (const auto& buffer : setup_.buffers)
+      for (const CpuSpan& span : buffer) compressed = compressed || span.compressed;
+    if (compressed && setup_.prefetch_chunks && usable_cpus() > 1) {
+      try {
+        prefetch_ = std::make_unique<ChunkPrefetcher>(setup_.codec);
+      } catch (const std::system_error&) {
+        // No thread to be had: every cursor decompresses its own chunks.
+      }
+    }
     for (size_t b = 0; b < setup_.buffers.size(); ++b) {
       const size_t begin = cursors_.size();
       for (size_t i = 0; i < setup_.buffers[b].size(); ++i)
-        cursors_.push_back(
-            std::make_unique<CpuCursor>(setup_, setup_.buffers[b][i], static_cast<uint16_t>(b), i));
+        cursors_.push_back(std::make_unique<CpuCursor>(setup_, setup_.buffers[b][i], static_cast<uint16_t>(b), i,
+                                                       prefetch_.get()));
       ranges_.push_back({begin, cursors_.size()});
     }
     // Every CPU is merged, even those outside the filter: `trace-cmd report
@@ -540,6 +683,9 @@ class MergedStream final : public EventStream {
   std::vector<uint8_t> known_;
   uint32_t type_offset_ = 0;
   uint32_t type_size_ = 0;
+  // Last, so it stops (finishing the chunk in hand) before the cursors whose
+  // buffers it fills go away.
+  std::unique_ptr<ChunkPrefetcher> prefetch_;
 };
 
 }  // namespace

@@ -9,7 +9,8 @@
 //
 // Memory stays flat: each CPU reads one window of pages (uncompressed data)
 // or one chunk (compressed data) at a time, keeping the last three so the
-// record returned last and a peeked record stay valid.
+// record returned last and a peeked record stay valid, plus (compressed, with
+// a second CPU) the next chunk, decompressed ahead on a thread.
 #pragma once
 
 #include <cstdint>
@@ -114,6 +115,9 @@ struct StreamSetup {
   // few); beyond, a tournament tree. Tests set 0 to run the tree everywhere.
   size_t linear_max = kMergeLinearMax;
   bool as_trace_cmd = false;                   // stop each CPU at its trace_cmd_size
+  // Compressed data: decompress each CPU's next chunk on a second thread
+  // while this one decodes (only when the process may use two CPUs).
+  bool prefetch_chunks = true;
 };
 
 Result<std::unique_ptr<EventStream>> make_event_stream(StreamSetup setup);

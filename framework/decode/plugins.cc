@@ -1,5 +1,6 @@
 #include "framework/decode/plugins.h"
 
+#include <array>
 #include <iterator>
 #include <optional>
 #include <tuple>
@@ -8,38 +9,25 @@
 
 #include <fmt/format.h>
 
+#include "framework/decode/text.h"
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed {
 namespace {
 
-// The field an event names, common or not (libtraceevent tep_find_any_field).
-const Field* any_field(const EventFormat& event, std::string_view name) { return event.field(name); }
-
-// tep_get_field_val: the field's bytes as an unsigned number. With `report`,
-// a missing field leaves libtraceevent's marker in the output.
-std::optional<uint64_t> field_value(const EventFormat& event, std::string_view name, const Record& record,
-                                    const TraceContext& ctx, std::string& out, bool report) {
-  const Field* field = any_field(event, name);
-  if (!field) {
-    if (report) out += fmt::format("<CANT FIND FIELD {}>", name);
-    return std::nullopt;
-  }
-  return field->read_uint(record.data, ctx.endian);
-}
-
 // tep_find_function: the name of the function containing addr.
 std::optional<Symbol> function_at(const TraceContext& ctx, uint64_t addr) { return ctx.lookup_symbol(addr); }
 
 // libtraceevent's plugin_sched_switch write_and_save_comm: the comm is
-// printed and remembered for the pid, unless the pid already has one.
+// printed and registered for the pid (CommStore decides which name wins).
 void print_and_learn_comm(const Field& field, const Record& record, TraceContext& ctx, uint64_t pid,
                           std::string& out) {
   // printf("%.*s", field->size, comm): stops at the first NUL.
   std::string_view comm = field.read_string(record.data, ctx.endian);
   out += comm;
-  int ipid = static_cast<int>(pid);
-  if (ipid != 0) ctx.set_comm(ipid, comm);  // set_comm keeps a pid's first name, as tep_register_comm
+  // Even pid 0: before the first lookup it takes a place in the list, and
+  // places decide which duplicate glibc's bsearch finds.
+  ctx.set_comm(static_cast<int>(pid), comm);
 }
 
 void write_task_state(uint64_t state, std::string& out) {
@@ -61,10 +49,13 @@ void append_event_time(uint64_t ts, int precision, uint64_t divisor, std::string
   if (divisor) time = (time + divisor / 2) / divisor;
   uint64_t p10 = 1;
   for (int i = 0; i < precision; ++i) p10 *= 10;
-  if (p10 > 1)
-    fmt::format_to(std::back_inserter(out), "{:5}.{:0{}}", time / p10, time % p10, precision);
-  else
-    fmt::format_to(std::back_inserter(out), "{:12}", time);
+  if (p10 > 1) {
+    append_uint(out, time / p10, 5);  // "%5llu.%0*llu"
+    out += '.';
+    append_uint(out, time % p10, static_cast<size_t>(precision), '0');
+  } else {
+    append_uint(out, time, 12);
+  }
 }
 
 struct Plugins::State {
@@ -72,30 +63,66 @@ struct Plugins::State {
   TraceContext& ctx;
   bool ns_stamps;
 
+  // The field an event names, common or not (libtraceevent
+  // tep_find_any_field), remembered by (event, name literal): the printers
+  // ask for the same few fields of the same few events on every record.
+  struct FieldSlot {
+    const EventFormat* event = nullptr;
+    const char* name = nullptr;
+    size_t size = 0;
+    const Field* field = nullptr;
+  };
+  std::array<FieldSlot, 256> field_slots{};
+
+  const Field* any_field(const EventFormat& event, std::string_view name) {
+    const uintptr_t key = reinterpret_cast<uintptr_t>(&event) ^ (reinterpret_cast<uintptr_t>(name.data()) << 7);
+    FieldSlot& slot = field_slots[(key * 0x9e3779b97f4a7c15ull) >> 56];
+    if (slot.event != &event || slot.name != name.data() || slot.size != name.size())
+      slot = FieldSlot{&event, name.data(), name.size(), event.field(name)};
+    return slot.field;
+  }
+
+  // tep_get_field_val: the field's bytes as an unsigned number. With `report`,
+  // a missing field leaves libtraceevent's marker in the output.
+  std::optional<uint64_t> field_value(const EventFormat& event, std::string_view name, const Record& record,
+                                      const TraceContext& c, std::string& out, bool report) {
+    const Field* field = any_field(event, name);
+    if (!field) {
+      if (report) out += fmt::format("<CANT FIND FIELD {}>", name);
+      return std::nullopt;
+    }
+    return field->read_uint(record.data, c.endian);
+  }
+
   enum class Kind { sched_switch, sched_wakeup, function, kernel_stack, raw_data, func_repeats,
                     funcgraph_entry, funcgraph_exit, kmem_call_site, hrtimer_expire_entry, hrtimer_start,
                     tlb_flush, futex };
   std::unordered_map<const EventFormat*, Kind> handlers;
+  std::vector<uint8_t> handled_ids;   // by event id: 1 if some handler's event has that id
   const EventFormat* funcgraph_exit = nullptr;
 
   // plugin_function's per-CPU guess of the call chain, grown in blocks of 10
   // and never shrunk; stale names past the current depth stay searchable,
-  // exactly as in the plugin.
-  std::vector<std::vector<std::optional<std::string>>> function_stacks;
+  // exactly as in the plugin. Names are views into the context's kallsyms
+  // (they live as long as it does); a null view is an empty slot.
+  std::vector<std::vector<std::string_view>> function_stacks;
 
-  void add_child(std::vector<std::optional<std::string>>& stack, const std::optional<std::string_view>& child,
-                 size_t pos) {
+  static bool same_name(std::string_view a, std::string_view b) {
+    return (a.data() == b.data() && a.size() == b.size()) || a == b;
+  }
+
+  void add_child(std::vector<std::string_view>& stack, const std::optional<std::string_view>& child, size_t pos) {
     if (!child) return;
     if (pos >= stack.size()) stack.resize(stack.size() + 10);
-    stack[pos] = std::string(*child);
+    stack[pos] = child->data() ? *child : std::string_view("", 0);
   }
 
   size_t add_and_get_index(std::string_view parent, std::optional<std::string_view> child, int cpu) {
     if (cpu < 0) return 0;
     if (static_cast<size_t>(cpu) >= function_stacks.size()) function_stacks.resize(cpu + 1);
     auto& stack = function_stacks[cpu];
-    for (size_t i = 0; i < stack.size() && stack[i]; ++i) {
-      if (*stack[i] == parent) {
+    for (size_t i = 0; i < stack.size() && stack[i].data(); ++i) {
+      if (same_name(stack[i], parent)) {
         add_child(stack, child, i + 1);
         return i;
       }
@@ -119,10 +146,12 @@ struct Plugins::State {
       index = add_and_get_index(parent->name, child, record.cpu);
     }
     out.append(index * 3, ' ');
-    if (func)
+    if (func) {
       out += func->name;
-    else
-      fmt::format_to(std::back_inserter(out), "0x{:x}", *ip);
+    } else {
+      out += "0x";
+      append_hex(out, *ip);
+    }
   }
 
   void kernel_stack(const Record& record, const EventFormat& event, std::string& out) {
@@ -174,13 +203,20 @@ struct Plugins::State {
       print_and_learn_comm(*comm, record, ctx, *pid, out);
       out += ':';
     }
-    fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(*pid));
-    if (auto prio = field_value(event, "prio", record, ctx, out, true))
-      fmt::format_to(std::back_inserter(out), " [{}]", static_cast<int64_t>(*prio));
-    if (auto success = field_value(event, "success", record, ctx, out, false))
-      fmt::format_to(std::back_inserter(out), " success={}", static_cast<int64_t>(*success));
-    if (auto cpu = field_value(event, "target_cpu", record, ctx, out, true))
-      fmt::format_to(std::back_inserter(out), " CPU:{:03}", *cpu);
+    append_int(out, static_cast<int64_t>(*pid));
+    if (auto prio = field_value(event, "prio", record, ctx, out, true)) {
+      out += " [";
+      append_int(out, static_cast<int64_t>(*prio));
+      out += ']';
+    }
+    if (auto success = field_value(event, "success", record, ctx, out, false)) {
+      out += " success=";
+      append_int(out, static_cast<int64_t>(*success));
+    }
+    if (auto cpu = field_value(event, "target_cpu", record, ctx, out, true)) {
+      out += " CPU:";
+      append_uint(out, *cpu, 3, '0');
+    }
   }
 
   void sched_switch(const Record& record, const EventFormat& event, std::string& out) {
@@ -190,9 +226,13 @@ struct Plugins::State {
       print_and_learn_comm(*comm, record, ctx, *prev_pid, out);
       out += ':';
     }
-    fmt::format_to(std::back_inserter(out), "{} ", static_cast<int64_t>(*prev_pid));
-    if (auto prio = field_value(event, "prev_prio", record, ctx, out, true))
-      fmt::format_to(std::back_inserter(out), "[{}] ", static_cast<int32_t>(*prio));
+    append_int(out, static_cast<int64_t>(*prev_pid));
+    out += ' ';
+    if (auto prio = field_value(event, "prev_prio", record, ctx, out, true)) {
+      out += '[';
+      append_int(out, static_cast<int32_t>(*prio));
+      out += "] ";
+    }
     if (auto state = field_value(event, "prev_state", record, ctx, out, true)) write_task_state(*state, out);
     out += " ==> ";
     auto next_pid = field_value(event, "next_pid", record, ctx, out, true);
@@ -201,9 +241,12 @@ struct Plugins::State {
       print_and_learn_comm(*comm, record, ctx, *next_pid, out);
       out += ':';
     }
-    fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(*next_pid));
-    if (auto prio = field_value(event, "next_prio", record, ctx, out, true))
-      fmt::format_to(std::back_inserter(out), " [{}]", static_cast<int32_t>(*prio));
+    append_int(out, static_cast<int64_t>(*next_pid));
+    if (auto prio = field_value(event, "next_prio", record, ctx, out, true)) {
+      out += " [";
+      append_int(out, static_cast<int32_t>(*prio));
+      out += ']';
+    }
   }
 
   // plugin_kmem: "(func+0xoff) " before the usual text, when call_site resolves.
@@ -213,8 +256,11 @@ struct Plugins::State {
     uint64_t val = field->read_uint(record.data, ctx.endian);
     auto func = function_at(ctx, val);
     if (!func) return;
-    fmt::format_to(std::back_inserter(out), "({}+0x{:x}) ", func->name,
-                   static_cast<uint32_t>(static_cast<int32_t>(val - func->address)));
+    out += '(';
+    out += func->name;
+    out += "+0x";
+    append_hex(out, static_cast<uint32_t>(static_cast<int32_t>(val - func->address)));
+    out += ") ";
   }
 
   // tep_print_num_field / tep_print_func_field as plugin_hrtimer uses them.
@@ -226,10 +272,12 @@ struct Plugins::State {
       return false;
     }
     uint64_t val = field->read_uint(record.data, ctx.endian);
-    if (hex)
-      fmt::format_to(std::back_inserter(out), "0x{:x}", val);
-    else
-      fmt::format_to(std::back_inserter(out), "{}", val);
+    if (hex) {
+      out += "0x";
+      append_hex(out, val);
+    } else {
+      append_uint(out, val);
+    }
     return true;
   }
 
@@ -239,10 +287,14 @@ struct Plugins::State {
     if (!field) return;
     uint64_t val = field->read_uint(record.data, ctx.endian);
     out += prefix;
-    if (auto func = function_at(ctx, val))
-      fmt::format_to(std::back_inserter(out), "{}/0x{:x}", func->name, func->address - val);
-    else
-      fmt::format_to(std::back_inserter(out), "0x{:08x}", val);
+    if (auto func = function_at(ctx, val)) {
+      out += func->name;
+      out += "/0x";
+      append_hex(out, func->address - val);
+    } else {
+      out += "0x";
+      append_hex(out, val, 8);
+    }
   }
 
   void hrtimer_expire_entry(const Record& record, const EventFormat& event, std::string& out) {
@@ -444,15 +496,21 @@ Plugins::Plugins(TraceContext& ctx, bool ns_stamps) : state_(std::make_unique<St
   add("tlb", "tlb_flush", Kind::tlb_flush);
   add("syscalls", "sys_enter_futex", Kind::futex);
   state_->funcgraph_exit = ctx.event_by_name("ftrace", "funcgraph_exit");
+  for (const auto& e : ctx.events())
+    if (e->id < 65536 && e->id >= state_->handled_ids.size()) state_->handled_ids.resize(e->id + 1);
+  for (const auto& [event, kind] : state_->handlers)
+    if (event->id < state_->handled_ids.size()) state_->handled_ids[event->id] = 1;
 }
 
 Plugins::~Plugins() = default;
 
 Plugins::Outcome Plugins::print(const Record& record, const EventFormat& event, EventStream& stream,
                                 std::string& out) {
-  auto it = state_->handlers.find(&event);
-  if (it == state_->handlers.end()) return Outcome::not_handled;
   State& s = *state_;
+  // Most records have no plugin: a table by event id answers that quickly.
+  if (event.id < s.handled_ids.size() && !s.handled_ids[event.id]) return Outcome::not_handled;
+  auto it = s.handlers.find(&event);
+  if (it == s.handlers.end()) return Outcome::not_handled;
   switch (it->second) {
     case State::Kind::sched_switch: s.sched_switch(record, event, out); break;
     case State::Kind::sched_wakeup: s.sched_wakeup(record, event, out); break;

@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "framework/decode/text.h"
 #include "framework/decode/trace_context.h"
 
 namespace tracebed {
@@ -184,6 +185,9 @@ struct Node {
   // looked up once as a kernel symbol (libtraceevent test_for_symbol).
   uint64_t number = 0;
   mutable bool symbol_resolved = false;
+  // K::type: eval_type_str only masks, so its mask is the cast of all ones.
+  mutable uint64_t cast_mask = 0;
+  mutable bool cast_mask_set = false;
   mutable uint64_t symbol_value = 0;
 };
 using NodePtr = std::unique_ptr<Node>;
@@ -276,7 +280,71 @@ struct Segment {
   int arg = -1;        // index of the argument
   int len_arg = -1;    // index of the `*` argument
   int ls = 0;          // length modifier: -2 hh, -1 h, 0, 1 l, 2 ll
+  // digit segments printf would print as "%[0-][width][hh|h|l|ll|z](d|i|u|x|X)":
+  // the conversion, printed without snprintf (most fields of most events).
+  char fast_conv = 0;
+  bool fast_zero = false, fast_left = false;
+  uint8_t fast_width = 0;
 };
+
+// Fills a digit segment's fast_* fields when its format is that simple.
+void plan_fast_number(Segment& s) {
+  const std::string& f = s.format;
+  size_t i = 1;
+  bool zero = false, left = false;
+  for (; i < f.size() && (f[i] == '0' || f[i] == '-'); ++i) (f[i] == '0' ? zero : left) = true;
+  unsigned width = 0;
+  for (; i < f.size() && f[i] >= '0' && f[i] <= '9'; ++i) width = width * 10 + static_cast<unsigned>(f[i] - '0');
+  int ls = 0;
+  for (; i < f.size() && (f[i] == 'h' || f[i] == 'l'); ++i) ls += f[i] == 'l' ? 1 : -1;
+  if (i < f.size() && (f[i] == 'z' || f[i] == 'Z') && ls == 0) {  // size_t: a long here
+    ls = 1;
+    ++i;
+  }
+  if (i + 1 != f.size() || width > 64 || ls != s.ls || ls < -2 || ls > 2 || s.len_arg >= 0) return;
+  const char conv = f[i];
+  if (conv != 'd' && conv != 'i' && conv != 'u' && conv != 'x' && conv != 'X') return;
+  s.fast_conv = conv;
+  s.fast_zero = zero && !left;  // printf: '-' overrides '0'
+  s.fast_left = left;
+  s.fast_width = static_cast<uint8_t>(width);
+}
+
+// printf of plan_fast_number's conversions: `val` cast to the length
+// modifier's type as number() passes it, then printed.
+void append_fast_number(std::string& out, const Segment& s, uint64_t val) {
+  char buf[24];
+  char* const end = buf + sizeof buf;
+  char* p;
+  bool negative = false;
+  const int bytes = s.ls <= -2 ? 1 : s.ls == -1 ? 2 : s.ls == 0 ? 4 : 8;
+  if (s.fast_conv == 'd' || s.fast_conv == 'i') {
+    int64_t v = bytes == 1 ? static_cast<int8_t>(val) : bytes == 2 ? static_cast<int16_t>(val)
+              : bytes == 4 ? static_cast<int32_t>(val) : static_cast<int64_t>(val);
+    negative = v < 0;
+    p = format_decimal(negative ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v), end);
+  } else {
+    const uint64_t v = bytes == 8 ? val : val & ((uint64_t{1} << (bytes * 8)) - 1);
+    if (s.fast_conv == 'u') {
+      p = format_decimal(v, end);
+    } else {
+      const char* digits = s.fast_conv == 'x' ? "0123456789abcdef" : "0123456789ABCDEF";
+      p = end;
+      uint64_t x = v;
+      do {
+        *--p = digits[x & 15];
+        x >>= 4;
+      } while (x);
+    }
+  }
+  const size_t n = static_cast<size_t>(end - p) + (negative ? 1 : 0);
+  const size_t pad = s.fast_width > n ? s.fast_width - n : 0;
+  if (pad && !s.fast_left && !s.fast_zero) out.append(pad, ' ');
+  if (negative) out += '-';
+  if (pad && s.fast_zero) out.append(pad, '0');
+  out.append(p, static_cast<size_t>(end - p));
+  if (pad && s.fast_left) out.append(pad, ' ');
+}
 
 struct SegmentList {
   std::vector<Segment> segs;
@@ -464,6 +532,8 @@ SegmentList build_segments(const std::string& fmt, int nargs) {
     }
     out.segs.push_back({SegType::text, std::move(text), -1, -1, 0});
   }
+  for (Segment& seg : out.segs)
+    if (seg.type == SegType::digit) plan_fast_number(seg);
   return out;
 }
 
@@ -1174,7 +1244,12 @@ struct Eval {
         if (!f || size_t(f->offset) + f->size > data.size()) return 0;
         return load_uint(data.data() + f->offset, f->size, e);
       }
-      case K::type: return eval_type_str(num(a->left.get()), a->text, false);
+      case K::type:
+        if (!a->cast_mask_set) {
+          a->cast_mask = eval_type_str(~uint64_t{0}, a->text, false);
+          a->cast_mask_set = true;
+        }
+        return num(a->left.get()) & a->cast_mask;
       case K::dyn_array_len: {
         uint32_t off, len;
         dynamic_offset(*field(a), off, len);
@@ -1464,13 +1539,14 @@ struct Eval {
     auto sym = ctx.lookup_symbol(val);
     if (sym) {
       out.append(sym->name);
-      if (conv == 'F' || conv == 'S') appendf(out, "+0x%llx", static_cast<unsigned long long>(val - sym->address));
+      if (conv == 'F' || conv == 'S') {
+        out += "+0x";  // "+0x%llx"
+        append_hex(out, val - sym->address);
+      }
       return;
     }
-    if (ctx.long_size == 4)
-      appendf(out, "0x%lx", static_cast<long>(static_cast<int32_t>(val)));
-    else
-      appendf(out, "0x%llx", static_cast<long long>(val));
+    out += "0x";  // "0x%lx" of the sign-extended int, or "0x%llx"
+    append_hex(out, ctx.long_size == 4 ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(val))) : val);
   }
 
   const Node* strip_casts(const Node* a) const {
@@ -1627,6 +1703,16 @@ struct Eval {
         return;
       }
       default:
+        if (format == "%p") {  // glibc's %p, by hand: "(nil)" or 0x and hex
+          const uint64_t v = num(arg);
+          if (v == 0) {
+            out += "(nil)";
+          } else {
+            out += "0x";
+            append_hex(out, static_cast<uintptr_t>(v));
+          }
+          return;
+        }
         appendf(out, "%p", reinterpret_cast<void*>(static_cast<uintptr_t>(num(arg))));
         return;
     }
@@ -1708,6 +1794,10 @@ struct Eval {
   }
 
   void number(std::string& out, const Segment& s, int len_arg, uint64_t val) const {
+    if (s.fast_conv) {
+      append_fast_number(out, s, val);
+      return;
+    }
     const char* f = s.format.c_str();
     int plen = takes_star(s.format) ? len_arg : -1;
     switch (s.ls) {

@@ -7,13 +7,14 @@
 
 #include "framework/decode/plugins.h"
 #include "framework/decode/print_fmt.h"
+#include "framework/decode/text.h"
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed {
 namespace {
 
 // libtraceevent find_cmdline: pid 0 is the idle task, unknown pids "<...>".
-std::string_view comm_of(const TraceContext& ctx, int pid) {
+std::string_view comm_of(TraceContext& ctx, int pid) {
   if (pid == 0) return "<idle>";
   if (auto comm = ctx.comm(pid)) return *comm;
   return "<...>";
@@ -100,6 +101,9 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
   size_t name_width = 0;
   for (size_t i = 1; i < buffers.size(); ++i) name_width = std::max(name_width, buffers[i].name.size());
 
+  // Symbols are needed soon: let a second core load them meanwhile.
+  ctx.start_kallsyms();
+
   // trace_cmd_events: what trace-cmd 3.1.6 reads, which for some instance
   // layouts is less than the kernel wrote (see trace_dat.h).
   auto stream_result = file.trace_cmd_events(options.cpus);
@@ -143,13 +147,48 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
       // trace-cmd's print_event_name then shows the missing name as (NULL).
       text += "[UNKNOWN EVENT][UNKNOWN EVENT] (NULL): ";
       text.append(20 - 6, ' ');
+    } else if (const int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
+               in_ns && record.cpu >= 0 && comm_of(ctx, pid).size() + event->name.size() < 128) {
+      // The common case, written into one buffer: "%16s-%-5d [%03d] %5llu.%06llu: %s: %*s"
+      // (or %9 digits with -t).
+      char head[256];
+      CharWriter w(head);
+      w.right(comm_of(ctx, pid), 16);
+      w.put('-');
+      w.int_left(pid, 5);
+      w.put(" [");
+      w.uint(static_cast<uint32_t>(record.cpu), 3, '0');
+      w.put("] ");
+      if (options.raw_timestamps) {  // append_event_time(ts, 9, 1)
+        w.uint(record.ts / 1000000000, 5);
+        w.put('.');
+        w.uint(record.ts % 1000000000, 9, '0');
+      } else {  // append_event_time(ts, 6, 1000)
+        const uint64_t us = (record.ts + 500) / 1000;
+        w.uint(us / 1000000, 5);
+        w.put('.');
+        w.uint(us % 1000000, 6, '0');
+      }
+      w.put(": ");
+      w.put(event->name);
+      w.put(": ");
+      if (event->name.size() < 20) w.pad(20 - event->name.size());
+      text.append(head, w.size());
     } else {
-      int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
-      fmt::format_to(std::back_inserter(text), "{:>16}-{:<5} [{:03}]", comm_of(ctx, pid), pid, record.cpu);
+      // "%16s-%-5d [%03d]"
+      append_right(text, comm_of(ctx, pid), 16);
+      text += '-';
+      append_int_left(text, pid, 5);
+      text += " [";
+      if (record.cpu >= 0)
+        append_uint(text, static_cast<uint32_t>(record.cpu), 3, '0');
+      else
+        fmt::format_to(std::back_inserter(text), "{:03}", record.cpu);
+      text += ']';
       // trace-read.c time formats: "%12d:" for raw counters, else
       // " %9.1d:" (-t) or " %6.1000d:".
       if (!in_ns) {
-        fmt::format_to(std::back_inserter(text), "{:12}", record.ts);
+        append_uint(text, record.ts, 12);
       } else {
         text += ' ';
         if (options.raw_timestamps)
@@ -169,6 +208,9 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
     out.maybe_flush();
   }
   if (!out.flush()) return Error{"write error on output"};
+  // kallsyms is read on the first lookup; a corrupt one fails the report
+  // after what could be printed (addresses stayed numbers).
+  if (ctx.kallsyms_error()) return *ctx.kallsyms_error();
   return {};
 }
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cctype>
+#include <cstring>
+#include <system_error>
 
 namespace tracebed {
 
@@ -28,6 +30,24 @@ uint64_t parse_hex_prefix(std::string_view s) {
   return v;
 }
 
+// C-locale isspace and hex digit values by table: kallsyms has ~200k lines.
+struct CharTable {
+  bool space[256] = {};
+  int8_t hex[256] = {};
+  constexpr CharTable() {
+    for (int c = 0; c < 256; ++c) {
+      space[c] = c == ' ' || (c >= '\t' && c <= '\r');
+      hex[c] = c >= '0' && c <= '9' ? static_cast<int8_t>(c - '0')
+               : c >= 'a' && c <= 'f' ? static_cast<int8_t>(c - 'a' + 10)
+               : c >= 'A' && c <= 'F' ? static_cast<int8_t>(c - 'A' + 10)
+                                      : int8_t{-1};
+    }
+  }
+};
+constexpr CharTable kChars;
+bool c_space(char c) { return kChars.space[static_cast<unsigned char>(c)]; }
+int hex_value(char c) { return kChars.hex[static_cast<unsigned char>(c)]; }
+
 }  // namespace
 
 Status TraceContext::add_event_format(std::string_view system, std::string_view text, std::string_view origin) {
@@ -45,11 +65,17 @@ Status TraceContext::add_event_format(std::string_view system, std::string_view 
   }
   // A second format with the same id replaces the lookup (the later file wins).
   by_id_[ev->id] = ev.get();
+  if (ev->id < kDenseIds) {
+    if (ev->id >= dense_by_id_.size()) dense_by_id_.resize(ev->id + 1);
+    dense_by_id_[ev->id] = ev.get();
+  }
   events_.push_back(std::move(ev));
   return {};
 }
 
 const EventFormat* TraceContext::event_by_id(uint32_t id) const {
+  if (id < dense_by_id_.size()) return dense_by_id_[id];
+  if (id < kDenseIds) return nullptr;
   auto it = by_id_.find(id);
   return it == by_id_.end() ? nullptr : it->second;
 }
@@ -66,54 +92,167 @@ const EventFormat* TraceContext::event_of(Bytes record) const {
   return event_by_id(static_cast<uint32_t>(type->read_uint(record, endian)));
 }
 
-void TraceContext::parse_kallsyms(std::string_view text) {
-  // libtraceevent keeps a list with the newest symbol first and sorts it with
-  // glibc's (stable, merge) qsort: among equal addresses the later line
-  // comes first. Build the same order so lookups pick the same name.
-  std::vector<KSym> added;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    std::string_view line = next_line(text, pos);
-    if (line.empty()) continue;  // strtok_r skips empty lines
+void TraceContext::parse_kallsyms(std::string_view input) {
+  KallsymsText text;
+  text.storage.assign(input.begin(), input.end());
+  text.size = input.size();
+  kallsyms_sources_.push_back({std::move(text), nullptr, {}});
+}
+
+void TraceContext::defer_kallsyms(std::function<Result<KallsymsText>()> load) {
+  kallsyms_sources_.push_back({{}, std::move(load), {}});
+}
+
+void TraceContext::start_kallsyms() const {
+  for (size_t i = kallsyms_parsed_; i < kallsyms_sources_.size(); ++i) {
+    KallsymsSource& source = kallsyms_sources_[i];
+    if (!source.load || source.pending.valid()) continue;
+    try {
+      source.pending = std::async(std::launch::async, [load = source.load]() -> Result<KallsymsBatch> {
+        auto text = load();
+        if (!text.ok()) return text.error();
+        KallsymsBatch batch(std::move(text).value());
+        parse_kallsyms_lines(batch);
+        return batch;
+      });
+    } catch (const std::system_error&) {
+      return;  // no thread to be had: the first lookup loads it
+    }
+  }
+}
+
+void TraceContext::load_kallsyms() const {
+  for (; kallsyms_parsed_ < kallsyms_sources_.size(); ++kallsyms_parsed_) {
+    KallsymsSource& source = kallsyms_sources_[kallsyms_parsed_];
+    Result<KallsymsBatch> batch = Error{};
+    if (source.pending.valid()) {
+      batch = source.pending.get();
+    } else {
+      KallsymsBatch b(std::move(source.text));
+      bool loaded_ok = true;
+      if (source.load) {
+        auto loaded = source.load();
+        loaded_ok = loaded.ok();
+        if (loaded_ok)
+          b.text = std::move(loaded).value();
+        else
+          batch = loaded.error();
+      }
+      if (loaded_ok) {
+        parse_kallsyms_lines(b);
+        batch = std::move(b);
+      }
+    }
+    source.load = nullptr;
+    if (!batch.ok()) {
+      if (!kallsyms_error_) kallsyms_error_ = batch.error();
+      continue;
+    }
+    merge_kallsyms(std::move(batch).value());
+  }
+}
+
+void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
+  const KallsymsText& t = batch.text;
+  if (t.offset > t.storage.size() || t.size > t.storage.size() - t.offset) return;
+  const char* p = reinterpret_cast<const char*>(t.storage.data()) + t.offset;
+  const char* const end = p + t.size;
+  std::vector<KSym>& added = batch.syms;
+  added.reserve(t.size / 40);  // /proc/kallsyms lines average 40-50 bytes
+  batch.runs.assign(1, 0);
+  while (p < end) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    const char* const le = nl ? nl : end;
+    const char* const line = p;
+    p = nl ? nl + 1 : end;
+    if (le == line) continue;  // strtok_r skips empty lines
     // sscanf("%16llx %c %n%*s%n%*1[\t][%n%*s%n"): up to 16 hex digits, the
     // type letter, the name, then "\t[module]". Like trace-cmd, stop at the
     // first line that does not have that shape.
-    size_t i = 0;
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i + 1 < line.size() && line[i] == '0' && (line[i + 1] == 'x' || line[i + 1] == 'X')) i += 2;
-    size_t hex_start = i;
-    while (i < line.size() && i - hex_start < 16 && std::isxdigit(static_cast<unsigned char>(line[i]))) ++i;
+    const char* i = line;
+    while (i < le && c_space(*i)) ++i;
+    if (i + 1 < le && i[0] == '0' && (i[1] == 'x' || i[1] == 'X')) i += 2;
+    const char* const hex_start = i;
+    const char* const hex_end = le - i > 16 ? i + 16 : le;
+    uint64_t addr = 0;
+    for (int d; i < hex_end && (d = hex_value(*i)) >= 0; ++i) addr = addr << 4 | static_cast<uint64_t>(d);
     if (i == hex_start) break;
-    uint64_t addr = parse_hex_prefix(line.substr(hex_start, i - hex_start));
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i >= line.size()) break;
-    char type = line[i++];
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    size_t name_pos = i;
-    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i == name_pos) break;
-    std::string_view name = line.substr(name_pos, i - name_pos);
-    std::string_view module;
-    if (i + 1 < line.size() && line[i] == '\t' && line[i + 1] == '[') {
-      size_t mod_pos = i + 2, end = mod_pos;
-      while (end < line.size() && !std::isspace(static_cast<unsigned char>(line[end]))) ++end;
-      module = line.substr(mod_pos, end - mod_pos);
-      if (!module.empty() && module.back() == ']') module.remove_suffix(1);  // "the extra ']'"
-    }
+    while (i < le && c_space(*i)) ++i;
+    if (i >= le) break;
+    const char type = *i++;
+    while (i < le && c_space(*i)) ++i;
+    if (i >= le) break;  // no name
     // Same filters as libtraceevent: ARM's bogus '$a' symbols and x86-64
     // per-cpu offsets reported as absolute symbols.
-    if (name[0] == '$' || type == 'A' || type == 'a') continue;
-    added.push_back(KSym{addr, std::string(name), std::string(module)});
+    if (*i == '$' || type == 'A' || type == 'a') continue;
+    if (!added.empty() && addr < added.back().address) batch.runs.push_back(added.size());
+    added.push_back(KSym{addr, i, le});
   }
-  std::reverse(added.begin(), added.end());
-  // Earlier kallsyms_ entries were registered before: they come after the
-  // new ones among equal addresses.
-  added.insert(added.end(), std::make_move_iterator(kallsyms_.begin()), std::make_move_iterator(kallsyms_.end()));
-  std::stable_sort(added.begin(), added.end(), [](const KSym& a, const KSym& b) { return a.address < b.address; });
+}
+
+void TraceContext::merge_kallsyms(KallsymsBatch batch) const {
+  std::vector<KSym> added = std::move(batch.syms);
+  std::vector<size_t> runs = std::move(batch.runs);
+  if (runs.empty()) runs.push_back(0);
+  kallsyms_texts_.push_back(std::move(batch.text));  // the storage does not move with it
+
+  // libtraceevent keeps a list with the newest symbol first and sorts it with
+  // glibc's (stable, merge) qsort: by address, the later line first among
+  // equal addresses, and the symbols of an earlier call after all of these.
+  // Build the same order so lookups pick the same name. /proc/kallsyms is
+  // mostly in address order (the core kernel, then each module), so merge
+  // its ascending runs instead of sorting: within a run only equal
+  // addresses turn around; between runs, the later run wins ties.
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const size_t run_end = r + 1 < runs.size() ? runs[r + 1] : added.size();
+    for (size_t a = runs[r]; a < run_end;) {
+      size_t b = a + 1;
+      while (b < run_end && added[b].address == added[a].address) ++b;
+      std::reverse(added.begin() + static_cast<ptrdiff_t>(a), added.begin() + static_cast<ptrdiff_t>(b));
+      a = b;
+    }
+  }
+  if (!kallsyms_.empty()) {  // an earlier call: its symbols are the earliest run
+    added.insert(added.begin(), kallsyms_.begin(), kallsyms_.end());
+    for (size_t& r : runs) r += kallsyms_.size();
+    runs.insert(runs.begin(), 0);
+  }
+  runs.push_back(added.size());
+  std::vector<KSym> merged(runs.size() > 2 ? added.size() : 0);
+  auto by_address = [](const KSym& a, const KSym& b) { return a.address < b.address; };
+  while (runs.size() > 2) {
+    std::vector<size_t> next{0};
+    size_t k = 0;
+    for (; k + 2 < runs.size(); k += 2) {
+      // std::merge takes the first range's element on ties: pass the later run first.
+      std::merge(added.begin() + static_cast<ptrdiff_t>(runs[k + 1]), added.begin() + static_cast<ptrdiff_t>(runs[k + 2]),
+                 added.begin() + static_cast<ptrdiff_t>(runs[k]), added.begin() + static_cast<ptrdiff_t>(runs[k + 1]),
+                 merged.begin() + static_cast<ptrdiff_t>(runs[k]), by_address);
+      next.push_back(runs[k + 2]);
+    }
+    if (k + 1 < runs.size()) {
+      std::copy(added.begin() + static_cast<ptrdiff_t>(runs[k]), added.begin() + static_cast<ptrdiff_t>(runs[k + 1]),
+                merged.begin() + static_cast<ptrdiff_t>(runs[k]));
+      next.push_back(runs[k + 1]);
+    }
+    added.swap(merged);
+    runs = std::move(next);
+  }
   kallsyms_ = std::move(added);
 }
 
 std::optional<Symbol> TraceContext::lookup_symbol(uint64_t addr) const {
+  if (kallsyms_parsed_ < kallsyms_sources_.size()) {
+    load_kallsyms();
+    symbol_slots_.clear();
+  }
+  if (symbol_slots_.empty()) symbol_slots_.resize(kSymbolSlots);
+  SymbolSlot& slot = symbol_slots_[((addr >> 2) * 0x9e3779b97f4a7c15ull) >> 52];
+  if (!slot.used || slot.address != addr) slot = SymbolSlot{addr, true, search_symbol(addr)};
+  return slot.symbol;
+}
+
+std::optional<Symbol> TraceContext::search_symbol(uint64_t addr) const {
   // glibc bsearch with libtraceevent's func_bcmp: a match is an exact address
   // or an address between this symbol and the next; the last symbol only
   // matches exactly (its "next" is a sentinel at address 0).
@@ -122,8 +261,19 @@ std::optional<Symbol> TraceContext::lookup_symbol(uint64_t addr) const {
     size_t mid = (lo + hi) / 2;
     const KSym& s = kallsyms_[mid];
     uint64_t next = mid + 1 < kallsyms_.size() ? kallsyms_[mid + 1].address : 0;
-    if (addr == s.address || (addr > s.address && addr < next))
-      return Symbol{s.name, s.module, s.address};
+    if (addr == s.address || (addr > s.address && addr < next)) {
+      const char* i = s.name;
+      while (i < s.line_end && !c_space(*i)) ++i;
+      const std::string_view name(s.name, static_cast<size_t>(i - s.name));
+      std::string_view module;
+      if (i + 1 < s.line_end && i[0] == '\t' && i[1] == '[') {
+        const char* m = i + 2;
+        while (m < s.line_end && !c_space(*m)) ++m;
+        module = std::string_view(i + 2, static_cast<size_t>(m - (i + 2)));
+        if (!module.empty() && module.back() == ']') module.remove_suffix(1);  // "the extra ']'"
+      }
+      return Symbol{name, module, s.address};
+    }
     if (addr < s.address)
       hi = mid;
     else
@@ -133,8 +283,13 @@ std::optional<Symbol> TraceContext::lookup_symbol(uint64_t addr) const {
 }
 
 std::optional<uint64_t> TraceContext::symbol_address(std::string_view name) const {
-  for (const KSym& s : kallsyms_)
-    if (s.name == name) return s.address;
+  if (kallsyms_parsed_ < kallsyms_sources_.size()) load_kallsyms();
+  for (const KSym& s : kallsyms_) {
+    const size_t left = static_cast<size_t>(s.line_end - s.name);
+    if (left >= name.size() && std::memcmp(s.name, name.data(), name.size()) == 0 &&
+        (left == name.size() || c_space(s.name[name.size()])))
+      return s.address;
+  }
   return std::nullopt;
 }
 
@@ -185,15 +340,41 @@ void TraceContext::parse_cmdlines(std::string_view text) {
   }
 }
 
-void TraceContext::set_comm(int pid, std::string_view comm) {
-  // tep_register_comm refuses a pid it already knows (EEXIST): first wins.
-  comms_.try_emplace(pid, std::string(comm));
+void CommStore::add(int pid, std::string_view comm) {
+  if (!sorted_) {
+    entries_.emplace_back(pid, comm);  // _tep_register_comm: onto the list
+    return;
+  }
+  if (pid == 0 || bsearch(pid)) return;  // add_new_comm: idle, or EEXIST
+  auto at = std::lower_bound(entries_.begin(), entries_.end(), pid,
+                             [](const auto& e, int p) { return e.first < p; });
+  entries_.emplace(at, pid, comm);
 }
 
-std::optional<std::string_view> TraceContext::comm(int pid) const {
-  auto it = comms_.find(pid);
-  if (it == comms_.end()) return std::nullopt;
-  return std::string_view(it->second);
+void CommStore::sort_once() {
+  // cmdline_init: the list from its head (newest first), then qsort.
+  std::reverse(entries_.begin(), entries_.end());
+  std::stable_sort(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  sorted_ = true;
+}
+
+const std::string* CommStore::bsearch(int pid) const {
+  // glibc's bsearch, step for step: with duplicates, the probe order decides.
+  size_t lo = 0, hi = entries_.size();
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int p = entries_[mid].first;
+    if (pid < p) hi = mid;
+    else if (pid > p) lo = mid + 1;
+    else return &entries_[mid].second;
+  }
+  return nullptr;
+}
+
+std::optional<std::string_view> CommStore::find(int pid) {
+  if (!sorted_) sort_once();
+  if (const std::string* comm = bsearch(pid)) return std::string_view(*comm);
+  return std::nullopt;
 }
 
 }  // namespace tracebed

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +26,31 @@ struct Symbol {
   uint64_t address = 0;
 };
 
+// libtraceevent's pid -> comm store (event-parse.c), whose order decides
+// which name trace-cmd prints when two were registered for one pid.
+// Registrations go to a list (newest first, duplicates kept) until the first
+// lookup; that lookup sorts the list with glibc's qsort (a stable merge
+// sort) and every lookup is glibc's bsearch, which lands on whichever
+// duplicate its halving reaches. After the first lookup a known pid is
+// refused (EEXIST) and a new one is inserted in order.
+class CommStore {
+ public:
+  void add(int pid, std::string_view comm);
+  std::optional<std::string_view> find(int pid);
+
+ private:
+  void sort_once();
+  const std::string* bsearch(int pid) const;
+  std::vector<std::pair<int, std::string>> entries_;  // oldest first until sorted
+  bool sorted_ = false;
+};
+
+// Kallsyms text: storage[offset, offset + size).
+struct KallsymsText {
+  std::vector<uint8_t> storage;
+  size_t offset = 0, size = 0;
+};
+
 class TraceContext {
  public:
   Endian endian = Endian::little;
@@ -37,8 +64,22 @@ class TraceContext {
   const EventFormat* event_by_name(std::string_view system, std::string_view name) const;
   const std::vector<std::unique_ptr<EventFormat>>& events() const { return events_; }
 
-  // /proc/kallsyms text ("ffffffff81000000 T _stext [module]" lines).
+  // /proc/kallsyms text ("ffffffff81000000 T _stext [module]" lines),
+  // kept and parsed on the first lookup. Lookups are not thread-safe.
   void parse_kallsyms(std::string_view text);
+  // Kallsyms text read only when a symbol is first needed (trace.dat keeps
+  // 4-8 MB of it, compressed in v7, and many reports never look one up).
+  // `storage[offset, offset + size)` is the text. If `load` fails, its
+  // symbols are missing and kallsyms_error() says why.
+  using KallsymsText = tracebed::KallsymsText;
+  // `load` must be safe to call from another thread: see start_kallsyms().
+  void defer_kallsyms(std::function<Result<KallsymsText>()> load);
+  // Starts loading and parsing deferred kallsyms on a thread of its own, so
+  // a second core does it while the caller decodes (the first lookup waits
+  // for it). For callers that will look symbols up, like `report`; plain
+  // iteration never pays for kallsyms.
+  void start_kallsyms() const;
+  const std::optional<Error>& kallsyms_error() const { return kallsyms_error_; }
   // The symbol at or below addr, if any.
   std::optional<Symbol> lookup_symbol(uint64_t addr) const;
   // The address of the first symbol (by address) with this name; print fmts
@@ -51,8 +92,10 @@ class TraceContext {
 
   // saved_cmdlines text ("pid comm" lines); plugins may add more as they go.
   void parse_cmdlines(std::string_view text);
-  void set_comm(int pid, std::string_view comm);
-  std::optional<std::string_view> comm(int pid) const;
+  // tep_register_comm and find_cmdline, order quirks included (CommStore).
+  void set_comm(int pid, std::string_view comm) { comms_.add(pid, comm); }
+  // Not const: like libtraceevent, the first lookup fixes the store's order.
+  std::optional<std::string_view> comm(int pid) { return comms_.find(pid); }
 
   // Offsets of the common fields every event shares, taken from the first
   // format registered (trace-cmd assumes they are the same for every event).
@@ -67,10 +110,52 @@ class TraceContext {
  private:
   std::vector<std::unique_ptr<EventFormat>> events_;
   std::unordered_map<uint32_t, const EventFormat*> by_id_;
-  struct KSym { uint64_t address; std::string name; std::string module; };
-  std::vector<KSym> kallsyms_;   // sorted by address
+  // Ids below kDenseIds (all the kernel hands out in practice) by index:
+  // every record looks its event up.
+  static constexpr uint32_t kDenseIds = 1 << 16;
+  std::vector<const EventFormat*> dense_by_id_;
+  // A symbol as a view into its kallsyms line: 24 bytes and no allocation
+  // per symbol. The name's end and the module are found when it is looked up.
+  struct KSym {
+    uint64_t address;
+    const char* name;
+    const char* line_end;
+  };
+  // One kallsyms text and its symbols in file order, cut into ascending runs.
+  struct KallsymsBatch {
+    KallsymsText text;
+    std::vector<KSym> syms;
+    std::vector<size_t> runs;   // where each ascending run of addresses starts
+    KallsymsBatch() = default;
+    explicit KallsymsBatch(KallsymsText t) : text(std::move(t)) {}
+  };
+  static void parse_kallsyms_lines(KallsymsBatch& batch);
+  // Every kallsyms text given, in order: parsed into kallsyms_ (sorted by
+  // address) on the first lookup.
+  struct KallsymsSource {
+    KallsymsText text;
+    std::function<Result<KallsymsText>()> load;
+    std::future<Result<KallsymsBatch>> pending;   // loading in the background
+  };
+  mutable std::vector<KallsymsSource> kallsyms_sources_;
+  mutable std::vector<KallsymsText> kallsyms_texts_;   // what kallsyms_ points into
+  mutable size_t kallsyms_parsed_ = 0;
+  mutable std::optional<Error> kallsyms_error_;
+  mutable std::vector<KSym> kallsyms_;
+  // Recent lookups by address (direct-mapped): traces repeat the same
+  // few thousand addresses, a binary search over 100k+ symbols misses cache.
+  struct SymbolSlot {
+    uint64_t address = 0;
+    bool used = false;
+    std::optional<Symbol> symbol;
+  };
+  static constexpr size_t kSymbolSlots = 4096;
+  mutable std::vector<SymbolSlot> symbol_slots_;
+  std::optional<Symbol> search_symbol(uint64_t addr) const;
+  void load_kallsyms() const;
+  void merge_kallsyms(KallsymsBatch batch) const;
   std::unordered_map<uint64_t, std::string> printk_;
-  std::unordered_map<int, std::string> comms_;
+  CommStore comms_;
   Field common_type_, common_pid_, common_flags_, common_preempt_;
 };
 

@@ -73,6 +73,12 @@ class FileCursor {
     return load<T>(b, endian_);
   }
 
+  Status skip(uint64_t n, std::string_view what) {
+    if (n > remaining()) return error_at(pos_, fmt::format("{}: {} bytes exceed file size {}", what, n, file_.size()));
+    pos_ += n;
+    return {};
+  }
+
   // Valid until the next read.
   Result<Bytes> read_bytes(uint64_t n, std::string_view what) {
     if (n > remaining()) return error_at(pos_, fmt::format("{}: {} bytes exceed file size {}", what, n, file_.size()));
@@ -201,13 +207,6 @@ template <typename R, typename Size>
 Result<Bytes> read_sized_text(R& r, std::string_view what) {
   TRACEBED_ASSIGN_OR_RETURN(Size size, r.template read<Size>(fmt::format("{} size", what)));
   return r.read_bytes(size, what);
-}
-
-template <typename R>
-Status read_kallsyms(R& r, Sink& s) {
-  TRACEBED_ASSIGN_OR_RETURN(Bytes text, (read_sized_text<R, uint32_t>(r, "kallsyms")));
-  if (!text.empty()) s.ctx.parse_kallsyms(as_text(text));
-  return {};
 }
 
 template <typename R>
@@ -465,7 +464,11 @@ class TraceDatImpl final : public TraceDat {
   Status read_v7(uint64_t options_offset);
   Status read_v6_options(FileCursor& c, Options& into);
   Status read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector<CpuSpan>& out);
-  Result<std::vector<uint8_t>> read_section(uint64_t offset, uint16_t want_id, uint16_t* flags, uint64_t* data_offset);
+  // `body` false: only the header (and a compressed block's header) is checked.
+  Result<std::vector<uint8_t>> read_section(uint64_t offset, uint16_t want_id, uint16_t* flags, uint64_t* data_offset,
+                                            bool body = true);
+  Status defer_v6_kallsyms(FileCursor& c);
+  Status defer_v7_kallsyms();
   Status add_buffers_v7();
   Status finish_buffers();
 
@@ -540,7 +543,7 @@ Status TraceDatImpl::read_v6(FileCursor& c) {
   TRACEBED_TRY(read_header_info(c, s));
   TRACEBED_TRY(read_ftrace_formats(c, s));
   TRACEBED_TRY(read_event_systems(c, s));
-  TRACEBED_TRY(read_kallsyms(c, s));
+  TRACEBED_TRY(defer_v6_kallsyms(c));
   TRACEBED_TRY(read_printk(c, s));
   TRACEBED_TRY(read_cmdlines(c, s));
   TRACEBED_ASSIGN_OR_RETURN(uint32_t cpus, c.read<uint32_t>("cpu count"));
@@ -648,7 +651,7 @@ Status TraceDatImpl::read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector
 }
 
 Result<std::vector<uint8_t>> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id, uint16_t* flags_out,
-                                                         uint64_t* data_offset) {
+                                                         uint64_t* data_offset, bool body) {
   uint8_t h[16];
   TRACEBED_TRY(file_->read(offset, std::span<uint8_t>(h, 16), fmt::format("section {} header", want_id)));
   const uint16_t id = load<uint16_t>(h, ctx_.endian);
@@ -664,6 +667,7 @@ Result<std::vector<uint8_t>> TraceDatImpl::read_section(uint64_t offset, uint16_
   if (!(flags & kSectionCompressed)) {
     if (size > kMaxMetadataBytes)
       return error_at(offset, fmt::format("section {} size {} is implausible", id, size));
+    if (!body) return std::vector<uint8_t>();
     std::vector<uint8_t> out(size);
     TRACEBED_TRY(file_->read(data, out, fmt::format("section {}", id)));
     return out;
@@ -679,11 +683,62 @@ Result<std::vector<uint8_t>> TraceDatImpl::read_section(uint64_t offset, uint16_
     return error_at(data, fmt::format("section {} compressed size {} exceeds the section's {} bytes", id, zsize, size));
   if (usize > kMaxMetadataBytes)
     return error_at(data, fmt::format("section {} uncompressed size {} is implausible", id, usize));
+  if (!body) return std::vector<uint8_t>();
   std::vector<uint8_t> z(zsize);
   TRACEBED_TRY(file_->read(data + 8, z, fmt::format("section {}", id)));
   std::vector<uint8_t> out(usize);
   TRACEBED_TRY(decompress(codec_, z, out, fmt::format("offset {:#x}: section {}", data, id)));
   return out;
+}
+
+// kallsyms is most of a trace.dat's metadata and only symbol lookups need
+// it: check where it lies now, read (and decompress) it on the first lookup
+// or when the caller starts it on a thread (TraceContext::start_kallsyms).
+// What can only fail then (a corrupt compressed block, a bad size inside)
+// is reported by TraceContext::kallsyms_error().
+Status TraceDatImpl::defer_v6_kallsyms(FileCursor& c) {
+  TRACEBED_ASSIGN_OR_RETURN(uint32_t size, c.read<uint32_t>("kallsyms size"));
+  const uint64_t at = c.file_offset();
+  TRACEBED_TRY(c.skip(size, "kallsyms"));
+  if (size == 0) return {};
+  ctx_.defer_kallsyms([file = file_, at, size]() -> Result<TraceContext::KallsymsText> {
+    TraceContext::KallsymsText text;
+    text.storage.resize(size);
+    if (Status st = file->read(at, text.storage, "kallsyms"); !st.ok()) return st.error().within(file->path());
+    text.size = size;
+    return text;
+  });
+  return {};
+}
+
+Status TraceDatImpl::defer_v7_kallsyms() {
+  auto it = opts_.sections.find(kOptKallsyms);
+  if (it == opts_.sections.end()) return {};
+  const uint64_t offset = it->second;
+  if (auto header = read_section(offset, kOptKallsyms, nullptr, nullptr, false); !header.ok()) return header.error();
+  ctx_.defer_kallsyms([this, offset]() -> Result<TraceContext::KallsymsText> {
+    auto fail = [&](const Error& e) { return e.within(path_); };
+    uint16_t flags = 0;
+    uint64_t data_at = 0;
+    auto sec = read_section(offset, kOptKallsyms, &flags, &data_at);
+    if (!sec.ok()) return fail(sec.error());
+    const bool packed = flags & kSectionCompressed;
+    ByteReader r(*sec, ctx_.endian, packed ? 0 : data_at);
+    auto size = r.read<uint32_t>("kallsyms size");
+    if (!size.ok()) return fail(size.error());
+    auto bytes = r.read_bytes(*size, "kallsyms");
+    if (!bytes.ok()) {
+      Error e = bytes.error();
+      if (packed) e = e.within(fmt::format("offset {:#x}: section {} (decompressed)", offset, kOptKallsyms));
+      return fail(e);
+    }
+    TraceContext::KallsymsText text;
+    text.offset = static_cast<size_t>(bytes->data() - sec->data());
+    text.size = bytes->size();
+    text.storage = std::move(sec).value();
+    return text;
+  });
+  return {};
 }
 
 Status TraceDatImpl::read_v7(uint64_t options_offset) {
@@ -735,7 +790,7 @@ Status TraceDatImpl::read_v7(uint64_t options_offset) {
   TRACEBED_TRY(section(kOptHeaderInfo, [](ByteReader& r, Sink& s) { return read_header_info(r, s); }));
   TRACEBED_TRY(section(kOptFtraceEvents, [](ByteReader& r, Sink& s) { return read_ftrace_formats(r, s); }));
   TRACEBED_TRY(section(kOptEventFormats, [](ByteReader& r, Sink& s) { return read_event_systems(r, s); }));
-  TRACEBED_TRY(section(kOptKallsyms, [](ByteReader& r, Sink& s) { return read_kallsyms(r, s); }));
+  TRACEBED_TRY(defer_v7_kallsyms());
   TRACEBED_TRY(section(kOptPrintk, [](ByteReader& r, Sink& s) { return read_printk(r, s); }));
   TRACEBED_TRY(section(kOptCmdlines, [](ByteReader& r, Sink& s) { return read_cmdlines(r, s); }));
   return add_buffers_v7();
