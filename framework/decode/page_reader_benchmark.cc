@@ -1,5 +1,6 @@
-// Decoding speed: one sub-buffer at a time, and whole recorded files through
-// the merged stream (items/s = events/s).
+// Decoding speed: one sub-buffer at a time for several event mixes, whole
+// recorded files through the merged stream, and the cross-CPU merge for 2
+// to 64 CPUs (items/s = events/s).
 #include <benchmark/benchmark.h>
 
 #include <fstream>
@@ -17,32 +18,37 @@ namespace {
 
 const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
 
-// CPU 0's pages of the uncompressed v7 fixture (offset and size from
-// `trace-cmd dump --options`).
-std::vector<uint8_t> s3_cpu0_pages() {
-  std::ifstream in(kRecorded + "s3-k5.10-v7none-kprobes-marker.dat", std::ios::binary);
-  std::vector<uint8_t> data(36864);
-  in.seekg(4173824);
-  in.read(reinterpret_cast<char*>(data.data()), data.size());
-  if (!in) data.clear();
-  return data;
+// Every sub-buffer of a recorded fixture's top-level buffer, all CPUs.
+struct Pages {
+  std::vector<uint8_t> bytes;
+  uint32_t page_size = 4096;
+  PageLayout layout;
+};
+
+Pages fixture_pages(const std::string& name) {
+  Pages p;
+  auto contents = read_trace_dat_contents_file(kRecorded + name + ".dat");
+  if (!contents.ok() || contents->buffers.empty()) return p;
+  p.page_size = contents->page_size;
+  p.layout = PageLayout{contents->endian, 8};
+  for (const auto& cpu : contents->buffers[0].cpus) p.bytes.insert(p.bytes.end(), cpu.pages.begin(), cpu.pages.end());
+  return p;
 }
 
-void BM_PageReader(benchmark::State& state) {
-  const std::vector<uint8_t> data = s3_cpu0_pages();
-  if (data.empty()) {
+// Sub-buffer decoding alone, per event mix (items/s = events/s, bytes/s =
+// sub-buffer bytes/s).
+void BM_PageReader(benchmark::State& state, const std::string& name) {
+  const Pages pages = fixture_pages(name);
+  if (pages.bytes.empty()) {
     state.SkipWithError("fixture missing");
     return;
   }
   int64_t events = 0;
   uint64_t sink = 0;
   for (auto _ : state) {
-    for (size_t off = 0; off + 4096 <= data.size(); off += 4096) {
+    for (size_t off = 0; off + pages.page_size <= pages.bytes.size(); off += pages.page_size) {
       PageReader r;
-      if (!r.load(Bytes(data).subspan(off, 4096), PageLayout{}).ok()) {
-        state.SkipWithError("bad page");
-        return;
-      }
+      if (!r.load(Bytes(pages.bytes).subspan(off, pages.page_size), pages.layout).ok()) continue;
       PageEvent ev;
       while (r.next(ev) == PageStep::event) {
         sink += ev.ts + ev.payload.size();
@@ -52,8 +58,13 @@ void BM_PageReader(benchmark::State& state) {
   }
   benchmark::DoNotOptimize(sink);
   state.SetItemsProcessed(events);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(pages.bytes.size()));
 }
-BENCHMARK(BM_PageReader);
+BENCHMARK_CAPTURE(BM_PageReader, sched_irq_timer_syscalls, std::string("s1-k6.12-v7zstd-sched-irq-timer-syscalls"));
+BENCHMARK_CAPTURE(BM_PageReader, function_sched_kmem, std::string("s2-k6.1-v6-function-sched-kmem"));
+BENCHMARK_CAPTURE(BM_PageReader, kprobes_marker, std::string("s3-k5.10-v7none-kprobes-marker"));
+BENCHMARK_CAPTURE(BM_PageReader, all_events, std::string("s11-k6.12-v7zstd-all"));
+BENCHMARK_CAPTURE(BM_PageReader, function_graph, std::string("s4-k7.2-v7zstd-function_graph"));
 
 void BM_Stream(benchmark::State& state, const std::string& name) {
   auto dat = TraceDat::open(kRecorded + name + ".dat");
@@ -133,7 +144,7 @@ void BM_StreamManyCpus(benchmark::State& state) {
   state.SetItemsProcessed(events);
   std::filesystem::remove(path);
 }
-BENCHMARK(BM_StreamManyCpus)->Arg(2)->Arg(8)->Arg(16)->Arg(64);
+BENCHMARK(BM_StreamManyCpus)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(32)->Arg(64);
 
 }  // namespace
 }  // namespace tracebed

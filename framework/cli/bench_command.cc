@@ -1,0 +1,325 @@
+// `tracebed bench FILE`: times `tracebed report` against `trace-cmd report`
+// on the user's own trace.dat, and our event iteration against libtracecmd's
+// tracecmd_iterate_events, alternating the two tools run by run so both see
+// the same machine. Every run is a child process writing to a pipe: the
+// parent hashes the text (the outputs must be byte-identical), takes the
+// wall time, and reads peak RSS and CPU time from wait4's rusage. With more
+// than one CPU, report runs twice: pinned to one CPU and free.
+#include "framework/cli/commands.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "framework/decode/trace_dat.h"
+
+namespace tracebed::cli {
+namespace {
+
+// A 64-bit hash of a byte stream, the same however the stream is cut into
+// reads (8-byte words, with the tail carried over).
+class StreamHash {
+ public:
+  void update(const uint8_t* p, size_t n) {
+    bytes_ += n;
+    while (n && tail_len_) {
+      tail_[tail_len_++] = *p++;
+      --n;
+      if (tail_len_ == 8) {
+        mix(load_word(tail_));
+        tail_len_ = 0;
+      }
+    }
+    for (; n >= 8; p += 8, n -= 8) mix(load_word(p));
+    while (n--) tail_[tail_len_++] = *p++;
+  }
+  uint64_t finish() {
+    for (size_t i = 0; i < tail_len_; ++i) mix(tail_[i] | 0x100u);
+    mix(bytes_);
+    return h_ ^ (h_ >> 29);
+  }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  static uint64_t load_word(const uint8_t* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  }
+  void mix(uint64_t w) {
+    h_ = (h_ ^ w) * 0x9e3779b97f4a7c15ull;
+    h_ ^= h_ >> 32;
+  }
+  uint64_t h_ = 0x243f6a8885a308d3ull;
+  uint64_t bytes_ = 0;
+  uint8_t tail_[8] = {};
+  size_t tail_len_ = 0;
+};
+
+struct RunResult {
+  bool ok = false;
+  std::string error;
+  double wall_s = 0, cpu_s = 0;
+  long max_rss_kib = 0;
+  uint64_t out_bytes = 0, out_hash = 0;
+  std::string head;  // the first bytes of output (iterate's "events=N ids=M")
+};
+
+// Runs argv with stdout on a pipe the caller hashes; `one_cpu` pins the
+// child (and every thread it starts) to the first CPU this process may use.
+RunResult run_child(const std::vector<std::string>& argv, bool one_cpu) {
+  RunResult r;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    r.error = fmt::format("pipe: {}", std::strerror(errno));
+    return r;
+  }
+  cpu_set_t pin;
+  CPU_ZERO(&pin);
+  if (one_cpu) {
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    sched_getaffinity(0, sizeof mine, &mine);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &mine)) {
+        CPU_SET(c, &pin);
+        break;
+      }
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    r.error = fmt::format("fork: {}", std::strerror(errno));
+    close(fds[0]);
+    close(fds[1]);
+    return r;
+  }
+  if (pid == 0) {
+    if (one_cpu) sched_setaffinity(0, sizeof pin, &pin);
+    dup2(fds[1], STDOUT_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDERR_FILENO);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  StreamHash hash;
+  std::vector<uint8_t> buf(1 << 20);
+  for (;;) {
+    const ssize_t n = read(fds[0], buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (r.head.size() < 256)
+      r.head.append(reinterpret_cast<const char*>(buf.data()), std::min<size_t>(static_cast<size_t>(n), 256));
+    hash.update(buf.data(), static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.cpu_s = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+            static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  r.max_rss_kib = usage.ru_maxrss;
+  r.out_bytes = hash.bytes();
+  r.out_hash = hash.finish();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    r.error = fmt::format("cannot run {}", argv[0]);
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    r.error = fmt::format("{} failed (status {:#x})", argv[0], status);
+  } else {
+    r.ok = true;
+  }
+  return r;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+struct Side {
+  std::vector<double> wall, cpu;
+  long max_rss_kib = 0;
+  uint64_t bytes = 0, hash = 0;
+  std::string head;
+  std::string error;
+};
+
+// Alternates a and b `runs` times (a first on odd runs, b first on even).
+void alternate(const std::vector<std::string>& a, const std::vector<std::string>& b, bool one_cpu, int runs,
+               Side& sa, Side& sb) {
+  for (int i = 0; i < runs; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      const bool first_a = i % 2 == 0;
+      const bool is_a = (k == 0) == first_a;
+      Side& s = is_a ? sa : sb;
+      if (!s.error.empty()) continue;
+      RunResult r = run_child(is_a ? a : b, one_cpu);
+      if (!r.ok) {
+        s.error = r.error;
+        continue;
+      }
+      s.wall.push_back(r.wall_s);
+      s.cpu.push_back(r.cpu_s);
+      s.max_rss_kib = std::max(s.max_rss_kib, r.max_rss_kib);
+      s.bytes = r.out_bytes;
+      s.hash = r.out_hash;
+      s.head = r.head;
+    }
+  }
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("tracebed") : p.string();
+}
+
+// The iteration side run as a child: every record, its event looked up.
+void iterate_only(const std::string& path) {
+  auto file = TraceDat::open(path);
+  if (!file) fail(file.error().message);
+  auto stream = (*file)->trace_cmd_events();
+  if (!stream) fail(stream.error().message);
+  const TraceContext& ctx = (*file)->context();
+  Record record;
+  uint64_t events = 0, ids = 0;
+  for (;;) {
+    auto more = (*stream)->next(record);
+    if (!more) fail(more.error().message);
+    if (!*more) break;
+    ++events;
+    if (const EventFormat* event = ctx.event_of(record.data)) ids += event->id;
+  }
+  fmt::print("events={} ids={}\n", events, ids);
+}
+
+uint64_t parse_events(const std::string& head) {
+  uint64_t n = 0;
+  if (std::sscanf(head.c_str(), "events=%lu", &n) != 1) return 0;
+  return n;
+}
+
+std::string rate(uint64_t events, double s) {
+  if (s <= 0 || events == 0) return "-";
+  const double r = static_cast<double>(events) / s;
+  return r >= 1e6 ? fmt::format("{:.2f} M/s", r / 1e6) : fmt::format("{:.0f} k/s", r / 1e3);
+}
+
+void print_row(const std::string& what, const std::string& cpus, uint64_t events, const Side& ours,
+               const Side& peer) {
+  auto cell = [&](const Side& s) {
+    if (!s.error.empty()) return fmt::format("{:<30}", s.error.substr(0, 30));
+    const double t = median(s.wall);
+    return fmt::format("{:>8.3f} s {:>11} {:>7.1f} MiB", t, rate(events, t), static_cast<double>(s.max_rss_kib) / 1024);
+  };
+  std::string ratio = "-";
+  if (ours.error.empty() && peer.error.empty() && median(ours.wall) > 0)
+    ratio = fmt::format("{:.1f}x", median(peer.wall) / median(ours.wall));
+  fmt::print("{:<9} {:<5} {}   {}   {:>7}\n", what, cpus, cell(ours), cell(peer), ratio);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "bench", "time `tracebed report` against `trace-cmd report` (and libtracecmd iteration) on a trace.dat");
+  struct Args {
+    std::string input;
+    int runs = 3;
+    std::string trace_cmd = "trace-cmd";
+    std::string peer;
+    bool iterate_only = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("file", args->input, "trace.dat to read")->required();
+  cmd->add_option("--runs", args->runs, "runs of each tool per row (the median is shown)")->capture_default_str();
+  cmd->add_option("--trace-cmd", args->trace_cmd, "the trace-cmd to compare with")->capture_default_str();
+  cmd->add_option("--peer", args->peer,
+                  "the libtracecmd iteration program (default: tracecmd_iterate_peer beside tracebed)");
+  cmd->add_flag("--iterate-only", args->iterate_only,
+                "print the record count of FILE through our iteration API (the child side of the iterate row)");
+  cmd->final_callback([args] {
+    if (args->iterate_only) {
+      iterate_only(args->input);
+      return;
+    }
+    if (args->runs < 1) fail("--runs must be at least 1");
+    auto file = TraceDat::open(args->input);
+    if (!file) fail(file.error().message);
+    struct stat st{};
+    stat(args->input.c_str(), &st);
+    const std::string self = self_exe();
+    std::string peer = args->peer;
+    if (peer.empty()) peer = (std::filesystem::path(self).parent_path() / "tracecmd_iterate_peer").string();
+    const bool have_peer = access(peer.c_str(), X_OK) == 0;
+
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    sched_getaffinity(0, sizeof mine, &mine);
+    const int ncpu = CPU_COUNT(&mine);
+
+    // The record count, from one untimed pass of our own iteration.
+    RunResult count = run_child({self, "bench", "--iterate-only", args->input}, false);
+    if (!count.ok) fail(fmt::format("counting records: {}", count.error));
+    const uint64_t events = parse_events(count.head);
+
+    fmt::print("file      {} ({:.1f} MiB, v{} {}, {} CPUs in the file, {} records)\n", args->input,
+               static_cast<double>(st.st_size) / (1 << 20), (*file)->version(), (*file)->compression(),
+               (*file)->cpu_count(), events);
+    fmt::print("machine   {} CPUs usable; {} runs per cell, alternating; median wall time\n", ncpu, args->runs);
+    fmt::print("{:<9} {:<5} {:<34}   {:<34}   {:>7}\n", "", "cpus", "tracebed", "peer (trace-cmd 3.1.6 / libtracecmd)",
+               "ratio");
+
+    const std::vector<std::string> ours_report{self, "report", "-i", args->input};
+    const std::vector<std::string> tc_report{args->trace_cmd, "report", "-i", args->input};
+    bool identical = true;
+    uint64_t text_bytes = 0;
+    for (bool one : ncpu > 1 ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
+      Side ours, peer_side;
+      alternate(ours_report, tc_report, one, args->runs, ours, peer_side);
+      print_row("report", one ? "1" : fmt::format("{}", ncpu), events, ours, peer_side);
+      if (ours.error.empty() && peer_side.error.empty()) {
+        identical = identical && ours.bytes == peer_side.bytes && ours.hash == peer_side.hash;
+        text_bytes = ours.bytes;
+      }
+    }
+    if (have_peer) {
+      for (bool one : ncpu > 1 ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
+        Side ours, peer_side;
+        alternate({self, "bench", "--iterate-only", args->input}, {peer, args->input}, one, args->runs, ours,
+                  peer_side);
+        print_row("iterate", one ? "1" : fmt::format("{}", ncpu), events, ours, peer_side);
+        if (ours.error.empty() && peer_side.error.empty() && ours.head != peer_side.head)
+          fmt::print("          records differ: tracebed {} / libtracecmd {}", ours.head, peer_side.head);
+      }
+    } else {
+      fmt::print("iterate   skipped: no {} (built when libtracecmd-dev is installed)\n", peer);
+    }
+    fmt::print("output    {} ({} bytes of report text)\n", identical ? "identical" : "DIFFERENT", text_bytes);
+    if (!identical) fail("tracebed report and trace-cmd report printed different text");
+  });
+}
+
+}  // namespace tracebed::cli

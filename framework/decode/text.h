@@ -1,0 +1,124 @@
+// Appending numbers and padded text to the report line without fmt's
+// per-call setup: `report` prints a few numbers per event, millions of
+// events per second, and fmt::format_to into a std::string costs a virtual
+// grow and a zero-fill per call. Each helper prints what the printf
+// conversion named beside it prints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tracebed {
+
+// Digits of v, right-aligned in buf[0..20); returns where they start.
+inline char* format_decimal(uint64_t v, char* end) {
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  char* p = end;
+  while (v >= 100) {
+    const unsigned pair = static_cast<unsigned>(v % 100) * 2;
+    v /= 100;
+    *--p = kPairs[pair + 1];
+    *--p = kPairs[pair];
+  }
+  if (v >= 10) {
+    const unsigned pair = static_cast<unsigned>(v) * 2;
+    *--p = kPairs[pair + 1];
+    *--p = kPairs[pair];
+  } else {
+    *--p = static_cast<char>('0' + v);
+  }
+  return p;
+}
+
+// "%llu", or "%*llu" / "%0*llu" with `width` and `fill` (' ' or '0').
+inline void append_uint(std::string& out, uint64_t v, size_t width = 0, char fill = ' ') {
+  char buf[24];
+  char* end = buf + sizeof buf;
+  char* p = format_decimal(v, end);
+  const size_t n = static_cast<size_t>(end - p);
+  if (n < width) out.append(width - n, fill);
+  out.append(p, n);
+}
+
+// "%lld", or "%*lld" with `width` (space padded, sign before the digits).
+inline void append_int(std::string& out, int64_t v, size_t width = 0) {
+  char buf[24];
+  char* end = buf + sizeof buf;
+  const uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  char* p = format_decimal(mag, end);
+  if (v < 0) *--p = '-';
+  const size_t n = static_cast<size_t>(end - p);
+  if (n < width) out.append(width - n, ' ');
+  out.append(p, n);
+}
+
+// "%-*lld": left-aligned in `width`.
+inline void append_int_left(std::string& out, int64_t v, size_t width) {
+  const size_t start = out.size();
+  append_int(out, v);
+  const size_t n = out.size() - start;
+  if (n < width) out.append(width - n, ' ');
+}
+
+// "%llx" (lower case), or "%0*llx" with `width`.
+inline void append_hex(std::string& out, uint64_t v, size_t width = 0) {
+  char buf[16];
+  char* end = buf + sizeof buf;
+  char* p = end;
+  do {
+    *--p = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  const size_t n = static_cast<size_t>(end - p);
+  if (n < width) out.append(width - n, '0');
+  out.append(p, n);
+}
+
+// The same conversions written through a pointer into a buffer the caller
+// has sized (the report's line head: one append instead of a dozen).
+class CharWriter {
+ public:
+  explicit CharWriter(char* p) : start_(p), p_(p) {}
+  size_t size() const { return static_cast<size_t>(p_ - start_); }
+  void put(char c) { *p_++ = c; }
+  void put(std::string_view s) {
+    for (char c : s) *p_++ = c;
+  }
+  void pad(size_t n, char c = ' ') {
+    for (; n; --n) *p_++ = c;
+  }
+  void right(std::string_view s, size_t width) {  // "%*s"
+    if (s.size() < width) pad(width - s.size());
+    put(s);
+  }
+  void uint(uint64_t v, size_t width = 0, char fill = ' ') {  // "%*llu" / "%0*llu"
+    char buf[24];
+    char* end = buf + sizeof buf;
+    char* q = format_decimal(v, end);
+    const size_t n = static_cast<size_t>(end - q);
+    if (n < width) pad(width - n, fill);
+    put(std::string_view(q, n));
+  }
+  void int_left(int64_t v, size_t width) {  // "%-*lld"
+    const size_t before = size();
+    if (v < 0) put('-');
+    uint(v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v));
+    if (size() - before < width) pad(width - (size() - before));
+  }
+
+ private:
+  char* start_;
+  char* p_;
+};
+
+// "%*s": right-aligned in `width`.
+inline void append_right(std::string& out, std::string_view s, size_t width) {
+  if (s.size() < width) out.append(width - s.size(), ' ');
+  out += s;
+}
+
+}  // namespace tracebed
