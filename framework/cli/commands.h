@@ -13,9 +13,11 @@ namespace tracebed::cli {
 [[noreturn]] void fail(std::string_view message);
 
 void add_report_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_kernels_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_shell_command(CLI::App& app);
 void add_test_command(CLI::App& app);
+void add_sqlhist_command(CLI::App& app);
 
 }  // namespace tracebed::cli

@@ -21,10 +21,12 @@ int main(int argc, char** argv) {
   CLI::App app{"tracebed: test Linux kernel tracing in real guests, decode trace.dat"};
   app.require_subcommand(1);
   tracebed::cli::add_report_command(app);
+  tracebed::cli::add_bench_command(app);
   tracebed::cli::add_kernels_command(app);
   tracebed::cli::add_run_command(app);
   tracebed::cli::add_shell_command(app);
   tracebed::cli::add_test_command(app);
+  tracebed::cli::add_sqlhist_command(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

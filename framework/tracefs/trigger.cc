@@ -16,6 +16,23 @@ Trigger Trigger::disable_event(std::string_view system, std::string_view event) 
   return Trigger(fmt::format("disable_event:{}:{}", system, event));
 }
 
+Trigger Trigger::enable_hist(std::string_view system, std::string_view event) {
+  return Trigger(fmt::format("enable_hist:{}:{}", system, event));
+}
+
+Trigger Trigger::disable_hist(std::string_view system, std::string_view event) {
+  return Trigger(fmt::format("disable_hist:{}:{}", system, event));
+}
+
+std::string Trigger::remove_command() const {
+  if (is_hist()) {
+    std::string cmd = "!" + (remove_spec_.empty() ? spec_ : remove_spec_);
+    if (!filter_.empty()) cmd += " if " + filter_;
+    return cmd;
+  }
+  return "!" + spec_ + (count_ ? ":0" : "");
+}
+
 std::string Trigger::command() const {
   std::string cmd = spec_;
   if (count_) cmd += fmt::format(":{}", *count_);

@@ -11,6 +11,8 @@
 //   traceoff:count=3 if prev_pid == 0
 //   stacktrace:unlimited
 //   hist:keys=pid:vals=hitcount:sort=hitcount:size=2048 [active]
+// Hist triggers are built by HistTrigger (hist.h), whose trigger() gives
+// the Trigger to add.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,10 @@ class Trigger {
   static Trigger stacktrace() { return Trigger("stacktrace"); }
   static Trigger enable_event(std::string_view system, std::string_view event);
   static Trigger disable_event(std::string_view system, std::string_view event);
+  // Start or stop another event's hist triggers (README: "enable_hist and
+  // disable_hist ... analogous to the enable_event and disable_event").
+  static Trigger enable_hist(std::string_view system, std::string_view event);
+  static Trigger disable_hist(std::string_view system, std::string_view event);
 
   // Fire at most n times (each time it does something).
   Trigger& count(uint64_t n) {
@@ -47,15 +53,20 @@ class Trigger {
   // The line written to the trigger file: "traceoff:3 if prev_pid == 0".
   std::string command() const;
   // The line that removes it: "!traceoff", "!traceoff:0" for a counted
-  // one (README: "To remove a trigger with a count").
-  std::string remove_command() const { return "!" + spec_ + (count_ ? ":0" : ""); }
+  // one (README: "To remove a trigger with a count"). A hist trigger keeps
+  // its filter: the kernel only removes the hist whose filter matches too
+  // (kernel/trace/trace_events_hist.c hist_unregister_trigger).
+  std::string remove_command() const;
   const std::string& spec() const { return spec_; }
+  bool is_hist() const { return spec_.starts_with("hist:"); }
 
  private:
+  friend class HistTrigger;
   explicit Trigger(std::string spec) : spec_(std::move(spec)) {}
-  std::string spec_;  // "traceoff", "enable_event:sched:sched_switch"
+  std::string spec_;  // "traceoff", "enable_event:sched:sched_switch", "hist:keys=pid"
   std::optional<uint64_t> count_;
   std::string filter_;
+  std::string remove_spec_;  // hist: the spec without pause/cont/clear
 };
 
 // A function trigger for set_ftrace_filter ("function probe" in
@@ -103,6 +114,8 @@ struct TriggerEntry {
   // A hist trigger with an action (onmatch/onmax/onchange): ftracetest
   // removes these first, because other triggers' variables depend on them.
   bool is_action() const;
+  // A hist trigger: HistTrigger::parse(spec) reads its keys, values, ...
+  bool is_hist() const { return name == "hist"; }
   // The line that removes it, as ftracetest's reset writes it:
   // "!traceoff:count=3 if prev_pid == 0", "!do_trap:traceoff".
   std::string remove_command() const;
