@@ -236,6 +236,11 @@ Result<std::vector<std::string>> module_load_order(const fs::path& modules_dir, 
   return order;
 }
 
+fs::path probe_target_path() {
+  const char* env = std::getenv("TRACEBED_PROBE_TARGET");
+  return env && *env ? fs::path(env) : fs::path(TRACEBED_PROBE_TARGET_PATH);
+}
+
 Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& options) {
   fs::path agent = options.agent;
   if (agent.empty()) {
@@ -244,6 +249,10 @@ Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& 
   }
   if (!fs::is_regular_file(agent))
     return Error{fmt::format("guest agent {} not found (build the tracebed-agent target or set TRACEBED_AGENT)", agent.string())};
+  fs::path probe_target = options.probe_target.empty() ? probe_target_path() : options.probe_target;
+  if (!fs::is_regular_file(probe_target))
+    return Error{fmt::format("probe target {} not found (build the tracebed-probe-target target or set TRACEBED_PROBE_TARGET)",
+                             probe_target.string())};
   fs::path busybox = options.busybox;
   if (busybox.empty()) {
     TRACEBED_ASSIGN_OR_RETURN(busybox, find_tool("busybox"));
@@ -268,6 +277,8 @@ Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& 
   w.file("/bin/busybox", bb, 0755);
   TRACEBED_ASSIGN_OR_RETURN(std::string agent_bytes, read_text_file(agent));
   w.file("/sbin/tracebed-agent", agent_bytes, 0755);
+  TRACEBED_ASSIGN_OR_RETURN(std::string probe_target_bytes, read_text_file(probe_target));
+  w.file(std::string(kGuestProbeTarget), probe_target_bytes, 0755);
 
   std::string module_list;
   if (!kernel.modules.empty() && !kernel.modules_dir.empty()) {

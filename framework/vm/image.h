@@ -1,5 +1,5 @@
 // Guest images: an initramfs per kernel (cpio newc, gzip) holding busybox,
-// the static agent, the modules the agent channel needs, an /init script and
+// the static agent, the probe target program, the modules the agent channel needs, an /init script and
 // optional payloads. Images are cached under their content hash, so a second
 // boot with the same inputs reuses the file.
 #pragma once
@@ -27,8 +27,15 @@ struct ImageOptions {
   // own absolute path.
   std::vector<std::filesystem::path> tools;
   std::filesystem::path agent;    // default: $TRACEBED_AGENT or the build's tracebed-agent
+  std::filesystem::path probe_target;  // default: probe_target_path()
   std::filesystem::path busybox;  // default: busybox on PATH (must be static)
 };
+
+// Where the probe target program sits in every guest.
+inline constexpr std::string_view kGuestProbeTarget = "/opt/tracebed/bin/tracebed-probe-target";
+// The same binary on the host ($TRACEBED_PROBE_TARGET or the build's), for
+// resolving its symbols to uprobe offsets.
+std::filesystem::path probe_target_path();
 
 // Writes (or finds) the image; returns its path in the cache.
 Result<std::filesystem::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& options);

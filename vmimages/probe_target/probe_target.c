@@ -1,0 +1,181 @@
+/* tracebed-probe-target: a small static program every guest image carries
+ * (/opt/tracebed/bin/tracebed-probe-target) so that probe suites can make
+ * assertions exact: functions with known arguments and return values to
+ * uprobe, file opens with known names, sleeps and wake-ups on demand.
+ *
+ * It prints its pid first ("pid 123"), then what it did, one "key value..."
+ * line per action, so a test can compare the decoded events with what
+ * really happened:
+ *
+ *   tracebed-probe-target pid                        (the pid line only)
+ *   tracebed-probe-target add A B [COUNT]            add A B -> SUM   (per call)
+ *   tracebed-probe-target mix I8 U16 S32 U64 STR     mix ... -> RET
+ *   tracebed-probe-target open PATH...               open PATH FD_OR_-ERRNO
+ *   tracebed-probe-target sleep MS [COUNT]           sleep MS
+ *   tracebed-probe-target wake COUNT                 wake WAKER_PID SLEEPER_PID
+ *   tracebed-probe-target getpid COUNT               getpid COUNT
+ *
+ * The probed functions are global, never inlined and kept in the symbol
+ * table (the binary is not stripped): uprobe offsets come from the ELF
+ * symbol table on the host, as a user would resolve them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* noipa (GCC): no clone or constant propagation may change the probed
+ * function's arguments; clang has no such pass across noinline functions. */
+#if defined(__clang__)
+#define PROBED __attribute__((noinline, used))
+#else
+#define PROBED __attribute__((noipa, used))
+#endif
+
+/* A compiler barrier keeps the calls (and their arguments) real. */
+#define KEEP(x) __asm__ volatile("" : : "r"(x) : "memory")
+
+PROBED long tracebed_target_add(long a, long b) {
+  KEEP(a);
+  return a + b;
+}
+
+/* Mixed argument widths and a string, for typed fetchargs
+ * ($arg1:s8, $arg2:u16, $arg3:s32, $arg4:u64, +0($arg5):ustring). Returns
+ * the string's length plus the first argument. */
+PROBED long tracebed_target_mix(int8_t i8, uint16_t u16, int32_t s32, uint64_t u64, const char* str) {
+  KEEP(u16);
+  KEEP(s32);
+  KEEP(u64);
+  return (long)strlen(str) + i8;
+}
+
+static int parse_long(const char* text, long* out) {
+  char* end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 0);
+  if (errno || end == text || *end) {
+    fprintf(stderr, "tracebed-probe-target: not a number: %s\n", text);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+  }
+}
+
+static int cmd_add(int argc, char** argv) {
+  long a, b, count = 1;
+  if (argc < 2 || parse_long(argv[0], &a) || parse_long(argv[1], &b) || (argc > 2 && parse_long(argv[2], &count)))
+    return 2;
+  for (long i = 0; i < count; i++) {
+    long sum = tracebed_target_add(a + i, b);
+    printf("add %ld %ld -> %ld\n", a + i, b, sum);
+  }
+  return 0;
+}
+
+static int cmd_mix(int argc, char** argv) {
+  long i8, u16, s32;
+  if (argc < 5 || parse_long(argv[0], &i8) || parse_long(argv[1], &u16) || parse_long(argv[2], &s32)) return 2;
+  uint64_t u64 = strtoull(argv[3], NULL, 0);
+  long r = tracebed_target_mix((int8_t)i8, (uint16_t)u16, (int32_t)s32, u64, argv[4]);
+  printf("mix %d %u %d %" PRIu64 " %s -> %ld\n", (int8_t)i8, (uint16_t)u16, (int32_t)s32, u64, argv[4], r);
+  return 0;
+}
+
+static int cmd_open(int argc, char** argv) {
+  for (int i = 0; i < argc; i++) {
+    /* openat(AT_FDCWD, ...) explicitly: that is the syscall the suites probe. */
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, argv[i], O_RDONLY);
+    printf("open %s %d\n", argv[i], fd < 0 ? -errno : fd);
+    if (fd >= 0) close(fd);
+  }
+  return 0;
+}
+
+static int cmd_sleep(int argc, char** argv) {
+  long ms, count = 1;
+  if (argc < 1 || parse_long(argv[0], &ms) || (argc > 1 && parse_long(argv[1], &count))) return 2;
+  for (long i = 0; i < count; i++) {
+    sleep_ms(ms);
+    printf("sleep %ld\n", ms);
+  }
+  return 0;
+}
+
+/* A child blocks reading a pipe; the parent wakes it by writing one byte,
+ * COUNT times: each round is one sched_waking (of the child, by the parent)
+ * and one sched_switch to the child. */
+static int cmd_wake(int argc, char** argv) {
+  long count;
+  if (argc < 1 || parse_long(argv[0], &count)) return 2;
+  int to_child[2], to_parent[2];
+  if (pipe(to_child) || pipe(to_parent)) return 1;
+  pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    char c;
+    for (long i = 0; i < count; i++) {
+      if (read(to_child[0], &c, 1) != 1) _exit(1);
+      if (write(to_parent[1], &c, 1) != 1) _exit(1);
+    }
+    _exit(0);
+  }
+  for (long i = 0; i < count; i++) {
+    /* Give the child time to block, so the write really wakes it. */
+    sleep_ms(5);
+    char c = 'w';
+    if (write(to_child[1], &c, 1) != 1 || read(to_parent[0], &c, 1) != 1) return 1;
+    printf("wake %d %d\n", (int)getpid(), (int)child);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int cmd_getpid(int argc, char** argv) {
+  long count;
+  if (argc < 1 || parse_long(argv[0], &count)) return 2;
+  for (long i = 0; i < count; i++) KEEP(syscall(SYS_getpid));
+  printf("getpid %ld\n", count);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (argc < 2) {
+    fprintf(stderr, "usage: tracebed-probe-target pid|add|mix|open|sleep|wake|getpid ARGS...\n");
+    return 2;
+  }
+  const char* cmd = argv[1];
+  int n = argc - 2;
+  char** args = argv + 2;
+  int status;
+  printf("pid %d\n", (int)getpid());
+  if (!strcmp(cmd, "pid")) return 0;
+  if (!strcmp(cmd, "add")) status = cmd_add(n, args);
+  else if (!strcmp(cmd, "mix")) status = cmd_mix(n, args);
+  else if (!strcmp(cmd, "open")) status = cmd_open(n, args);
+  else if (!strcmp(cmd, "sleep")) status = cmd_sleep(n, args);
+  else if (!strcmp(cmd, "wake")) status = cmd_wake(n, args);
+  else if (!strcmp(cmd, "getpid")) status = cmd_getpid(n, args);
+  else {
+    fprintf(stderr, "tracebed-probe-target: unknown command %s\n", cmd);
+    return 2;
+  }
+  if (status == 2) fprintf(stderr, "tracebed-probe-target %s: bad arguments\n", cmd);
+  return status;
+}
