@@ -22,7 +22,8 @@ Result<DecodedEvents> read_events(const tracefs::Tracefs& fs, const tracefs::Ins
   const tracefs::Files& files = inst.files();
   // header_page says how wide the commit field (a kernel long) is; it is
   // the same for every instance, and only the top level has it on some kernels.
-  const tracefs::Files& header_files = files.has("events/header_page") ? files : fs.top().files();
+  const tracefs::Instance top = fs.top();  // kept alive: header_files may refer to it
+  const tracefs::Files& header_files = files.has("events/header_page") ? files : top.files();
   TRACEBED_ASSIGN_OR_RETURN(std::string header, header_files.read("events/header_page"));
   TRACEBED_ASSIGN_OR_RETURN(ctx.header_page, parse_header_page(header, header_files.path("events/header_page")));
   ctx.long_size = ctx.header_page.commit_size;

@@ -49,6 +49,13 @@ void TracefsTest::TearDown() {
   for (auto* i : {&inst_, &other_}) {
     if (*i) {
       Status s = (*i)->destroy();
+      if (!s.ok()) {
+        // Hist triggers with actions hold the instance (rmdir: EBUSY):
+        // clear it as ftracetest does, then remove it.
+        Status r = tracefs::reset(**i);
+        EXPECT_TRUE(r.ok()) << r.error().message;
+        s = (*i)->destroy();
+      }
       EXPECT_TRUE(s.ok()) << s.error().message;
       i->reset();
     }

@@ -45,6 +45,12 @@ class TracefsTest : public ::testing::Test {
   static tracefs::Tracefs& fs();
   static const tracefs::Features& features();
 
+  // Runs a shell command in the guest; fails the test when it fails.
+  std::string sh(const std::string& script);
+  // Runs a program in the guest by exec (one sched_process_exec each; the
+  // guest's busybox sh runs applets such as sleep without exec).
+  std::string run(std::vector<std::string> argv);
+
  protected:
   void SetUp() override;
   void TearDown() override;
@@ -55,11 +61,6 @@ class TracefsTest : public ::testing::Test {
   // A second fresh instance, removed after the test.
   tracefs::Instance& another_instance();
 
-  // Runs a shell command in the guest; fails the test when it fails.
-  std::string sh(const std::string& script);
-  // Runs a program in the guest by exec (one sched_process_exec each; the
-  // guest's busybox sh runs applets such as sleep without exec).
-  std::string run(std::vector<std::string> argv);
   // The lines of `trace` without the "#" header.
   std::vector<std::string> trace_lines(const tracefs::Instance& inst);
 

@@ -1,0 +1,48 @@
+#include "suites/tracefs_support/probe_target.h"
+
+#include <charconv>
+
+#include "framework/tracefs/text.h"
+
+namespace tracebed::suites {
+
+std::vector<std::vector<std::string>> ProbeRun::lines_of(std::string_view what) const {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& line : lines)
+    if (!line.empty() && line[0] == what) out.emplace_back(line.begin() + 1, line.end());
+  return out;
+}
+
+ProbeRun parse_probe_output(std::string_view out) {
+  ProbeRun run;
+  for (std::string_view line : tracefs::split_lines(out)) {
+    std::vector<std::string> words;
+    for (std::string_view w : tracefs::split_words(line)) words.emplace_back(w);
+    if (words.empty()) continue;
+    if (words[0] == "pid" && words.size() == 2 && run.pid == 0) {
+      std::from_chars(words[1].data(), words[1].data() + words[1].size(), run.pid);
+      continue;
+    }
+    run.lines.push_back(std::move(words));
+  }
+  return run;
+}
+
+ProbeRun run_probe_target(TracefsTest& test, std::vector<std::string> args) {
+  args.insert(args.begin(), std::string(kProbeTarget));
+  ProbeRun run = parse_probe_output(test.run(std::move(args)));
+  EXPECT_NE(run.pid, 0) << "the probe target did not say its pid";
+  return run;
+}
+
+ProbeRun run_probe_target_only(TracefsTest& test, const tracefs::Instance& inst, std::vector<std::string> args,
+                               bool follow_forks) {
+  if (follow_forks) EXPECT_OK(inst.set_option("event-fork", true));
+  std::string script = "echo $$ > " + inst.path("set_event_pid") + " && exec " + std::string(kProbeTarget);
+  for (const std::string& a : args) script += " '" + a + "'";
+  ProbeRun run = parse_probe_output(test.sh(script));
+  EXPECT_NE(run.pid, 0) << "the probe target did not say its pid";
+  return run;
+}
+
+}  // namespace tracebed::suites

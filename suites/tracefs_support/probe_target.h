@@ -1,0 +1,43 @@
+// Runs the guest's probe target program (vmimages/probe_target) and parses
+// what it says it did, so a test compares decoded events with the truth:
+//
+//   ProbeRun r = run_probe_target(*this, {"add", "1", "2", "3"});
+//   r.pid                      -> the process that made the calls
+//   r.lines_of("add")          -> {{"1","2","->","3"}, {"2","2","->","4"}, ...}
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/vm/image.h"
+#include "suites/tracefs_support/tracefs_suite.h"
+
+namespace tracebed::suites {
+
+inline constexpr std::string_view kProbeTarget = vm::kGuestProbeTarget;
+
+struct ProbeRun {
+  int pid = 0;
+  // Each output line after the pid, split at spaces: {"open", "/etc/x", "3"}.
+  std::vector<std::vector<std::string>> lines;
+  // The lines whose first word is `what`, without that word.
+  std::vector<std::vector<std::string>> lines_of(std::string_view what) const;
+};
+
+// Runs `tracebed-probe-target ARGS...` by exec in the guest (a failure fails
+// the test) and parses its output.
+ProbeRun run_probe_target(TracefsTest& test, std::vector<std::string> args);
+
+// The same, with the instance's events limited to that process
+// (set_event_pid, written by the shell that then execs the program), and
+// to its children when follow_forks (option event-fork). Hist triggers do
+// not see events the pid filter drops, and no event of the window comes
+// after the program exits: buffer and hist totals cover the same events.
+ProbeRun run_probe_target_only(TracefsTest& test, const tracefs::Instance& inst, std::vector<std::string> args,
+                               bool follow_forks = false);
+
+// Parses the program's output; exposed for the suites' own checks.
+ProbeRun parse_probe_output(std::string_view out);
+
+}  // namespace tracebed::suites
