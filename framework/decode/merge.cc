@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +55,24 @@ Status DataFile::read(uint64_t offset, std::span<uint8_t> out, std::string_view 
     done += static_cast<size_t>(n);
   }
   return {};
+}
+
+Result<std::shared_ptr<const uint8_t>> DataFile::map(uint64_t offset, uint64_t size, std::string_view what) const {
+  if (offset > size_ || size > size_ - offset || size == 0)
+    return error_at(offset, fmt::format("{}: {} bytes exceed file size {}", what, size, size_));
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t start = offset / page * page;
+  const size_t length = static_cast<size_t>(offset + size - start);
+  void* base = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, static_cast<off_t>(start));
+  if (base == MAP_FAILED) return error_at(offset, fmt::format("{}: mmap failed: {}", what, std::strerror(errno)));
+  std::shared_ptr<const uint8_t> mapping(static_cast<const uint8_t*>(base),
+                                         [length](const uint8_t* p) { ::munmap(const_cast<uint8_t*>(p), length); });
+  // A file cut short since it was opened would fault on access, not fail a
+  // read: check that the range is still there.
+  struct stat st;
+  if (::fstat(fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) < offset + size)
+    return error_at(offset, fmt::format("{}: file ended early (was it truncated?)", what));
+  return std::shared_ptr<const uint8_t>(mapping, mapping.get() + (offset - start));
 }
 
 // ---------------------------------------------------------------------------

@@ -43,6 +43,10 @@ class DataFile {
   // Reads exactly out.size() bytes at `offset`. A range past the end is an
   // Error naming the offset: "offset 0x..: <what>: N bytes exceed file size M".
   Status read(uint64_t offset, std::span<uint8_t> out, std::string_view what) const;
+  // `size` bytes at `offset`, mapped read-only; the mapping lives as long as
+  // the pointer. Fails (the caller then reads) where mmap does, or when the
+  // file no longer holds the range.
+  Result<std::shared_ptr<const uint8_t>> map(uint64_t offset, uint64_t size, std::string_view what) const;
 
  private:
   DataFile(int fd, uint64_t size, std::string path) : fd_(fd), size_(size), path_(std::move(path)) {}

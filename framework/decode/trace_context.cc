@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <cctype>
 #include <cstring>
 #include <system_error>
@@ -154,8 +155,13 @@ void TraceContext::load_kallsyms() const {
 
 void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
   const KallsymsText& t = batch.text;
-  if (t.offset > t.storage.size() || t.size > t.storage.size() - t.offset) return;
-  const char* p = reinterpret_cast<const char*>(t.storage.data()) + t.offset;
+  const char* p;
+  if (t.mapped) {
+    p = reinterpret_cast<const char*>(t.mapped.get());
+  } else {
+    if (t.offset > t.storage.size() || t.size > t.storage.size() - t.offset) return;
+    p = reinterpret_cast<const char*>(t.storage.data()) + t.offset;
+  }
   const char* const end = p + t.size;
   std::vector<KSym>& added = batch.syms;
   added.reserve(t.size / 40);  // /proc/kallsyms lines average 40-50 bytes
@@ -194,49 +200,53 @@ void TraceContext::merge_kallsyms(KallsymsBatch batch) const {
   std::vector<KSym> added = std::move(batch.syms);
   std::vector<size_t> runs = std::move(batch.runs);
   if (runs.empty()) runs.push_back(0);
+  runs.push_back(added.size());
   kallsyms_texts_.push_back(std::move(batch.text));  // the storage does not move with it
 
   // libtraceevent keeps a list with the newest symbol first and sorts it with
   // glibc's (stable, merge) qsort: by address, the later line first among
   // equal addresses, and the symbols of an earlier call after all of these.
-  // Build the same order so lookups pick the same name. /proc/kallsyms is
-  // mostly in address order (the core kernel, then each module), so merge
-  // its ascending runs instead of sorting: within a run only equal
-  // addresses turn around; between runs, the later run wins ties.
-  for (size_t r = 0; r < runs.size(); ++r) {
-    const size_t run_end = r + 1 < runs.size() ? runs[r + 1] : added.size();
-    for (size_t a = runs[r]; a < run_end;) {
-      size_t b = a + 1;
-      while (b < run_end && added[b].address == added[a].address) ++b;
-      std::reverse(added.begin() + static_cast<ptrdiff_t>(a), added.begin() + static_cast<ptrdiff_t>(b));
-      a = b;
-    }
+  // Within one text a later line has a later name pointer, so that order is
+  // (address, name pointer descending). /proc/kallsyms is the core kernel in
+  // address order (one long run, ~99% of the symbols) followed by short
+  // runs per module: sort the short runs' symbols alone and merge them into
+  // the long run in one pass.
+  auto later_first = [](const KSym& a, const KSym& b) {
+    return a.address < b.address || (a.address == b.address && a.name > b.name);
+  };
+  size_t longest = 0;
+  for (size_t r = 0; r + 1 < runs.size(); ++r)
+    if (runs[r + 1] - runs[r] > runs[longest + 1] - runs[longest]) longest = r;
+  const auto at = [&](size_t i) { return added.begin() + static_cast<ptrdiff_t>(i); };
+  std::vector<KSym> rest(at(0), at(runs[longest]));
+  rest.insert(rest.end(), at(runs[longest + 1]), added.end());
+  std::sort(rest.begin(), rest.end(), later_first);
+  // The long run moves to the front; it ascends, so only its equal
+  // addresses need turning around.
+  const size_t long_size = runs[longest + 1] - runs[longest];
+  if (runs[longest] != 0) std::move(at(runs[longest]), at(runs[longest + 1]), added.begin());
+  for (size_t a = 0; a < long_size;) {
+    size_t b = a + 1;
+    while (b < long_size && added[b].address == added[a].address) ++b;
+    std::reverse(at(a), at(b));
+    a = b;
   }
-  if (!kallsyms_.empty()) {  // an earlier call: its symbols are the earliest run
-    added.insert(added.begin(), kallsyms_.begin(), kallsyms_.end());
-    for (size_t& r : runs) r += kallsyms_.size();
-    runs.insert(runs.begin(), 0);
+  // Merge the short runs in from the back, in place: no second copy of the
+  // long run.
+  for (size_t k = added.size(), i = long_size, j = rest.size(); j > 0;) {
+    if (i > 0 && later_first(rest[j - 1], added[i - 1]))
+      added[--k] = added[--i];
+    else
+      added[--k] = rest[--j];
   }
-  runs.push_back(added.size());
-  std::vector<KSym> merged(runs.size() > 2 ? added.size() : 0);
-  auto by_address = [](const KSym& a, const KSym& b) { return a.address < b.address; };
-  while (runs.size() > 2) {
-    std::vector<size_t> next{0};
-    size_t k = 0;
-    for (; k + 2 < runs.size(); k += 2) {
-      // std::merge takes the first range's element on ties: pass the later run first.
-      std::merge(added.begin() + static_cast<ptrdiff_t>(runs[k + 1]), added.begin() + static_cast<ptrdiff_t>(runs[k + 2]),
-                 added.begin() + static_cast<ptrdiff_t>(runs[k]), added.begin() + static_cast<ptrdiff_t>(runs[k + 1]),
-                 merged.begin() + static_cast<ptrdiff_t>(runs[k]), by_address);
-      next.push_back(runs[k + 2]);
-    }
-    if (k + 1 < runs.size()) {
-      std::copy(added.begin() + static_cast<ptrdiff_t>(runs[k]), added.begin() + static_cast<ptrdiff_t>(runs[k + 1]),
-                merged.begin() + static_cast<ptrdiff_t>(runs[k]));
-      next.push_back(runs[k + 1]);
-    }
-    added.swap(merged);
-    runs = std::move(next);
+  if (!kallsyms_.empty()) {
+    // An earlier call's symbols go after this call's among equal addresses:
+    // std::merge takes the first range's element on ties.
+    std::vector<KSym> both;
+    both.reserve(added.size() + kallsyms_.size());
+    std::merge(added.begin(), added.end(), kallsyms_.begin(), kallsyms_.end(), std::back_inserter(both),
+               [](const KSym& a, const KSym& b) { return a.address < b.address; });
+    added.swap(both);
   }
   kallsyms_ = std::move(added);
 }

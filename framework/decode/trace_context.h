@@ -45,9 +45,12 @@ class CommStore {
   bool sorted_ = false;
 };
 
-// Kallsyms text: storage[offset, offset + size).
+// Kallsyms text: storage[offset, offset + size), or `size` bytes at
+// `mapped` (a read-only mapping of the file: megabytes of text are then
+// neither zeroed nor copied).
 struct KallsymsText {
   std::vector<uint8_t> storage;
+  std::shared_ptr<const uint8_t> mapped;
   size_t offset = 0, size = 0;
 };
 

@@ -703,9 +703,13 @@ Status TraceDatImpl::defer_v6_kallsyms(FileCursor& c) {
   if (size == 0) return {};
   ctx_.defer_kallsyms([file = file_, at, size]() -> Result<TraceContext::KallsymsText> {
     TraceContext::KallsymsText text;
+    text.size = size;
+    if (auto mapped = file->map(at, size, "kallsyms"); mapped.ok()) {
+      text.mapped = std::move(mapped).value();
+      return text;
+    }
     text.storage.resize(size);
     if (Status st = file->read(at, text.storage, "kallsyms"); !st.ok()) return st.error().within(file->path());
-    text.size = size;
     return text;
   });
   return {};
