@@ -1,0 +1,335 @@
+// ftracetest dynevent/ eprobe cases in spirit: event probes on existing
+// events, created through dynamic_events, and every event they record
+// checked against what the probe target did or against the attached
+// event itself, decoded from the same pages.
+//
+// An eprobe records from inside its attached event's trigger
+// (kernel/trace/trace_eprobe.c eprobe_trigger_func), on the same CPU and
+// while the attached record is still open: with both enabled, each eprobe
+// record comes right after its attached event's record on that CPU.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/decode/event_format.h"
+#include "framework/tracefs/dynevent.h"
+#include "framework/tracefs/hist.h"
+#include "suites/tracefs_support/decoded_events.h"
+#include "suites/tracefs_support/probe_target.h"
+#include "suites/tracefs_support/tracefs_suite.h"
+
+namespace tracebed::suites {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::SizeIs;
+using tracefs::DynamicEvent;
+using tracefs::DynEventDef;
+using tracefs::DynEventKind;
+using tracefs::EprobeEvent;
+using tracefs::FetchArg;
+using tracefs::FetchType;
+namespace features = tracefs::features;
+
+const tracefs::Feature openat_event = tracefs::Feature::event("syscalls", "sys_enter_openat");
+// README's eprobe line ends in "[if <filter>]" once eprobes take a filter.
+const tracefs::Feature eprobe_filter =
+    tracefs::Feature::readme("eprobe filters", "<attached-group>.<attached-event> [<args>] [if <filter>]");
+
+int64_t int_field(const DecodedEvent& e, const std::string& name) {
+  auto it = e.fields.find(name);
+  if (it == e.fields.end() || !std::holds_alternative<int64_t>(it->second)) {
+    ADD_FAILURE() << "no integer field " << name << " in " << ::testing::PrintToString(e);
+    return 0;
+  }
+  return std::get<int64_t>(it->second);
+}
+
+std::string str_field(const DecodedEvent& e, const std::string& name) {
+  auto it = e.fields.find(name);
+  if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {
+    ADD_FAILURE() << "no string field " << name << " in " << ::testing::PrintToString(e);
+    return "";
+  }
+  return std::get<std::string>(it->second);
+}
+
+class Eprobe : public TracefsTest {
+ protected:
+  void SetUp() override {
+    TracefsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    TRACEBED_REQUIRE(features::dynamic_events);
+    TRACEBED_REQUIRE(features::eprobes);
+    TRACEBED_REQUIRE(features::sched_events);
+  }
+
+  // A unique name per test, so a failed removal cannot break the next test.
+  static std::string unique(std::string_view base) {
+    static int n = 0;
+    return std::string(base) + std::to_string(++n);
+  }
+
+  tracefs::Event sw() { return inst().event("sched", "sched_switch"); }
+
+  // The eprobe on sched_switch most tests use: fields as four types.
+  EprobeEvent switch_probe(const std::string& name) {
+    return EprobeEvent::on(name, "sched", "sched_switch")
+        .arg(FetchArg::field("prev_pid").name("prev").type(FetchType::s32()))
+        .arg(FetchArg::field("next_pid").name("next").type(FetchType::u32()))
+        .arg(FetchArg::field("next_pid").name("nexthex").type(FetchType::x32()))
+        .arg(FetchArg::field("prev_comm").name("comm").type(FetchType::string()));
+  }
+
+  // Decodes the instance's pages (stop tracing first).
+  std::vector<DecodedEvent> decode(const std::vector<tracefs::EventName>& wanted) {
+    auto d = read_events(fs(), inst(), wanted);
+    EXPECT_TRUE(d.ok()) << d.error().message;
+    if (!d) return {};
+    EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
+    return std::move(d->events);
+  }
+};
+
+// The talk's eprobe, written as the talk writes it: the user string behind
+// sys_enter_openat's filename pointer, for exactly the files the probe
+// target opened, in order, missing ones too.
+TEST_F(Eprobe, TalkOpenDecodesTheFilesTheTargetOpened) {
+  TRACEBED_REQUIRE(openat_event);
+  TRACEBED_REQUIRE(features::type_ustring);
+  std::string name = unique("open");
+  DynEventDef def{DynEventKind::eprobe, "eprobes", name,
+                  "e:" + name + " syscalls/sys_enter_openat file=+0($filename):ustring"};
+  auto ep = DynamicEvent::create(fs(), def);
+  ASSERT_OK(ep);
+  ASSERT_OK(ep->enable(inst()));
+  ProbeRun probe = run_probe_target(*this, {"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
+  ASSERT_OK(inst().set_tracing_on(false));
+
+  std::vector<std::string> opened;
+  for (const auto& l : probe.lines_of("open")) opened.push_back(l.at(0));
+  ASSERT_THAT(opened, SizeIs(3));
+  std::vector<std::string> probed;
+  for (const DecodedEvent& e : decode({{"eprobes", name}}))
+    if (e.name == name && e.pid == probe.pid) probed.push_back(str_field(e, "file"));
+  EXPECT_THAT(probed, ElementsAreArray(opened));
+}
+
+// Fields of sched_switch fetched as s32, u32, x32 and string: each eprobe
+// record equals the sched_switch record just before it on its CPU.
+TEST_F(Eprobe, SchedSwitchFieldsEqualTheAttachedEvent) {
+  std::string name = unique("sw");
+  auto ep = DynamicEvent::create(fs(), switch_probe(name));
+  ASSERT_OK(ep);
+  ASSERT_OK(sw().enable());
+  ASSERT_OK(ep->enable(inst()));
+  ProbeRun probe = run_probe_target(*this, {"sleep", "2", "3"});
+  ASSERT_OK(inst().set_tracing_on(false));
+
+  std::vector<DecodedEvent> events = decode({{"sched", "sched_switch"}, {"eprobes", name}});
+  size_t probed = 0, of_target = 0;
+  std::map<int, const DecodedEvent*> last_switch;  // cpu -> the last sched_switch seen
+  for (const DecodedEvent& e : events) {
+    if (e.name == "sched_switch") {
+      last_switch[e.cpu] = &e;
+      continue;
+    }
+    if (e.name != name) continue;
+    SCOPED_TRACE(::testing::PrintToString(e));
+    ++probed;
+    const DecodedEvent* src = last_switch[e.cpu];
+    ASSERT_NE(src, nullptr) << "no sched_switch before the eprobe record on cpu " << e.cpu;
+    EXPECT_EQ(int_field(e, "prev"), int_field(*src, "prev_pid"));
+    EXPECT_EQ(int_field(e, "next"), int_field(*src, "next_pid"));
+    EXPECT_EQ(int_field(e, "nexthex"), int_field(*src, "next_pid"));
+    EXPECT_EQ(str_field(e, "comm"), str_field(*src, "prev_comm"));
+    of_target += int_field(e, "prev") == probe.pid;
+    last_switch[e.cpu] = nullptr;  // one eprobe record per attached record
+  }
+  EXPECT_GT(probed, 0u);
+  // The target slept three times: it was switched out at least that often.
+  EXPECT_GE(of_target, 3u);
+}
+
+// The types show in the eprobe's format (sizes, signedness) and x32 prints
+// as hex in `trace` (kernel/trace/trace_probe.c print_type_x32: "0x%x").
+TEST_F(Eprobe, TypesShapeTheFormatAndTheText) {
+  std::string name = unique("types");
+  auto ep = DynamicEvent::create(fs(), switch_probe(name));
+  ASSERT_OK(ep);
+  auto text = ep->event(inst()).format();
+  ASSERT_OK(text);
+  auto format = parse_event_format(*text, "eprobes", "events/eprobes/" + name + "/format");
+  ASSERT_OK(format);
+  struct Want {
+    const char* field;
+    uint32_t size;
+    bool is_signed;
+  };
+  for (const Want& w : {Want{"prev", 4, true}, Want{"next", 4, false}, Want{"nexthex", 4, false}}) {
+    const Field* f = (*format)->field(w.field);
+    ASSERT_NE(f, nullptr) << w.field << " missing in\n" << *text;
+    EXPECT_EQ(f->size, w.size) << w.field;
+    EXPECT_EQ(f->has(kFieldSigned), w.is_signed) << w.field;
+  }
+  EXPECT_THAT(*text, HasSubstr("__data_loc char[] comm;"));
+
+  ASSERT_OK(ep->enable(inst()));
+  ProbeRun probe = run_probe_target(*this, {"sleep", "2", "2"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  // Each line's nexthex is next in hex, and the target's switches away
+  // while sleeping say its pid and comm (cut to 15 characters,
+  // TASK_COMM_LEN - 1) as a quoted string.
+  int lines = 0, of_target = 0;
+  for (const std::string& line : trace_lines(inst())) {
+    if (line.find(name + ":") == std::string::npos) continue;
+    ++lines;
+    auto num = [&](const std::string& key) -> std::string {
+      size_t at = line.find(" " + key + "=");
+      if (at == std::string::npos) return "";
+      size_t from = at + key.size() + 2;
+      return line.substr(from, line.find(' ', from) - from);
+    };
+    std::string next = num("next"), hex = num("nexthex");
+    ASSERT_FALSE(next.empty()) << line;
+    ASSERT_TRUE(hex.starts_with("0x")) << line;
+    EXPECT_EQ(std::stoul(hex, nullptr, 16), std::stoul(next)) << line;
+    // Before its exec the target is the agent's child and has its name.
+    if (num("prev") == std::to_string(probe.pid)) of_target += line.find("comm=\"tracebed-probe-\"") != std::string::npos;
+  }
+  EXPECT_GT(lines, 0);
+  EXPECT_GE(of_target, 2);
+}
+
+// "if <filter>" on the attached event's fields: only the probe target's
+// switches are recorded, as many as sched_switch recorded for it. (The
+// kernel keeps the filter but dynamic_events does not show it: 6.12's
+// eprobe_dyn_event_show prints the arguments only.)
+TEST_F(Eprobe, FilterKeepsOnlyMatchingRecords) {
+  TRACEBED_REQUIRE(eprobe_filter);
+  std::string name = unique("filt");
+  auto ep = DynamicEvent::create(fs(), switch_probe(name).filter("prev_comm == \"tracebed-probe-\""));
+  ASSERT_OK(ep);
+  ASSERT_OK(sw().enable());
+  ASSERT_OK(ep->enable(inst()));
+  ProbeRun probe = run_probe_target(*this, {"sleep", "2", "3"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  size_t switches_of_target = 0, probed = 0;
+  for (const DecodedEvent& e : decode({{"sched", "sched_switch"}, {"eprobes", name}})) {
+    if (e.name == "sched_switch") switches_of_target += str_field(e, "prev_comm") == "tracebed-probe-";
+    if (e.name != name) continue;
+    ++probed;
+    EXPECT_EQ(str_field(e, "comm"), "tracebed-probe-") << ::testing::PrintToString(e);
+    EXPECT_EQ(int_field(e, "prev"), probe.pid) << ::testing::PrintToString(e);
+  }
+  EXPECT_GE(switches_of_target, 3u);
+  EXPECT_EQ(probed, switches_of_target);
+}
+
+// A hist trigger on the eprobe event: the target's hitcount is the number
+// of its decoded eprobe records (the target exits inside the window).
+TEST_F(Eprobe, HistOnTheEprobeCountsItsRecords) {
+  TRACEBED_REQUIRE(features::hist_triggers);
+  std::string name = unique("hist");
+  auto ep = DynamicEvent::create(fs(), switch_probe(name));
+  ASSERT_OK(ep);
+  tracefs::Event ev = ep->event(inst());
+  tracefs::HistTrigger h;
+  h.key("prev");
+  ASSERT_OK(ev.add_trigger(h.trigger()));
+  ASSERT_OK(ep->enable(inst()));
+  ProbeRun probe = run_probe_target(*this, {"sleep", "2", "4"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  auto hist = tracefs::read_hist(ev);
+  ASSERT_OK(hist);
+  EXPECT_OK(ev.remove_trigger(h.trigger()));
+  ASSERT_THAT(hist->sections, SizeIs(1));
+  uint64_t decoded = 0;
+  for (const DecodedEvent& e : decode({{"eprobes", name}}))
+    if (e.name == name) decoded += int_field(e, "prev") == probe.pid;
+  const tracefs::HistEntry* entry = nullptr;
+  for (const auto& e : hist->sections[0].entries) {
+    const tracefs::HistKey* key = e.key("prev");
+    if (key && key->number && static_cast<int>(*key->number) == probe.pid) entry = &e;
+  }
+  ASSERT_NE(entry, nullptr) << "no hist entry for prev " << probe.pid;
+  EXPECT_GE(decoded, 4u);
+  EXPECT_EQ(entry->hitcount(), decoded);
+}
+
+// dynamic_events lists it as written (group added); enabled it records,
+// cannot be removed (EBUSY); disabled it records nothing; removed, it is
+// gone from dynamic_events and events/.
+TEST_F(Eprobe, EnableDisableAndRemoval) {
+  std::string name = unique("life");
+  auto ep = DynamicEvent::create(fs(), switch_probe(name));
+  ASSERT_OK(ep);
+  auto listed = tracefs::read_dynamic_events(fs());
+  ASSERT_OK(listed);
+  auto it = std::find_if(listed->begin(), listed->end(), [&](const auto& l) { return l.event == name; });
+  ASSERT_NE(it, listed->end());
+  EXPECT_EQ(it->kind, DynEventKind::eprobe);
+  EXPECT_EQ(it->group, "eprobes");
+  EXPECT_EQ(it->target, "sched.sched_switch");
+  EXPECT_THAT(it->args, ElementsAreArray({"prev=$prev_pid:s32", "next=$next_pid:u32", "nexthex=$next_pid:x32",
+                                          "comm=$prev_comm:string"}));
+  EXPECT_TRUE(ep->event(inst()).exists());
+
+  ASSERT_OK(ep->enable(inst()));
+  auto busy = fs().top().files().try_write("dynamic_events", ep->def().remove_command(), true);
+  ASSERT_OK(busy);
+  EXPECT_EQ(*busy, EBUSY) << "removing an enabled eprobe";
+  run_probe_target(*this, {"sleep", "2", "1"});
+  ASSERT_OK(ep->disable(inst()));
+  auto enabled = ep->event(inst()).enabled();
+  ASSERT_OK(enabled);
+  EXPECT_FALSE(*enabled);
+  size_t while_enabled = 0;
+  for (const DecodedEvent& e : decode({{"eprobes", name}})) while_enabled += e.name == name;
+  EXPECT_GT(while_enabled, 0u);
+
+  run_probe_target(*this, {"sleep", "2", "2"});
+  size_t while_disabled = 0;
+  for (const DecodedEvent& e : decode({{"eprobes", name}})) while_disabled += e.name == name;
+  EXPECT_EQ(while_disabled, 0u);
+
+  ASSERT_OK(ep->destroy());
+  listed = tracefs::read_dynamic_events(fs());
+  ASSERT_OK(listed);
+  for (const auto& l : *listed) EXPECT_NE(l.event, name) << l.line;
+  EXPECT_FALSE(fs().ops().exists(fs().root() + "/events/eprobes/" + name));
+}
+
+// An attached event that does not exist is refused, in the kernel's words
+// (kernel/trace/trace_probe.h ERRORS: BAD_ATTACH_EVENT).
+TEST_F(Eprobe, UnknownAttachedEventIsExplained) {
+  TRACEBED_REQUIRE(features::error_log);
+  auto ep = DynamicEvent::create(fs(), EprobeEvent::on(unique("bad"), "sched", "no_such_event"));
+  ASSERT_FALSE(ep.ok());
+  EXPECT_THAT(ep.error().message, HasSubstr("Attached event does not exist"));
+  EXPECT_THAT(ep.error().message, HasSubstr("^"));
+}
+
+// A field the attached event does not have is refused: a $-variable that
+// is no field of the attached event is BAD_VAR to the argument parser.
+TEST_F(Eprobe, UnknownFieldIsExplained) {
+  TRACEBED_REQUIRE(features::error_log);
+  auto ep = DynamicEvent::create(
+      fs(), EprobeEvent::on(unique("bad"), "sched", "sched_switch").arg(FetchArg::field("no_such_field").name("x")));
+  ASSERT_FALSE(ep.ok());
+  EXPECT_THAT(ep.error().message, HasSubstr("Invalid $-variable specified"));
+  EXPECT_THAT(ep.error().message, HasSubstr("^"));
+}
+
+}  // namespace
+}  // namespace tracebed::suites

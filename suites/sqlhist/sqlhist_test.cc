@@ -1,0 +1,454 @@
+// The sqlhist compiler (framework/tracefs/sql.h) against a live kernel:
+// statements compiled with the guest's own available_events and formats,
+// created as the compiler emits them (the synthetic event at the top
+// level, the hist triggers in this test's instance), and the synthetic
+// events they generate checked against the source events decoded from the
+// same pages and against what the probe target printed.
+//
+// The talk's three examples: wakeup_lat, the blocking-syscall pair
+// sysname/offcpu, and myopen.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/decode/event_format.h"
+#include "framework/tracefs/hist.h"
+#include "framework/tracefs/sql.h"
+#include "framework/tracefs/synth.h"
+#include "suites/tracefs_support/decoded_events.h"
+#include "suites/tracefs_support/probe_target.h"
+#include "suites/tracefs_support/tracefs_suite.h"
+
+namespace tracebed::suites {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::SizeIs;
+using tracefs::Event;
+using tracefs::SqlHist;
+using tracefs::Synth;
+namespace features = tracefs::features;
+
+const tracefs::Feature openat_events = tracefs::Feature::event("syscalls", "sys_exit_openat");
+const tracefs::Feature sys_enter_event = tracefs::Feature::event("raw_syscalls", "sys_enter");
+const tracefs::Feature synth_in_dynamic_events =
+    tracefs::Feature::readme("s: in dynamic_events", "s:[synthetic/]<event> <field> [<field>]");
+
+// The statements as the talk writes them; NAME is the synthetic event.
+constexpr const char* kWakeupLat =
+    "SELECT end.next_comm AS name, start.pid, (end.TIMESTAMP_USECS - start.TIMESTAMP_USECS) AS latency "
+    "FROM sched_waking AS start JOIN sched_switch AS end ON start.pid = end.next_pid";
+constexpr const char* kMyOpen =
+    "SELECT start.filename, end.ret FROM sys_enter_openat AS start JOIN sys_exit_openat AS end "
+    "ON start.common_pid = end.common_pid";
+constexpr const char* kSysname =
+    "SELECT start.id AS syscall, end.prev_pid AS pid FROM sys_enter AS start JOIN sched_switch AS end "
+    "ON start.common_pid = end.prev_pid WHERE end.prev_state & 3";
+// FROM the event the statement above makes.
+std::string offcpu_sql(const std::string& sysname) {
+  return "SELECT start.syscall, (end.TIMESTAMP_USECS - start.TIMESTAMP_USECS) AS delta FROM " + sysname +
+         " AS start JOIN sched_switch AS end ON start.pid = end.next_pid";
+}
+
+int64_t int_field(const DecodedEvent& e, const std::string& name) {
+  auto it = e.fields.find(name);
+  if (it == e.fields.end() || !std::holds_alternative<int64_t>(it->second)) {
+    ADD_FAILURE() << "no integer field " << name << " in " << ::testing::PrintToString(e);
+    return 0;
+  }
+  return std::get<int64_t>(it->second);
+}
+
+std::string str_field(const DecodedEvent& e, const std::string& name) {
+  auto it = e.fields.find(name);
+  if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {
+    ADD_FAILURE() << "no string field " << name << " in " << ::testing::PrintToString(e);
+    return "";
+  }
+  return std::get<std::string>(it->second);
+}
+
+// common_timestamp.usecs is ns2usecs (kernel/trace/trace.c): each stamp
+// rounded to the nearest microsecond on its own.
+int64_t usecs(uint64_t ns) { return static_cast<int64_t>((ns + 500) / 1000); }
+
+// The last event before index i on the same CPU with this name.
+const DecodedEvent* last_before(const std::vector<DecodedEvent>& events, size_t i, const std::string& name) {
+  for (size_t j = i; j-- > 0;)
+    if (events[j].cpu == events[i].cpu && events[j].name == name) return &events[j];
+  return nullptr;
+}
+
+class Sqlhist : public TracefsTest {
+ protected:
+  void SetUp() override {
+    TracefsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    TRACEBED_REQUIRE(features::synthetic_events);
+    TRACEBED_REQUIRE(features::hist_triggers);
+  }
+
+  static std::string unique(std::string_view base) {
+    static int n = 0;
+    return std::string(base) + "_" + std::to_string(++n);
+  }
+
+  // Compiled against this kernel's events and formats; the older action
+  // form where README lacks trace().
+  std::optional<SqlHist> compile(const std::string& sql, const std::string& name) {
+    auto r = tracefs::compile_sql(sql, name, tracefs::tracefs_resolver(fs()),
+                                  {.old_action_form = !features().has(features::hist_trace_action)});
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    if (!r) return std::nullopt;
+    return std::move(*r);
+  }
+
+  // Compiles and creates: the synthetic event at the top level, the
+  // triggers in this test's instance. The fixture removes it after the
+  // test, newest first (a later statement may read an earlier one's event).
+  Synth* create(const std::string& sql, const std::string& name, Synth::Via via = Synth::Via::synthetic_events) {
+    auto compiled = compile(sql, name);
+    if (!compiled) return nullptr;
+    auto s = compiled->create(fs().top(), &inst(), via);
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    if (!s) return nullptr;
+    made_.push_back(std::make_unique<Synth>(std::move(*s)));
+    return made_.back().get();
+  }
+
+  // The kernel keeps a synthetic event enabled in any instance (EBUSY):
+  // disable it here first, then remove triggers and event.
+  Status remove(Synth& s) {
+    if (Event ev = inst().event("synthetic", s.spec().name()); ev.exists()) TRACEBED_TRY(ev.disable());
+    return s.destroy();
+  }
+
+  void TearDown() override {
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) EXPECT_OK(remove(**it));
+    made_.clear();
+    TracefsTest::TearDown();
+  }
+
+  Status enable(const std::vector<tracefs::EventName>& events) {
+    for (const auto& e : events) TRACEBED_TRY(inst().event(e.system, e.name).enable());
+    return {};
+  }
+
+  // Decodes the instance's pages as one time line (stop tracing first).
+  std::vector<DecodedEvent> decode_sorted(const std::vector<tracefs::EventName>& wanted) {
+    auto d = read_events(fs(), inst(), wanted);
+    EXPECT_TRUE(d.ok()) << d.error().message;
+    if (!d) return {};
+    EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
+    std::vector<DecodedEvent> events = std::move(d->events);
+    std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
+    return events;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Synth>> made_;
+};
+
+// myopen: one event per openat of the target, carrying the filename
+// pointer its sys_enter_openat had and the fd (or -errno) it printed.
+TEST_F(Sqlhist, MyOpenCarriesTheFilenameAndTheFd) {
+  TRACEBED_REQUIRE(openat_events);
+  std::string name = unique("myopen");
+  auto synth = create(kMyOpen, name);
+  ASSERT_NE(synth, nullptr);
+  ASSERT_OK(enable({{"syscalls", "sys_enter_openat"}, {"syscalls", "sys_exit_openat"}, {"synthetic", name}}));
+  ProbeRun probe = run_probe_target(*this, {"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<int64_t> printed;
+  for (const auto& l : probe.lines_of("open")) printed.push_back(std::stoll(l.at(1)));
+  ASSERT_THAT(printed, SizeIs(3));
+
+  std::vector<int64_t> entered, rets;
+  std::vector<DecodedEvent> mine;
+  for (const DecodedEvent& e :
+       decode_sorted({{"syscalls", "sys_enter_openat"}, {"syscalls", "sys_exit_openat"}, {"synthetic", name}})) {
+    if (e.pid != probe.pid) continue;
+    if (e.name == "sys_enter_openat") entered.push_back(int_field(e, "filename"));
+    if (e.name == "sys_exit_openat") rets.push_back(int_field(e, "ret"));
+    if (e.name == name) mine.push_back(e);
+  }
+  EXPECT_THAT(rets, ElementsAreArray(printed));
+  ASSERT_THAT(mine, SizeIs(printed.size()));
+  ASSERT_THAT(entered, SizeIs(printed.size()));
+  for (size_t i = 0; i < mine.size(); ++i) {
+    SCOPED_TRACE(::testing::PrintToString(mine[i]));
+    EXPECT_EQ(int_field(mine[i], "ret"), printed[i]);
+    EXPECT_EQ(int_field(mine[i], "filename"), entered[i]);
+  }
+}
+
+// WHERE end.ret >= 0 goes to sys_exit_openat's trigger: the failed open
+// makes no event.
+TEST_F(Sqlhist, WhereFiltersTheEvents) {
+  TRACEBED_REQUIRE(openat_events);
+  std::string name = unique("myopen_ok");
+  Synth* synth = create(std::string(kMyOpen) + " WHERE end.ret >= 0", name);
+  ASSERT_NE(synth, nullptr);
+  // The kernel shows the filter on the trigger it keeps.
+  auto triggers = inst().event("syscalls", "sys_exit_openat").triggers();
+  ASSERT_OK(triggers);
+  ASSERT_THAT(*triggers, SizeIs(1));
+  EXPECT_EQ((*triggers)[0].filter, "ret >= 0") << (*triggers)[0].line;
+
+  ASSERT_OK(enable({{"synthetic", name}}));
+  ProbeRun probe = run_probe_target(*this, {"open", "/nonexistent", "/etc/tracebed/release", "/nonexistent2",
+                                            "/proc/self/stat"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<int64_t> succeeded;
+  for (const auto& l : probe.lines_of("open"))
+    if (std::stoll(l.at(1)) >= 0) succeeded.push_back(std::stoll(l.at(1)));
+  ASSERT_THAT(succeeded, SizeIs(2));
+  std::vector<int64_t> got;
+  for (const DecodedEvent& e : decode_sorted({{"synthetic", name}}))
+    if (e.name == name && e.pid == probe.pid) got.push_back(int_field(e, "ret"));
+  EXPECT_THAT(got, ElementsAreArray(succeeded));
+}
+
+// wakeup_lat as compiled: each event of the sleeper has the comm of the
+// sched_switch it was traced from, and its latency is that switch's time
+// minus the sleeper's last sched_waking's, in microseconds.
+TEST_F(Sqlhist, WakeupLatencyEqualsTheDecodedTimeDifference) {
+  TRACEBED_REQUIRE(features::sched_events);
+  std::string name = unique("wakeup_lat");
+  auto synth = create(kWakeupLat, name);
+  ASSERT_NE(synth, nullptr);
+  // Sources first, so each recorded wakeup_lat has both in the buffer.
+  ASSERT_OK(enable({{"sched", "sched_waking"}, {"sched", "sched_switch"}, {"synthetic", name}}));
+  ProbeRun probe = run_probe_target(*this, {"wake", "5"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_THAT(probe.lines_of("wake"), SizeIs(5));
+  int sleeper = std::stoi(probe.lines_of("wake")[0].at(1));
+
+  std::vector<DecodedEvent> events =
+      decode_sorted({{"sched", "sched_waking"}, {"sched", "sched_switch"}, {"synthetic", name}});
+  std::map<int64_t, uint64_t> last_waking;  // pid -> ts
+  size_t of_sleeper = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const DecodedEvent& e = events[i];
+    if (e.name == "sched_waking") last_waking[int_field(e, "pid")] = e.ts;
+    if (e.name != name || int_field(e, "pid") != sleeper) continue;
+    SCOPED_TRACE(::testing::PrintToString(e));
+    ++of_sleeper;
+    const DecodedEvent* sw = last_before(events, i, "sched_switch");
+    ASSERT_NE(sw, nullptr);
+    EXPECT_EQ(int_field(*sw, "next_pid"), sleeper);
+    EXPECT_EQ(str_field(e, "name"), str_field(*sw, "next_comm"));
+    ASSERT_TRUE(last_waking.count(sleeper)) << "no sched_waking decoded for " << sleeper;
+    EXPECT_EQ(int_field(e, "latency"), usecs(sw->ts) - usecs(last_waking[sleeper]));
+  }
+  EXPECT_GE(of_sleeper, 5u) << "each of the 5 wake-ups of pid " << sleeper << " should give one event";
+}
+
+// sysname, then offcpu FROM sysname: sysname fires when the target sleeps
+// inside a system call (prev_state & 3: TASK_INTERRUPTIBLE or
+// TASK_UNINTERRUPTIBLE) with the id of its last sys_enter; offcpu fires
+// when it is switched back in, with the time it was away.
+TEST_F(Sqlhist, BlockingSyscallsSysnameThenOffcpu) {
+  TRACEBED_REQUIRE(features::sched_events);
+  TRACEBED_REQUIRE(sys_enter_event);
+  std::string sysname = unique("sysname");
+  std::string offcpu = unique("offcpu");
+  auto first = create(kSysname, sysname);
+  ASSERT_NE(first, nullptr);
+  // Compiled now: the resolver reads sysname's format from the kernel.
+  auto second = create(offcpu_sql(sysname), offcpu);
+  ASSERT_NE(second, nullptr);
+  ASSERT_OK(enable({{"raw_syscalls", "sys_enter"}, {"sched", "sched_switch"}, {"synthetic", sysname},
+                    {"synthetic", offcpu}}));
+  ProbeRun probe = run_probe_target(*this, {"sleep", "20", "3"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_THAT(probe.lines_of("sleep"), SizeIs(3));
+
+  std::vector<DecodedEvent> events = decode_sorted(
+      {{"raw_syscalls", "sys_enter"}, {"sched", "sched_switch"}, {"synthetic", sysname}, {"synthetic", offcpu}});
+  std::optional<int64_t> last_id;             // the target's last syscall
+  const DecodedEvent* last_sysname = nullptr;  // the target's last sysname
+  size_t sysnames = 0, offcpus = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const DecodedEvent& e = events[i];
+    if (e.name == "sys_enter" && e.pid == probe.pid) last_id = int_field(e, "id");
+    if (e.name == sysname && int_field(e, "pid") == probe.pid) {
+      SCOPED_TRACE(::testing::PrintToString(e));
+      ++sysnames;
+      const DecodedEvent* sw = last_before(events, i, "sched_switch");
+      ASSERT_NE(sw, nullptr);
+      EXPECT_EQ(int_field(*sw, "prev_pid"), probe.pid);
+      EXPECT_NE(int_field(*sw, "prev_state") & 3, 0);
+      ASSERT_TRUE(last_id.has_value()) << "no sys_enter of " << probe.pid << " before";
+      EXPECT_EQ(int_field(e, "syscall"), *last_id);
+      last_sysname = &e;
+    }
+    if (e.name == offcpu) {
+      const DecodedEvent* sw = last_before(events, i, "sched_switch");
+      ASSERT_NE(sw, nullptr) << ::testing::PrintToString(e);
+      if (int_field(*sw, "next_pid") != probe.pid) continue;
+      SCOPED_TRACE(::testing::PrintToString(e));
+      ++offcpus;
+      ASSERT_NE(last_sysname, nullptr) << "offcpu for " << probe.pid << " before any sysname";
+      EXPECT_EQ(int_field(e, "syscall"), int_field(*last_sysname, "syscall"));
+      EXPECT_EQ(int_field(e, "delta"), usecs(sw->ts) - usecs(last_sysname->ts));
+    }
+  }
+  // Three sleeps of 20 ms: each one blocks and comes back.
+  EXPECT_GE(sysnames, 3u);
+  EXPECT_GE(offcpus, 3u);
+}
+
+// Without JOIN a plain histogram: CAST(common_pid AS comm), CAST(id AS
+// syscall) per pid and syscall; the target's hitcounts are its decoded
+// sys_enter events per id.
+TEST_F(Sqlhist, WithoutJoinAHistogramOfTheDecodedEvents) {
+  TRACEBED_REQUIRE(sys_enter_event);
+  auto compiled = compile("SELECT CAST(common_pid AS comm), CAST(id AS syscall) FROM sys_enter", "unused");
+  ASSERT_TRUE(compiled.has_value());
+  ASSERT_FALSE(compiled->synth.has_value());
+  Event ev = inst().event(compiled->start.system, compiled->start.name);
+  ASSERT_OK(ev.add_trigger(compiled->start_hist.trigger()));
+  ASSERT_OK(ev.enable());
+  ProbeRun probe = run_probe_target_only(*this, inst(), {"getpid", "7"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  auto hist = tracefs::read_hist(ev);
+  ASSERT_OK(hist);
+  ASSERT_THAT(hist->sections, SizeIs(1));
+  std::map<uint64_t, uint64_t> decoded;
+  for (const DecodedEvent& e : decode_sorted({{"raw_syscalls", "sys_enter"}}))
+    if (e.name == "sys_enter" && e.pid == probe.pid) decoded[static_cast<uint64_t>(int_field(e, "id"))]++;
+  std::map<uint64_t, uint64_t> shown;
+  for (const auto& entry : hist->sections[0].entries) {
+    const tracefs::HistKey* pid = entry.key("common_pid");
+    const tracefs::HistKey* id = entry.key("id");
+    ASSERT_TRUE(pid && pid->number && id && id->number) << "keys missing in an entry";
+    if (static_cast<int>(*pid->number) != probe.pid) continue;
+    shown[*id->number] += entry.hitcount();
+    // getpid is 39 on x86_64 (arch/x86/entry/syscalls/syscall_64.tbl).
+    if (*id->number == 39) {
+      EXPECT_EQ(id->symbol, "sys_getpid");
+    }
+  }
+  EXPECT_EQ(shown, decoded);
+  EXPECT_GE(shown[39], 7u);
+  EXPECT_OK(ev.remove_trigger(compiled->start_hist.trigger()));
+}
+
+// The synthetic fields have the sizes and signedness of the source fields
+// they carry, as the kernel's own format files say on both sides.
+TEST_F(Sqlhist, SyntheticFieldsTakeTheSourceFieldTypes) {
+  TRACEBED_REQUIRE(openat_events);
+  TRACEBED_REQUIRE(features::sched_events);
+  struct Carried {
+    std::string field;  // in the synthetic event
+    tracefs::EventName source;
+    std::string source_field;
+  };
+  auto format_of = [&](const tracefs::EventName& ev) -> std::unique_ptr<EventFormat> {
+    auto text = fs().top().event(ev.system, ev.name).format();
+    EXPECT_TRUE(text.ok()) << text.error().message;
+    if (!text) return nullptr;
+    auto f = parse_event_format(*text, ev.system, "events/" + ev.system + "/" + ev.name + "/format");
+    EXPECT_TRUE(f.ok()) << f.error().message;
+    return f ? std::move(*f) : nullptr;
+  };
+  auto check = [&](const std::string& sql, const std::string& name, const std::vector<Carried>& carried) {
+    auto synth = create(sql, name);
+    ASSERT_NE(synth, nullptr);
+    auto mine = format_of({"synthetic", name});
+    ASSERT_NE(mine, nullptr);
+    for (const Carried& c : carried) {
+      SCOPED_TRACE(name + "." + c.field);
+      auto src = format_of(c.source);
+      ASSERT_NE(src, nullptr);
+      const Field* f = mine->field(c.field);
+      const Field* s = src->field(c.source_field);
+      ASSERT_NE(f, nullptr);
+      ASSERT_NE(s, nullptr);
+      EXPECT_EQ(f->size, s->size);
+      // Strings by size only: sched_switch's char next_comm[16] says
+      // signed:0, a synthetic char[16] signed:1 (6.12).
+      if (s->array_len == 0 && f->array_len == 0) {
+        EXPECT_EQ(f->has(kFieldSigned), s->has(kFieldSigned));
+      }
+    }
+  };
+  check(kWakeupLat, unique("wakeup_lat"),
+        {{"name", {"sched", "sched_switch"}, "next_comm"}, {"pid", {"sched", "sched_waking"}, "pid"}});
+  check(kMyOpen, unique("myopen"),
+        {{"filename", {"syscalls", "sys_enter_openat"}, "filename"}, {"ret", {"syscalls", "sys_exit_openat"}, "ret"}});
+}
+
+// What the compiler created is what the kernel lists, and removing the
+// Synth removes all of it: the triggers in the instance and the event.
+TEST_F(Sqlhist, EverythingCreatedIsRemoved) {
+  TRACEBED_REQUIRE(features::sched_events);
+  std::string name = unique("wakeup_lat");
+  auto synth = create(kWakeupLat, name);
+  ASSERT_NE(synth, nullptr);
+  auto listed_text = fs().top().files().read("synthetic_events");
+  ASSERT_OK(listed_text);
+  auto listed = tracefs::parse_synthetic_events(*listed_text);
+  ASSERT_OK(listed);
+  EXPECT_THAT(*listed, Contains(synth->spec()));
+  for (const char* ev : {"sched_waking", "sched_switch"}) {
+    auto t = inst().event("sched", ev).triggers();
+    ASSERT_OK(t);
+    ASSERT_THAT(*t, SizeIs(1)) << ev;
+    EXPECT_TRUE((*t)[0].is_hist()) << (*t)[0].line;
+  }
+  EXPECT_THAT((*inst().event("sched", "sched_switch").triggers())[0].line, HasSubstr(name));
+
+  ASSERT_OK(remove(*synth));
+  for (const char* ev : {"sched_waking", "sched_switch"}) {
+    auto t = inst().event("sched", ev).triggers();
+    ASSERT_OK(t);
+    EXPECT_THAT(*t, IsEmpty()) << ev;
+  }
+  listed_text = fs().top().files().read("synthetic_events");
+  ASSERT_OK(listed_text);
+  EXPECT_THAT(*listed_text, Not(HasSubstr(name)));
+  EXPECT_FALSE(fs().ops().exists(fs().root() + "/events/synthetic/" + name));
+}
+
+// libtracefs's newer form: the event as "s:" in dynamic_events, listed
+// there, working the same, and removed from there.
+TEST_F(Sqlhist, CreatedThroughDynamicEvents) {
+  TRACEBED_REQUIRE(features::dynamic_events);
+  TRACEBED_REQUIRE(synth_in_dynamic_events);
+  TRACEBED_REQUIRE(openat_events);
+  std::string name = unique("myopen_dyn");
+  Synth* synth = create(kMyOpen, name, Synth::Via::dynamic_events);
+  ASSERT_NE(synth, nullptr);
+  auto dyn = fs().top().files().read("dynamic_events");
+  ASSERT_OK(dyn);
+  EXPECT_THAT(*dyn, HasSubstr("s:synthetic/" + name));
+  ASSERT_OK(enable({{"synthetic", name}}));
+  ProbeRun probe = run_probe_target(*this, {"open", "/etc/tracebed/release"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_THAT(probe.lines_of("open"), SizeIs(1));
+  std::vector<int64_t> got;
+  for (const DecodedEvent& e : decode_sorted({{"synthetic", name}}))
+    if (e.name == name && e.pid == probe.pid) got.push_back(int_field(e, "ret"));
+  EXPECT_THAT(got, ElementsAreArray({std::stoll(probe.lines_of("open")[0].at(1))}));
+
+  ASSERT_OK(remove(*synth));
+  dyn = fs().top().files().read("dynamic_events");
+  ASSERT_OK(dyn);
+  EXPECT_THAT(*dyn, Not(HasSubstr(name)));
+}
+
+}  // namespace
+}  // namespace tracebed::suites
