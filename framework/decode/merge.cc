@@ -1,7 +1,6 @@
 #include "framework/decode/merge.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +13,8 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+
+#include "framework/base/cpus.h"
 
 namespace tracebed {
 
@@ -200,15 +201,6 @@ Result<ChunkRead> read_chunk(const DataFile& file, Decompressor& codec, Endian e
   if (out.size() < c.usize) out.resize(c.usize);
   TRACEBED_TRY(codec.run(zbuf, std::span<uint8_t>(out.data(), c.usize), fmt::format("offset {:#x}: {}", at, what)));
   return c;
-}
-
-// CPUs this process may run on (its affinity mask): a prefetch thread only
-// helps with a second one.
-int usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return CPU_COUNT(&set);
 }
 
 // One thread that decompresses the next chunk of every compressed CPU while

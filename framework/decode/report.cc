@@ -1,10 +1,15 @@
 #include "framework/decode/report.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
+#include "framework/base/cpus.h"
 #include "framework/decode/plugins.h"
 #include "framework/decode/print_fmt.h"
 #include "framework/decode/text.h"
@@ -20,25 +25,90 @@ std::string_view comm_of(TraceContext& ctx, int pid) {
   return "<...>";
 }
 
-// Buffered stdout: one fwrite per 64 KiB instead of one per line.
+// Buffered output: one fwrite per 256 KiB instead of one per line. With a
+// second CPU the fwrite runs on a writer thread while the next buffer fills
+// (writing into a pipe costs about a fifth of report's time).
 class Output {
  public:
-  explicit Output(std::FILE* file) : file_(file) { text_.reserve(kFlushAt + 4096); }
-  ~Output() { flush(); }
+  explicit Output(std::FILE* file) : file_(file) {
+    text_.reserve(kFlushAt + 4096);
+    if (usable_cpus() > 1) {
+      try {
+        writer_ = std::thread([this] { write_loop(); });
+        spare_.reserve(kFlushAt + 4096);
+      } catch (const std::system_error&) {
+        // No thread to be had: fwrite here.
+      }
+    }
+  }
+  ~Output() {
+    flush();
+    if (writer_.joinable()) {
+      {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+      }
+      wake_.notify_all();
+      writer_.join();
+    }
+  }
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+
   std::string& text() { return text_; }
   void maybe_flush() {
-    if (text_.size() >= kFlushAt) flush();
+    if (text_.size() >= kFlushAt) hand_off();
   }
+  // Writes everything so far; false if any write failed.
   bool flush() {
-    bool ok = std::fwrite(text_.data(), 1, text_.size(), file_) == text_.size();
-    text_.clear();
-    return ok;
+    hand_off();
+    if (writer_.joinable()) {
+      std::unique_lock lock(mu_);
+      idle_.wait(lock, [&] { return !busy_; });
+    }
+    return ok_;
   }
 
  private:
-  static constexpr size_t kFlushAt = 64 * 1024;
+  void hand_off() {
+    if (!writer_.joinable()) {
+      ok_ = std::fwrite(text_.data(), 1, text_.size(), file_) == text_.size() && ok_;
+      text_.clear();
+      return;
+    }
+    std::unique_lock lock(mu_);
+    idle_.wait(lock, [&] { return !busy_; });  // the spare is written
+    spare_.swap(text_);
+    text_.clear();
+    busy_ = true;
+    lock.unlock();
+    wake_.notify_all();
+  }
+  void write_loop() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || busy_; });
+      if (busy_) {
+        lock.unlock();
+        const bool ok = std::fwrite(spare_.data(), 1, spare_.size(), file_) == spare_.size();
+        lock.lock();
+        ok_ = ok_ && ok;
+        busy_ = false;
+        idle_.notify_all();
+        continue;
+      }
+      return;  // stop_, nothing left
+    }
+  }
+
+  static constexpr size_t kFlushAt = 256 * 1024;
   std::FILE* file_;
-  std::string text_;
+  std::string text_;    // being filled
+  std::string spare_;   // being written, while busy_
+  std::mutex mu_;
+  std::condition_variable wake_, idle_;
+  bool busy_ = false, stop_ = false, ok_ = true;
+  std::thread writer_;
 };
 
 }  // namespace

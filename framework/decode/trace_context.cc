@@ -11,6 +11,8 @@
 #include <cstring>
 #include <system_error>
 
+#include "framework/base/cpus.h"
+
 namespace tracebed {
 
 namespace {
@@ -153,19 +155,22 @@ void TraceContext::load_kallsyms() const {
   }
 }
 
-void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
-  const KallsymsText& t = batch.text;
-  const char* p;
-  if (t.mapped) {
-    p = reinterpret_cast<const char*>(t.mapped.get());
-  } else {
-    if (t.offset > t.storage.size() || t.size > t.storage.size() - t.offset) return;
-    p = reinterpret_cast<const char*>(t.storage.data()) + t.offset;
-  }
-  const char* const end = p + t.size;
-  std::vector<KSym>& added = batch.syms;
-  added.reserve(t.size / 40);  // /proc/kallsyms lines average 40-50 bytes
-  batch.runs.assign(1, 0);
+namespace {
+
+// Below this, a second thread costs more than half the parse.
+constexpr size_t kParallelKallsymsBytes = size_t{1} << 20;
+
+struct KallsymsPart {
+  std::vector<TraceContext::KSym> syms;
+  std::vector<size_t> runs{0};   // where each ascending run of addresses starts
+  bool stopped = false;          // a line without the kallsyms shape ended it
+};
+
+// Parses kallsyms lines in [p, end).
+void parse_kallsyms_part(const char* p, const char* const end, KallsymsPart& part) {
+  std::vector<TraceContext::KSym>& added = part.syms;
+  added.reserve(static_cast<size_t>(end - p) / 40);  // /proc/kallsyms lines average 40-50 bytes
+  auto stop = [&] { part.stopped = true; };
   while (p < end) {
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
     const char* const le = nl ? nl : end;
@@ -182,18 +187,61 @@ void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
     const char* const hex_end = le - i > 16 ? i + 16 : le;
     uint64_t addr = 0;
     for (int d; i < hex_end && (d = hex_value(*i)) >= 0; ++i) addr = addr << 4 | static_cast<uint64_t>(d);
-    if (i == hex_start) break;
+    if (i == hex_start) return stop();
     while (i < le && c_space(*i)) ++i;
-    if (i >= le) break;
+    if (i >= le) return stop();
     const char type = *i++;
     while (i < le && c_space(*i)) ++i;
-    if (i >= le) break;  // no name
+    if (i >= le) return stop();  // no name
     // Same filters as libtraceevent: ARM's bogus '$a' symbols and x86-64
     // per-cpu offsets reported as absolute symbols.
     if (*i == '$' || type == 'A' || type == 'a') continue;
-    if (!added.empty() && addr < added.back().address) batch.runs.push_back(added.size());
-    added.push_back(KSym{addr, i, le});
+    if (!added.empty() && addr < added.back().address) part.runs.push_back(added.size());
+    added.push_back(TraceContext::KSym{addr, i, le});
   }
+}
+
+}  // namespace
+
+void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
+  const KallsymsText& t = batch.text;
+  const char* p;
+  if (t.mapped) {
+    p = reinterpret_cast<const char*>(t.mapped.get());
+  } else {
+    if (t.offset > t.storage.size() || t.size > t.storage.size() - t.offset) return;
+    p = reinterpret_cast<const char*>(t.storage.data()) + t.offset;
+  }
+  const char* const end = p + t.size;
+  // A whole kernel's kallsyms is megabytes and the first symbol lookup waits
+  // for it: with a second CPU, parse the second half on a thread meanwhile.
+  const char* mid = end;
+  if (t.size >= kParallelKallsymsBytes && usable_cpus() > 1) {
+    const char* nl = static_cast<const char*>(std::memchr(p + t.size / 2, '\n', t.size - t.size / 2));
+    if (nl) mid = nl + 1;
+  }
+  KallsymsPart first, second;
+  std::future<void> second_done;
+  if (mid < end) {
+    try {
+      second_done = std::async(std::launch::async, [&] { parse_kallsyms_part(mid, end, second); });
+    } catch (const std::system_error&) {
+      mid = end;  // no thread to be had
+    }
+  }
+  parse_kallsyms_part(p, mid, first);
+  if (second_done.valid()) {
+    second_done.get();
+    // The second half counts only if the first ran to its end.
+    if (!first.stopped && !second.syms.empty()) {
+      const size_t base = first.syms.size();
+      const bool continues = base > 0 && second.syms.front().address >= first.syms.back().address;
+      for (size_t r = continues ? 1 : 0; r < second.runs.size(); ++r) first.runs.push_back(base + second.runs[r]);
+      first.syms.insert(first.syms.end(), second.syms.begin(), second.syms.end());
+    }
+  }
+  batch.syms = std::move(first.syms);
+  batch.runs = std::move(first.runs);
 }
 
 void TraceContext::merge_kallsyms(KallsymsBatch batch) const {
@@ -351,6 +399,7 @@ void TraceContext::parse_cmdlines(std::string_view text) {
 }
 
 void CommStore::add(int pid, std::string_view comm) {
+  last_valid_ = false;
   if (!sorted_) {
     entries_.emplace_back(pid, comm);  // _tep_register_comm: onto the list
     return;
@@ -383,7 +432,12 @@ const std::string* CommStore::bsearch(int pid) const {
 
 std::optional<std::string_view> CommStore::find(int pid) {
   if (!sorted_) sort_once();
-  if (const std::string* comm = bsearch(pid)) return std::string_view(*comm);
+  if (!last_valid_ || last_pid_ != pid) {
+    last_pid_ = pid;
+    last_comm_ = bsearch(pid);
+    last_valid_ = true;
+  }
+  if (last_comm_) return std::string_view(*last_comm_);
   return std::nullopt;
 }
 

@@ -43,6 +43,10 @@ class CommStore {
   const std::string* bsearch(int pid) const;
   std::vector<std::pair<int, std::string>> entries_;  // oldest first until sorted
   bool sorted_ = false;
+  // The last lookup: records come in runs of one task. Cleared by add().
+  int last_pid_ = 0;
+  const std::string* last_comm_ = nullptr;
+  bool last_valid_ = false;
 };
 
 // Kallsyms text: storage[offset, offset + size), or `size` bytes at
@@ -110,13 +114,7 @@ class TraceContext {
   // The event a record belongs to (via common_type), or null if unknown.
   const EventFormat* event_of(Bytes record) const;
 
- private:
-  std::vector<std::unique_ptr<EventFormat>> events_;
-  std::unordered_map<uint32_t, const EventFormat*> by_id_;
-  // Ids below kDenseIds (all the kernel hands out in practice) by index:
-  // every record looks its event up.
-  static constexpr uint32_t kDenseIds = 1 << 16;
-  std::vector<const EventFormat*> dense_by_id_;
+ public:
   // A symbol as a view into its kallsyms line: 24 bytes and no allocation
   // per symbol. The name's end and the module are found when it is looked up.
   struct KSym {
@@ -124,6 +122,14 @@ class TraceContext {
     const char* name;
     const char* line_end;
   };
+
+ private:
+  std::vector<std::unique_ptr<EventFormat>> events_;
+  std::unordered_map<uint32_t, const EventFormat*> by_id_;
+  // Ids below kDenseIds (all the kernel hands out in practice) by index:
+  // every record looks its event up.
+  static constexpr uint32_t kDenseIds = 1 << 16;
+  std::vector<const EventFormat*> dense_by_id_;
   // One kallsyms text and its symbols in file order, cut into ascending runs.
   struct KallsymsBatch {
     KallsymsText text;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace tracebed {
@@ -93,6 +94,46 @@ TEST(TraceContext, KallsymsDuplicatesAndOrder) {
   EXPECT_EQ(ctx.lookup_symbol(0xffffffff81000200)->module, "mod");
   EXPECT_FALSE(ctx.lookup_symbol(0xffffffff81000210));
   EXPECT_FALSE(ctx.lookup_symbol(0x10));
+}
+
+// Over a megabyte, kallsyms is parsed in two halves (on two threads where
+// there are two CPUs): the halves join into one run, and a bad line in the
+// first half still ends the symbols there, as trace-cmd's one loop does.
+std::string big_kallsyms(size_t lines, size_t bad_line) {
+  std::string text;
+  for (size_t i = 0; i < lines; ++i) {
+    if (i == bad_line) {
+      text += "not a kallsyms line\n";
+      continue;
+    }
+    text += fmt::format("{:016x} T symbol_number_{}_with_a_long_name\n", 0xffffffff81000000u + i * 16, i);
+  }
+  text += "ffffffffc0001000 t in_a_module\t[mod]\nffffffffc0000000 t earlier_in_the_module\t[mod]\n";
+  return text;
+}
+
+TEST(TraceContext, LargeKallsymsParsedInHalvesFindsEverySymbol) {
+  TraceContext ctx;
+  const size_t lines = 40000;
+  const std::string text = big_kallsyms(lines, lines + 1);
+  ASSERT_GT(text.size(), size_t{1} << 20);
+  ctx.parse_kallsyms(text);
+  for (size_t i : {size_t{0}, size_t{1}, lines / 2 - 1, lines / 2, lines / 2 + 1, lines - 1}) {
+    auto sym = ctx.lookup_symbol(0xffffffff81000000u + i * 16 + 3);
+    ASSERT_TRUE(sym) << i;
+    EXPECT_EQ(sym->name, fmt::format("symbol_number_{}_with_a_long_name", i));
+  }
+  EXPECT_EQ(ctx.lookup_symbol(0xffffffffc0000010)->name, "earlier_in_the_module");
+  EXPECT_EQ(ctx.lookup_symbol(0xffffffffc0001000)->name, "in_a_module");
+}
+
+TEST(TraceContext, LargeKallsymsStopsAtABadLineInTheFirstHalf) {
+  TraceContext ctx;
+  const size_t lines = 40000;
+  ctx.parse_kallsyms(big_kallsyms(lines, 100));
+  EXPECT_EQ(ctx.lookup_symbol(0xffffffff81000000u + 99 * 16)->name, "symbol_number_99_with_a_long_name");
+  EXPECT_EQ(ctx.symbol_address("symbol_number_101_with_a_long_name"), std::nullopt);
+  EXPECT_EQ(ctx.symbol_address("in_a_module"), std::nullopt);
 }
 
 TEST(TraceContext, PrintkFormats) {
