@@ -76,7 +76,9 @@ static void sleep_ms(long ms) {
   }
 }
 
-static int cmd_add(int argc, char** argv) {
+/* Not inlined, so its symbol bounds the return address a uprobe on
+ * tracebed_target_add finds on the stack. */
+__attribute__((noinline)) static int cmd_add(int argc, char** argv) {
   long a, b, count = 1;
   if (argc < 2 || parse_long(argv[0], &a) || parse_long(argv[1], &b) || (argc > 2 && parse_long(argv[2], &count)))
     return 2;

@@ -1,0 +1,792 @@
+// ftracetest kprobe/ and dynevent/ in spirit: kprobes and kretprobes on the
+// path openat(2) takes, created through our builders in the guest, their
+// events decoded from a fresh instance and compared with what the probe
+// target says it opened and got back, and with the kernel's own files
+// (/proc/version, /proc/kallsyms, error_log).
+//
+// The probed function is do_sys_openat2 (5.6+), do_sys_open before: both
+// take (int dfd, const char __user *filename, ...) and return the fd or
+// -errno (fs/open.c), so $arg1, $arg2 and $retval mean the same on both.
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/tracefs/dynevent.h"
+#include "framework/tracefs/text.h"
+#include "suites/tracefs_support/decoded_events.h"
+#include "suites/tracefs_support/probe_target.h"
+#include "suites/tracefs_support/tracefs_suite.h"
+
+namespace tracebed::suites {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::SizeIs;
+using tracefs::DynamicEvent;
+using tracefs::DynEventEntry;
+using tracefs::DynEventKind;
+using tracefs::ErrorLogEntry;
+using tracefs::FetchArg;
+using tracefs::FetchType;
+using tracefs::KprobeEvent;
+using tracefs::Trigger;
+namespace features = tracefs::features;
+
+// include/uapi/linux/fcntl.h.
+constexpr int64_t kAtFdcwd = -100;
+// include/linux/sched.h TASK_COMM_LEN is 16: the name keeps 15 characters.
+constexpr std::string_view kTargetComm = "tracebed-probe-";
+// Files the probe target opens: two that every guest image has, one that
+// no image has (-ENOENT). All longer than 8 bytes, for the u64 fetches.
+const std::vector<std::string> kPaths = {"/etc/tracebed/release", "/nonexistent/tracebed-kprobe",
+                                         "/etc/tracebed/modules"};
+
+int64_t int_field(const DecodedEvent& e, const std::string& name) {
+  auto it = e.fields.find(name);
+  if (it == e.fields.end() || !std::holds_alternative<int64_t>(it->second)) {
+    ADD_FAILURE() << "no integer field " << name << " in " << ::testing::PrintToString(e);
+    return 0;
+  }
+  return std::get<int64_t>(it->second);
+}
+
+std::string str_field(const DecodedEvent& e, const std::string& name) {
+  auto it = e.fields.find(name);
+  if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {
+    ADD_FAILURE() << "no string field " << name << " in " << ::testing::PrintToString(e);
+    return "";
+  }
+  return std::get<std::string>(it->second);
+}
+
+// The first bytes of a string as the little-endian integer x86-64 loads.
+template <typename T>
+T load_le(std::string_view s, size_t offset = 0) {
+  T v{};
+  std::memcpy(&v, s.data() + offset, sizeof v);
+  return v;
+}
+
+int64_t to_int(const std::string& s) { return std::stoll(s); }
+
+// Runs the probe target with the instance recording only its events:
+// tracing is off until the shell has limited the instance to its own pid
+// and is about to exec the program, so neither the shell's opens of those
+// files nor other tasks' calls are in the buffer.
+ProbeRun run_target_alone(TracefsTest& test, const tracefs::Instance& inst, const std::vector<std::string>& args) {
+  EXPECT_OK(inst.set_tracing_on(false));
+  std::string script = "echo $$ > " + inst.path("set_event_pid") + " && echo 1 > " + inst.path("tracing_on") +
+                       " && exec " + std::string(kProbeTarget);
+  for (const std::string& a : args) script += " '" + a + "'";
+  ProbeRun run = parse_probe_output(test.sh(script));
+  EXPECT_NE(run.pid, 0) << "the probe target did not say its pid";
+  return run;
+}
+
+class Kprobe : public TracefsTest {
+ protected:
+  void SetUp() override {
+    TracefsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    TRACEBED_REQUIRE(features::kprobes);
+    TRACEBED_REQUIRE(features::fetcharg_argn);
+    // Off until the probe target runs: our own writes open files too.
+    ASSERT_OK(inst().set_tracing_on(false));
+  }
+
+  // A unique event name per test, so a failed removal cannot break the next.
+  static std::string unique(std::string_view base) {
+    static int n = 0;
+    return "tb_" + std::string(base) + "_" + std::to_string(++n);
+  }
+
+  // The kernel function openat(2) goes through, from /proc/kallsyms.
+  const std::string& open_function() {
+    static std::string name = [this] {
+      std::string out = sh("awk '$3 == \"do_sys_openat2\" || $3 == \"do_sys_open\" {print $3}' /proc/kallsyms");
+      std::vector<std::string_view> names = tracefs::split_words(out);
+      if (std::find(names.begin(), names.end(), "do_sys_openat2") != names.end()) return std::string("do_sys_openat2");
+      if (std::find(names.begin(), names.end(), "do_sys_open") != names.end()) return std::string("do_sys_open");
+      return std::string();
+    }();
+    EXPECT_FALSE(name.empty()) << "neither do_sys_openat2 nor do_sys_open in /proc/kallsyms";
+    return name;
+  }
+
+  // p:EVENT OPEN_FUNCTION and r:EVENT OPEN_FUNCTION.
+  KprobeEvent on_open(std::string_view event) { return KprobeEvent::at(event, open_function()); }
+  KprobeEvent on_open_return(std::string_view event) { return KprobeEvent::on_return(event, open_function()); }
+
+  std::optional<DynamicEvent> create(const KprobeEvent& k) {
+    auto ev = DynamicEvent::create(fs(), k);
+    EXPECT_TRUE(ev.ok()) << ev.error().message;
+    if (!ev) return std::nullopt;
+    return std::move(*ev);
+  }
+  std::optional<DynamicEvent> create_enabled(const KprobeEvent& k) {
+    auto ev = create(k);
+    if (ev) EXPECT_OK(ev->enable(inst()));
+    return ev;
+  }
+
+  // The probe target opens the paths; only its events are recorded.
+  ProbeRun open(const std::vector<std::string>& paths) {
+    std::vector<std::string> args = {"open"};
+    args.insert(args.end(), paths.begin(), paths.end());
+    ProbeRun r = run_target_alone(*this, inst(), args);
+    EXPECT_THAT(r.lines_of("open"), SizeIs(paths.size()));
+    return r;
+  }
+  static std::vector<std::string> opened_paths(const ProbeRun& r) {
+    std::vector<std::string> out;
+    for (const auto& l : r.lines_of("open")) out.push_back(l.at(0));
+    return out;
+  }
+  static std::vector<int64_t> opened_fds(const ProbeRun& r) {
+    std::vector<int64_t> out;
+    for (const auto& l : r.lines_of("open")) out.push_back(to_int(l.at(1)));
+    return out;
+  }
+
+  // Stops tracing and decodes the events of these probes, in time order.
+  std::vector<DecodedEvent> decoded(std::initializer_list<const DynamicEvent*> evs) {
+    EXPECT_OK(inst().set_tracing_on(false));
+    std::vector<tracefs::EventName> names;
+    for (const DynamicEvent* e : evs) names.push_back({e->group(), e->name()});
+    auto d = read_events(fs(), inst(), names);
+    EXPECT_TRUE(d.ok()) << d.error().message;
+    if (!d) return {};
+    EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
+    std::vector<DecodedEvent> out;
+    for (auto& e : d->events)
+      for (const auto& n : names)
+        if (e.system == n.system && e.name == n.name) out.push_back(std::move(e));
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
+    return out;
+  }
+  std::vector<DecodedEvent> decoded(const DynamicEvent& ev) { return decoded({&ev}); }
+
+  static std::vector<DecodedEvent> only(const std::vector<DecodedEvent>& all, const DynamicEvent& ev) {
+    std::vector<DecodedEvent> out;
+    for (const auto& e : all)
+      if (e.name == ev.name()) out.push_back(e);
+    return out;
+  }
+
+  // The entry dynamic_events (or kprobe_events) lists for this event.
+  std::optional<DynEventEntry> listed(const DynamicEvent& ev) {
+    auto all = tracefs::read_dynamic_events(fs());
+    EXPECT_TRUE(all.ok()) << all.error().message;
+    if (!all) return std::nullopt;
+    std::optional<DynEventEntry> found;
+    for (auto& e : *all)
+      if (e.group == ev.group() && e.event == ev.name()) found = std::move(e);
+    return found;
+  }
+
+  // Writes a definition the kernel must refuse; returns its error_log entry
+  // after checking that our error carries the kernel's words. The errno is
+  // checked unless it is 0.
+  std::optional<ErrorLogEntry> refused(const KprobeEvent& k, int expected_errno) {
+    auto ev = DynamicEvent::create(fs(), k);
+    EXPECT_FALSE(ev.ok()) << "the kernel accepted " << k.command();
+    if (ev) return std::nullopt;
+    std::string file = fs().top().files().has("dynamic_events") ? "dynamic_events" : "kprobe_events";
+    auto err = fs().top().files().try_write(file, k.command(), true);
+    EXPECT_TRUE(err.ok()) << err.error().message;
+    if (err && expected_errno) {
+      EXPECT_EQ(*err, expected_errno) << k.command();
+    }
+    auto log = fs().top().error_log();
+    EXPECT_TRUE(log.ok()) << log.error().message;
+    if (!log || log->empty()) {
+      ADD_FAILURE() << "no error_log entry for " << k.command();
+      return std::nullopt;
+    }
+    const ErrorLogEntry& last = log->back();
+    EXPECT_THAT(ev.error().message, HasSubstr(last.error));
+    EXPECT_THAT(ev.error().message, HasSubstr("Command: " + last.command));
+    EXPECT_EQ(last.command, k.command());
+    return last;
+  }
+};
+
+// The probe decodes exactly the names the program opened, in order, each
+// relative to AT_FDCWD, and nothing else the program did.
+TEST_F(Kprobe, OpenProbeDecodesExactlyTheFilesOpened) {
+  TRACEBED_REQUIRE(features::type_ustring);
+  std::string name = unique("open");
+  auto ev = create_enabled(on_open(name)
+                               .arg(FetchArg::arg(1).name("dfd").type(FetchType::s32()))
+                               .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())));
+  ASSERT_TRUE(ev);
+  ProbeRun r = open(kPaths);
+  std::vector<DecodedEvent> events = decoded(*ev);
+  std::vector<std::string> paths;
+  for (const DecodedEvent& e : events) {
+    EXPECT_EQ(e.pid, r.pid);
+    EXPECT_EQ(int_field(e, "dfd"), kAtFdcwd);
+    paths.push_back(str_field(e, "path"));
+  }
+  EXPECT_THAT(paths, ElementsAreArray(opened_paths(r)));
+  EXPECT_THAT(paths, ElementsAreArray(kPaths));
+}
+
+// A kretprobe's $retval is the fd (or -errno) the program got back.
+TEST_F(Kprobe, KretprobeRetvalIsTheFdTheProgramGot) {
+  std::string name = unique("open_ret");
+  auto ev = create_enabled(on_open_return(name).arg(FetchArg::retval().name("ret").type(FetchType::s64())));
+  ASSERT_TRUE(ev);
+  ProbeRun r = open(kPaths);
+  std::vector<int64_t> rets;
+  for (const DecodedEvent& e : decoded(*ev)) rets.push_back(int_field(e, "ret"));
+  EXPECT_THAT(rets, ElementsAreArray(opened_fds(r)));
+  EXPECT_THAT(rets, ::testing::Contains(-ENOENT));
+}
+
+// "p:EVENT SYM%return" is a return probe: listed as one (r) and seeing the
+// return values.
+TEST_F(Kprobe, PercentReturnMakesAReturnProbe) {
+  TRACEBED_REQUIRE(features::kprobe_percent_return);
+  std::string name = unique("pct_ret");
+  auto ev = create_enabled(on_open_return(name).percent_return().arg(FetchArg::retval().name("ret").type(FetchType::s64())));
+  ASSERT_TRUE(ev);
+  EXPECT_THAT(ev->def().command, HasSubstr("%return"));
+  auto entry = listed(*ev);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->kind, DynEventKind::kretprobe) << entry->line;
+  ProbeRun r = open(kPaths);
+  std::vector<int64_t> rets;
+  for (const DecodedEvent& e : decoded(*ev)) rets.push_back(int_field(e, "ret"));
+  EXPECT_THAT(rets, ElementsAreArray(opened_fds(r)));
+}
+
+// r10: the kernel keeps MAXACTIVE and lists it back; the probe still fires
+// once per return.
+TEST_F(Kprobe, MaxactiveIsKeptAndTheProbeFires) {
+  TRACEBED_REQUIRE(features::kretprobe_maxactive);
+  std::string name = unique("maxact");
+  auto ev = create_enabled(on_open_return(name).maxactive(10).arg(FetchArg::retval().name("ret").type(FetchType::s64())));
+  ASSERT_TRUE(ev);
+  auto entry = listed(*ev);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->kind, DynEventKind::kretprobe) << entry->line;
+  EXPECT_EQ(entry->maxactive, 10u) << entry->line;
+  ProbeRun r = open(kPaths);
+  EXPECT_THAT(decoded(*ev), SizeIs(kPaths.size()));
+  (void)r;
+}
+
+// $comm is the name of the task that hit the probe.
+TEST_F(Kprobe, CommIsTheProgramName) {
+  TRACEBED_REQUIRE(features::fetcharg_comm);
+  std::string name = unique("comm");
+  auto ev = create_enabled(on_open(name).arg(FetchArg::comm().name("who")));
+  ASSERT_TRUE(ev);
+  ProbeRun r = open(kPaths);
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(kPaths.size()));
+  for (const DecodedEvent& e : events) EXPECT_EQ(str_field(e, "who"), kTargetComm);
+  (void)r;
+}
+
+// $stackN is the Nth word of the stack and $stack its address: +0($stack)
+// and +8($stack) read the same words. At the function's entry $stack0 is
+// the return address, in kernel text (Documentation/arch/x86/x86_64/mm.rst:
+// kernel text mapping from 0xffffffff80000000).
+TEST_F(Kprobe, StackWordsAndStackAddressAgree) {
+  std::string name = unique("stack");
+  auto ev = create_enabled(on_open(name)
+                               .arg(FetchArg::stack(0).name("s0").type(FetchType::x64()))
+                               .arg(FetchArg::stack(1).name("s1").type(FetchType::x64()))
+                               .arg(FetchArg::stack().deref(0).name("d0").type(FetchType::x64()))
+                               .arg(FetchArg::stack().deref(8).name("d1").type(FetchType::x64())));
+  ASSERT_TRUE(ev);
+  open(kPaths);
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(kPaths.size()));
+  for (const DecodedEvent& e : events) {
+    EXPECT_EQ(int_field(e, "s0"), int_field(e, "d0"));
+    EXPECT_EQ(int_field(e, "s1"), int_field(e, "d1"));
+    EXPECT_GE(static_cast<uint64_t>(int_field(e, "s0")), 0xffffffff80000000ull);
+  }
+}
+
+// The symbol type prints an address as SYM+0xOFF/0xSIZE: that symbol's
+// address in /proc/kallsyms plus OFF is the raw value.
+TEST_F(Kprobe, SymbolTypeNamesTheReturnAddress) {
+  TRACEBED_REQUIRE(features::type_symbol);
+  std::string name = unique("sym");
+  auto ev = create_enabled(on_open(name)
+                               .arg(FetchArg::stack(0).name("caller").type(FetchType::symbol()))
+                               .arg(FetchArg::stack(0).name("raw").type(FetchType::x64())));
+  ASSERT_TRUE(ev);
+  open(kPaths);
+  ASSERT_OK(inst().set_tracing_on(false));
+  int seen = 0;
+  for (const std::string& line : trace_lines(inst())) {
+    if (line.find(" " + name + ": ") == std::string::npos) continue;
+    SCOPED_TRACE(line);
+    ++seen;
+    size_t c = line.find(" caller=");
+    size_t r = line.find(" raw=0x");
+    ASSERT_NE(c, std::string::npos);
+    ASSERT_NE(r, std::string::npos);
+    std::string caller = line.substr(c + 8, line.find(' ', c + 1) - c - 8);
+    uint64_t raw = std::stoull(line.substr(r + 7, line.find(' ', r + 1) - r - 7), nullptr, 16);
+    size_t plus = caller.find('+');
+    size_t slash = caller.find('/');
+    ASSERT_NE(plus, std::string::npos);
+    ASSERT_NE(slash, std::string::npos);
+    std::string sym = caller.substr(0, plus);
+    uint64_t off = std::stoull(caller.substr(plus + 1, slash - plus - 1), nullptr, 16);
+    std::string addr = sh("awk '$3 == \"" + sym + "\" {print $1}' /proc/kallsyms");
+    std::vector<uint64_t> addrs;
+    for (std::string_view a : tracefs::split_words(addr)) addrs.push_back(std::stoull(std::string(a), nullptr, 16));
+    ASSERT_THAT(addrs, Not(IsEmpty())) << sym << " is not in /proc/kallsyms";
+    EXPECT_THAT(addrs, ::testing::Contains(raw - off)) << sym << "+" << off << " is not " << raw;
+  }
+  EXPECT_EQ(seen, static_cast<int>(kPaths.size()));
+}
+
+// @SYM reads kernel memory at a symbol: linux_banner is the text
+// /proc/version prints (init/version.c), and @linux_banner+6 skips "Linux ".
+TEST_F(Kprobe, SymbolMemoryFetchReadsTheBanner) {
+  std::string version = sh("cat /proc/version");
+  ASSERT_TRUE(version.starts_with("Linux version ")) << version;
+  std::string name = unique("banner");
+  auto ev = create_enabled(on_open(name)
+                               .arg(FetchArg::symbol("linux_banner").name("banner").type(FetchType::string()))
+                               .arg(FetchArg::symbol("linux_banner", 6).name("tail").type(FetchType::string())));
+  ASSERT_TRUE(ev);
+  open({kPaths[0]});
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(1));
+  EXPECT_EQ(str_field(events[0], "banner"), version);
+  EXPECT_EQ(str_field(events[0], "tail"), version.substr(6));
+}
+
+// Every integer type on a known value: dfd is AT_FDCWD in the low 32 bits
+// of the first argument register (the x86-64 psABI), and the first bytes of
+// the user's path are little-endian integers.
+TEST_F(Kprobe, IntegerTypesCutAndSignExtendKnownValues) {
+  TRACEBED_REQUIRE(features::fetcharg_user_deref);
+  std::string name = unique("types");
+  KprobeEvent k = on_open(name);
+  struct Want {
+    const char* field;
+    FetchType type;
+    bool from_path;
+  };
+  const std::vector<Want> wants = {
+      {"s8", FetchType::s8(), false},   {"s16", FetchType::s16(), false}, {"s32", FetchType::s32(), false},
+      {"u8", FetchType::u8(), false},   {"u16", FetchType::u16(), false}, {"u32", FetchType::u32(), false},
+      {"x8", FetchType::x8(), false},   {"x16", FetchType::x16(), false}, {"x32", FetchType::x32(), false},
+      {"pu64", FetchType::u64(), true}, {"ps64", FetchType::s64(), true}, {"px64", FetchType::x64(), true},
+      {"pu32", FetchType::u32(), true}, {"pu16", FetchType::u16(), true}, {"pu8", FetchType::u8(), true},
+  };
+  for (const Want& w : wants) {
+    FetchArg a = w.from_path ? FetchArg::arg(2).user_deref(0) : FetchArg::arg(1);
+    k.arg(a.name(w.field).type(w.type));
+  }
+  auto ev = create_enabled(k);
+  ASSERT_TRUE(ev);
+  ProbeRun r = open(kPaths);
+  // x types print in hex, s types signed (kernel/trace/trace_probe.c
+  // DEFINE_BASIC_PRINT_TYPE_FUNC); `trace` is read before the pages are.
+  ASSERT_OK(inst().set_tracing_on(false));
+  int printed = 0;
+  for (const std::string& line : trace_lines(inst())) {
+    if (line.find(" " + name + ": ") == std::string::npos) continue;
+    ++printed;
+    EXPECT_THAT(line, HasSubstr(" s8=-100 s16=-100 s32=-100 u8=156 u16=65436 u32=4294967196"));
+    EXPECT_THAT(line, HasSubstr(" x8=0x9c x16=0xff9c x32=0xffffff9c "));
+  }
+  EXPECT_EQ(printed, static_cast<int>(kPaths.size()));
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(kPaths.size()));
+  std::vector<std::string> paths = opened_paths(r);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const DecodedEvent& e = events[i];
+    const std::string& p = paths.at(i);
+    SCOPED_TRACE(p);
+    EXPECT_EQ(int_field(e, "s8"), -100);
+    EXPECT_EQ(int_field(e, "s16"), -100);
+    EXPECT_EQ(int_field(e, "s32"), -100);
+    EXPECT_EQ(int_field(e, "u8"), 0x9c);
+    EXPECT_EQ(int_field(e, "u16"), 0xff9c);
+    EXPECT_EQ(int_field(e, "u32"), 0xffffff9c);
+    EXPECT_EQ(int_field(e, "x8"), 0x9c);
+    EXPECT_EQ(int_field(e, "x16"), 0xff9c);
+    EXPECT_EQ(int_field(e, "x32"), 0xffffff9c);
+    EXPECT_EQ(static_cast<uint64_t>(int_field(e, "pu64")), load_le<uint64_t>(p));
+    EXPECT_EQ(int_field(e, "ps64"), load_le<int64_t>(p));
+    EXPECT_EQ(static_cast<uint64_t>(int_field(e, "px64")), load_le<uint64_t>(p));
+    EXPECT_EQ(int_field(e, "pu32"), load_le<uint32_t>(p));
+    EXPECT_EQ(int_field(e, "pu16"), load_le<uint16_t>(p));
+    EXPECT_EQ(int_field(e, "pu8"), static_cast<uint8_t>(p[0]));
+  }
+}
+
+// b<width>@<offset>/<container>: bits [offset, offset+width) of the
+// container, counted from the least significant bit.
+TEST_F(Kprobe, BitfieldsExtractTheBitsOfUserBytes) {
+  TRACEBED_REQUIRE(features::type_bitfield);
+  TRACEBED_REQUIRE(features::fetcharg_user_deref);
+  std::string name = unique("bits");
+  auto ev = create_enabled(on_open(name)
+                               .arg(FetchArg::arg(2).user_deref(0).name("hi4").type(FetchType::bitfield(4, 4, 8)))
+                               .arg(FetchArg::arg(2).user_deref(0).name("lo4").type(FetchType::bitfield(4, 0, 8)))
+                               .arg(FetchArg::arg(2).user_deref(0).name("mid5").type(FetchType::bitfield(5, 3, 32)))
+                               .arg(FetchArg::arg(2).user_deref(0).name("top7").type(FetchType::bitfield(7, 57, 64))));
+  ASSERT_TRUE(ev);
+  ProbeRun r = open(kPaths);
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(kPaths.size()));
+  std::vector<std::string> paths = opened_paths(r);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const std::string& p = paths.at(i);
+    SCOPED_TRACE(p);
+    uint8_t b = static_cast<uint8_t>(p[0]);
+    EXPECT_EQ(int_field(events[i], "hi4"), (b >> 4) & 0xf);
+    EXPECT_EQ(int_field(events[i], "lo4"), b & 0xf);
+    EXPECT_EQ(int_field(events[i], "mid5"), (load_le<uint32_t>(p) >> 3) & 0x1f);
+    EXPECT_EQ(static_cast<uint64_t>(int_field(events[i], "top7")), (load_le<uint64_t>(p) >> 57) & 0x7f);
+  }
+}
+
+// NAME= names the field; an argument without one is named argN by its
+// position (Documentation/trace/kprobetrace.rst), in the format file and
+// in dynamic_events. (An unnamed $argN would take its BTF name where the
+// kernel has BTF args: an immediate has none.)
+TEST_F(Kprobe, ArgumentsAreNamedOrNumbered) {
+  std::string name = unique("names");
+  auto ev = create_enabled(on_open(name)
+                               .arg(FetchArg::arg(1).name("dirfd").type(FetchType::s32()))
+                               .arg(FetchArg::immediate(int64_t{7}).type(FetchType::s32())));
+  ASSERT_TRUE(ev);
+  auto format = ev->event(inst()).format();
+  ASSERT_OK(format);
+  EXPECT_THAT(*format, HasSubstr("field:s32 dirfd;"));
+  EXPECT_THAT(*format, HasSubstr("field:s32 arg2;"));
+  auto entry = listed(*ev);
+  ASSERT_TRUE(entry);
+  EXPECT_THAT(entry->args, ElementsAre("dirfd=$arg1:s32", "arg2=\\7:s32"));
+  open({kPaths[0]});
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(1));
+  EXPECT_EQ(int_field(events[0], "dirfd"), kAtFdcwd);
+  EXPECT_EQ(int_field(events[0], "arg2"), 7);
+}
+
+// +|-OFFS(FETCHARG) dereferences at an offset: +5 skips into the path,
+// and -5 reads back into the string before it. execve(2) lays argv out
+// back to back, so 5 bytes before each path are the last 4 characters of
+// the argument before it ("open" for the first).
+TEST_F(Kprobe, OffsetDereferencesReadAroundThePath) {
+  TRACEBED_REQUIRE(features::type_ustring);
+  std::string name = unique("offs");
+  auto ev = create_enabled(on_open(name)
+                               .arg(FetchArg::arg(2).deref(5).name("after5").type(FetchType::ustring()))
+                               .arg(FetchArg::arg(2).deref(-5).name("before5").type(FetchType::ustring())));
+  ASSERT_TRUE(ev);
+  ProbeRun r = open(kPaths);
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(kPaths.size()));
+  std::vector<std::string> args = {"open"};
+  for (const std::string& p : opened_paths(r)) args.push_back(p);
+  for (size_t i = 0; i < events.size(); ++i) {
+    SCOPED_TRACE(args[i + 1]);
+    EXPECT_EQ(str_field(events[i], "after5"), args[i + 1].substr(5));
+    EXPECT_EQ(str_field(events[i], "before5"), args[i].substr(args[i].size() - 4));
+  }
+}
+
+// \IMM and \"STR" record constants.
+TEST_F(Kprobe, ImmediatesRecordTheirValues) {
+  TRACEBED_REQUIRE(features::fetcharg_immediate);
+  std::string name = unique("imm");
+  KprobeEvent k = on_open(name)
+                      .arg(FetchArg::immediate(int64_t{1234}).name("num"))
+                      .arg(FetchArg::immediate(int64_t{-5}).name("neg").type(FetchType::s32()));
+  bool with_string = features().has(features::fetcharg_immediate_string);
+  if (with_string) k.arg(FetchArg::immediate(std::string_view("tracebed")).name("text").type(FetchType::string()));
+  auto ev = create_enabled(k);
+  ASSERT_TRUE(ev);
+  open(kPaths);
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(kPaths.size()));
+  for (const DecodedEvent& e : events) {
+    EXPECT_EQ(int_field(e, "num"), 1234);
+    EXPECT_EQ(int_field(e, "neg"), -5);
+    if (with_string) {
+      EXPECT_EQ(str_field(e, "text"), "tracebed");
+    }
+  }
+}
+
+// Disabled, the probe records nothing; enabled again, it records again.
+TEST_F(Kprobe, DisabledProbeRecordsNothing) {
+  TRACEBED_REQUIRE(features::type_ustring);
+  std::string name = unique("onoff");
+  auto ev = create_enabled(on_open(name).arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())));
+  ASSERT_TRUE(ev);
+  open({kPaths[0]});
+  ASSERT_OK(ev->disable(inst()));
+  auto state = ev->event(inst()).enable_state();
+  ASSERT_OK(state);
+  EXPECT_EQ(*state, "0");
+  open({kPaths[1]});
+  ASSERT_OK(ev->enable(inst()));
+  open({kPaths[2]});
+  std::vector<std::string> paths;
+  for (const DecodedEvent& e : decoded(*ev)) paths.push_back(str_field(e, "path"));
+  EXPECT_THAT(paths, ElementsAre(kPaths[0], kPaths[2]));
+}
+
+// An event filter on a probe's field lets exactly the matching call in.
+TEST_F(Kprobe, FilterOnAProbeFieldMatchesOneCall) {
+  TRACEBED_REQUIRE(features::type_ustring);
+  std::string name = unique("filt");
+  auto ev = create(on_open(name)
+                       .arg(FetchArg::arg(1).name("dfd").type(FetchType::s32()))
+                       .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())));
+  ASSERT_TRUE(ev);
+  ASSERT_OK(ev->event(inst()).set_filter("path == \"" + kPaths[1] + "\" && dfd == -100"));
+  ASSERT_OK(ev->enable(inst()));
+  open(kPaths);
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(1));
+  EXPECT_EQ(str_field(events[0], "path"), kPaths[1]);
+}
+
+// A traceoff trigger whose filter matches the second open stops the
+// instance's tracing there: the third open is never recorded.
+TEST_F(Kprobe, TraceoffTriggerStopsTracingAtTheMatchingCall) {
+  TRACEBED_REQUIRE(features::event_triggers);
+  TRACEBED_REQUIRE(features::type_ustring);
+  std::string name = unique("toff");
+  auto ev = create(on_open(name).arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())));
+  ASSERT_TRUE(ev);
+  Trigger t = Trigger::traceoff().filter("path == \"" + kPaths[1] + "\"");
+  ASSERT_OK(ev->event(inst()).add_trigger(t));
+  ASSERT_OK(ev->enable(inst()));
+  open(kPaths);
+  auto on = inst().tracing_on();
+  ASSERT_OK(on);
+  EXPECT_FALSE(*on) << "the traceoff trigger did not fire";
+  std::vector<std::string> paths;
+  for (const DecodedEvent& e : decoded(*ev)) paths.push_back(str_field(e, "path"));
+  // The trigger has a filter, so it runs after the event is committed
+  // (kernel/trace/trace_events_trigger.c event_triggers_post_call).
+  EXPECT_THAT(paths, ElementsAre(kPaths[0], kPaths[1]));
+  EXPECT_OK(ev->event(inst()).remove_trigger(t));
+}
+
+// A stacktrace trigger on one call adds exactly one kernel stack, after
+// that call's event, going back to the system call entry.
+TEST_F(Kprobe, StacktraceTriggerRecordsOneStack) {
+  TRACEBED_REQUIRE(features::event_triggers);
+  TRACEBED_REQUIRE(features::type_ustring);
+  std::string name = unique("stk");
+  auto ev = create(on_open(name).arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())));
+  ASSERT_TRUE(ev);
+  Trigger t = Trigger::stacktrace().filter("path == \"" + kPaths[2] + "\"");
+  ASSERT_OK(ev->event(inst()).add_trigger(t));
+  ASSERT_OK(ev->enable(inst()));
+  open(kPaths);
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<std::string> lines = trace_lines(inst());
+  int stacks = 0;
+  size_t last_event = 0, stack_at = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("<stack trace>") != std::string::npos) {
+      ++stacks;
+      stack_at = i;
+    }
+    if (lines[i].find(kPaths[2]) != std::string::npos) last_event = i;
+  }
+  EXPECT_EQ(stacks, 1) << ::testing::PrintToString(lines);
+  EXPECT_GT(stack_at, last_event);
+  std::string stack;
+  for (size_t i = stack_at; i < lines.size(); ++i) stack += lines[i] + "\n";
+  EXPECT_THAT(stack, HasSubstr("do_syscall_64"));
+  EXPECT_OK(ev->event(inst()).remove_trigger(t));
+}
+
+// Several probes on one function each fire once per call: two entry
+// probes with different arguments and a return probe.
+TEST_F(Kprobe, SeveralProbesOnOneFunctionAllFire) {
+  TRACEBED_REQUIRE(features::type_ustring);
+  auto a = create_enabled(on_open(unique("multi_a")).arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())));
+  auto b = create_enabled(on_open(unique("multi_b")).arg(FetchArg::arg(1).name("dfd").type(FetchType::s32())));
+  auto c = create_enabled(on_open_return(unique("multi_c")).arg(FetchArg::retval().name("ret").type(FetchType::s64())));
+  ASSERT_TRUE(a && b && c);
+  ProbeRun r = open(kPaths);
+  std::vector<DecodedEvent> all = decoded({&*a, &*b, &*c});
+  std::vector<std::string> paths;
+  for (const DecodedEvent& e : only(all, *a)) paths.push_back(str_field(e, "path"));
+  EXPECT_THAT(paths, ElementsAreArray(kPaths));
+  EXPECT_THAT(only(all, *b), SizeIs(kPaths.size()));
+  std::vector<int64_t> rets;
+  for (const DecodedEvent& e : only(all, *c)) rets.push_back(int_field(e, "ret"));
+  EXPECT_THAT(rets, ElementsAreArray(opened_fds(r)));
+  // Each call: both entry probes before its return probe.
+  ASSERT_THAT(all, SizeIs(3 * kPaths.size()));
+  for (size_t i = 0; i < all.size(); i += 3) EXPECT_EQ(all[i + 2].name, c->name());
+}
+
+// An enabled probe is in use: removing it fails with EBUSY and it stays;
+// disabled, it goes, from dynamic_events and from every events/ directory.
+TEST_F(Kprobe, EnabledProbeCannotBeRemoved) {
+  std::string name = unique("busy");
+  auto ev = create_enabled(on_open(name).arg(FetchArg::arg(1).name("dfd")));
+  ASSERT_TRUE(ev);
+  std::string file = ev->file();
+  auto err = fs().top().files().try_write(file, ev->def().remove_command(), true);
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, EBUSY);
+  EXPECT_TRUE(listed(*ev));
+  EXPECT_TRUE(ev->event(inst()).exists());
+  ASSERT_OK(ev->disable(inst()));
+  err = fs().top().files().try_write(file, ev->def().remove_command(), true);
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, 0);
+  ev->release();  // already removed
+  EXPECT_FALSE(listed(*ev));
+  EXPECT_FALSE(ev->event(inst()).exists());
+  EXPECT_FALSE(ev->event(fs().top()).exists());
+  // Removing it again: there is nothing to remove.
+  err = fs().top().files().try_write(file, ev->def().remove_command(), true);
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, ENOENT);
+}
+
+// An unknown symbol: the kernel points at it.
+TEST_F(Kprobe, UnknownSymbolIsRefused) {
+  TRACEBED_REQUIRE(features::error_log);
+  KprobeEvent k = KprobeEvent::at(unique("nosym"), "tracebed_no_such_function");
+  // 5.10 fails the registration (ENOENT), later kernels the parse (EINVAL).
+  auto entry = refused(k, 0);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->location, "trace_kprobe");
+  EXPECT_EQ(entry->error, "Invalid probed address or symbol");
+  EXPECT_EQ(entry->caret, k.command().find("tracebed_no_such_function"));
+}
+
+// A fetch argument the kernel cannot parse: a variable that does not
+// exist, and a register that does not.
+TEST_F(Kprobe, BadFetchArgumentsAreRefused) {
+  TRACEBED_REQUIRE(features::error_log);
+  KprobeEvent var = on_open(unique("badvar")).arg(FetchArg::raw("x=$tracebed"));
+  auto entry = refused(var, EINVAL);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->location, "trace_kprobe");
+  // 5.10 spells it "valiable" (kernel/trace/trace_probe.h ERRORS).
+  EXPECT_THAT(entry->error, ::testing::AnyOf("Invalid $-valiable specified", "Invalid $-variable specified"));
+  EXPECT_EQ(entry->caret, var.command().find("$tracebed"));
+
+  KprobeEvent reg = on_open(unique("badreg")).arg(FetchArg::reg("tracebed").name("x"));
+  entry = refused(reg, EINVAL);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->error, "Invalid register name");
+  EXPECT_EQ(entry->caret, reg.command().find("%tracebed"));
+}
+
+// MAX_TRACE_ARGS is 128 (kernel/trace/trace_probe.h): 128 arguments are
+// kept, a 129th never is. Kernels differ in how they say no: 5.10 and 6.1
+// accept the definition and drop the extra argument; later ones refuse it
+// (E2BIG), and where they log it, error_log points at the arguments.
+TEST_F(Kprobe, NoProbeKeepsMoreThan128Arguments) {
+  KprobeEvent ok = on_open(unique("args128"));
+  KprobeEvent bad = on_open(unique("args129"));
+  for (int i = 0; i < 129; ++i) {
+    FetchArg a = FetchArg::immediate(int64_t{i}).name("a" + std::to_string(i));
+    if (i < 128) ok.arg(a);
+    bad.arg(a);
+  }
+  {
+    auto ev = create(ok);
+    ASSERT_TRUE(ev);
+    auto entry = listed(*ev);
+    ASSERT_TRUE(entry);
+    EXPECT_THAT(entry->args, SizeIs(128));
+  }
+  auto ev = DynamicEvent::create(fs(), bad);
+  if (ev.ok()) {
+    auto entry = listed(*ev);
+    ASSERT_TRUE(entry);
+    EXPECT_THAT(entry->args, SizeIs(128)) << "the kernel kept a 129th argument";
+    EXPECT_THAT(entry->line, Not(HasSubstr("a128=")));
+    return;
+  }
+  std::string file = fs().top().files().has("dynamic_events") ? "dynamic_events" : "kprobe_events";
+  auto err = fs().top().files().try_write(file, bad.command(), true);
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, E2BIG);
+  auto log = fs().top().error_log();
+  ASSERT_OK(log);
+  if (log->empty()) return;  // refused without a word (6.12)
+  const ErrorLogEntry& entry = log->back();
+  EXPECT_THAT(ev.error().message, HasSubstr(entry.error));
+  EXPECT_EQ(entry.location, "trace_kprobe");
+  EXPECT_EQ(entry.error, "Too many arguments are specified");
+  EXPECT_EQ(entry.command, bad.command());
+  EXPECT_EQ(entry.caret, bad.command().find(" a0=") + 1);
+}
+
+// Where return probes take entry arguments ($arg<N> in README's "kernel
+// return probes support"), a kretprobe sees the path it was called with
+// beside the fd it returned.
+TEST_F(Kprobe, KretprobeSeesTheEntryArgumentsToo) {
+  TRACEBED_REQUIRE(features::kretprobe_argn);
+  TRACEBED_REQUIRE(features::type_ustring);
+  std::string name = unique("ret_args");
+  auto ev = create_enabled(on_open_return(name)
+                               .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()))
+                               .arg(FetchArg::retval().name("ret").type(FetchType::s64())));
+  ASSERT_TRUE(ev);
+  ProbeRun r = open(kPaths);
+  std::vector<std::pair<std::string, int64_t>> got, want;
+  for (const DecodedEvent& e : decoded(*ev)) got.emplace_back(str_field(e, "path"), int_field(e, "ret"));
+  for (const auto& l : r.lines_of("open")) want.emplace_back(l.at(0), to_int(l.at(1)));
+  EXPECT_EQ(got, want);
+}
+
+// One name, one probe: the exact same definition twice is refused, and so
+// is a return probe under an entry probe's name.
+TEST_F(Kprobe, DuplicateEventNamesAreRefused) {
+  TRACEBED_REQUIRE(features::error_log);
+  std::string name = unique("dup");
+  KprobeEvent k = on_open(name).arg(FetchArg::arg(1).name("dfd"));
+  auto ev = create(k);
+  ASSERT_TRUE(ev);
+  auto same = refused(k, EEXIST);
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->location, "trace_kprobe");
+  EXPECT_EQ(same->error, "There is already the exact same probe event");
+  EXPECT_EQ(same->caret, 0u);
+
+  KprobeEvent ret = on_open_return(name).arg(FetchArg::arg(1).name("dfd"));
+  auto other_type = refused(ret, EEXIST);
+  ASSERT_TRUE(other_type);
+  EXPECT_EQ(other_type->error, "Probe type is different from existing probe");
+  EXPECT_EQ(other_type->caret, 0u);
+  auto entry = listed(*ev);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->line, "p:" + ev->group() + "/" + name + " " + open_function() + " dfd=$arg1");
+}
+
+}  // namespace
+}  // namespace tracebed::suites

@@ -1,0 +1,418 @@
+// ftracetest's uprobe cases in spirit: uprobes and uretprobes on the probe
+// target's functions, at the file offsets its ELF symbol table gives on the
+// host, their events decoded from a fresh instance and compared with what
+// the program printed it did.
+//
+// Arguments come from registers (the x86-64 psABI: %di, %si, %dx, %cx, %r8
+// carry the first five integer arguments, %ax the return value): uprobes
+// have no $argN (Documentation/trace/uprobetracer.rst lists none).
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/tracefs/dynevent.h"
+#include "framework/tracefs/elf_symbols.h"
+#include "suites/tracefs_support/decoded_events.h"
+#include "suites/tracefs_support/probe_target.h"
+#include "suites/tracefs_support/tracefs_suite.h"
+
+namespace tracebed::suites {
+namespace {
+
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using tracefs::DynamicEvent;
+using tracefs::DynEventEntry;
+using tracefs::DynEventKind;
+using tracefs::ErrorLogEntry;
+using tracefs::FetchArg;
+using tracefs::FetchType;
+using tracefs::UprobeEvent;
+namespace features = tracefs::features;
+
+// include/linux/sched.h TASK_COMM_LEN is 16: the name keeps 15 characters.
+constexpr std::string_view kTargetComm = "tracebed-probe-";
+
+int64_t int_field(const DecodedEvent& e, const std::string& name) {
+  auto it = e.fields.find(name);
+  if (it == e.fields.end() || !std::holds_alternative<int64_t>(it->second)) {
+    ADD_FAILURE() << "no integer field " << name << " in " << ::testing::PrintToString(e);
+    return 0;
+  }
+  return std::get<int64_t>(it->second);
+}
+
+std::string str_field(const DecodedEvent& e, const std::string& name) {
+  auto it = e.fields.find(name);
+  if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {
+    ADD_FAILURE() << "no string field " << name << " in " << ::testing::PrintToString(e);
+    return "";
+  }
+  return std::get<std::string>(it->second);
+}
+
+// "add A B -> SUM": {A, B, SUM}.
+struct AddCall {
+  int64_t a, b, sum;
+  bool operator==(const AddCall&) const = default;
+};
+void PrintTo(const AddCall& c, std::ostream* os) { *os << "add(" << c.a << ", " << c.b << ") -> " << c.sum; }
+
+std::vector<AddCall> add_calls(const ProbeRun& r) {
+  std::vector<AddCall> out;
+  for (const auto& l : r.lines_of("add")) out.push_back({std::stoll(l.at(0)), std::stoll(l.at(1)), std::stoll(l.at(3))});
+  return out;
+}
+
+class Uprobe : public TracefsTest {
+ protected:
+  void SetUp() override {
+    TracefsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    TRACEBED_REQUIRE(features::uprobes);
+  }
+
+  static std::string unique(std::string_view base) {
+    static int n = 0;
+    return "tb_" + std::string(base) + "_" + std::to_string(++n);
+  }
+
+  // A function of the probe target, from the host copy of the binary the
+  // guest image carries.
+  static tracefs::ElfSymbol function(std::string_view name) {
+    auto sym = tracefs::find_elf_function(vm::probe_target_path().string(), name);
+    EXPECT_TRUE(sym.ok()) << sym.error().message;
+    return sym.ok() ? *sym : tracefs::ElfSymbol{};
+  }
+
+  static UprobeEvent at(std::string_view event, std::string_view fn) {
+    return UprobeEvent::at(event, kProbeTarget, function(fn).file_offset);
+  }
+  static UprobeEvent on_return(std::string_view event, std::string_view fn) {
+    return UprobeEvent::on_return(event, kProbeTarget, function(fn).file_offset);
+  }
+
+  std::optional<DynamicEvent> create(const UprobeEvent& u) {
+    auto ev = DynamicEvent::create(fs(), u);
+    EXPECT_TRUE(ev.ok()) << ev.error().message;
+    if (!ev) return std::nullopt;
+    return std::move(*ev);
+  }
+  std::optional<DynamicEvent> create_enabled(const UprobeEvent& u) {
+    auto ev = create(u);
+    if (ev) EXPECT_OK(ev->enable(inst()));
+    return ev;
+  }
+
+  ProbeRun target(std::vector<std::string> args) { return run_probe_target_only(*this, inst(), std::move(args)); }
+
+  // Stops tracing and decodes these probes' events, in time order.
+  std::vector<DecodedEvent> decoded(std::initializer_list<const DynamicEvent*> evs) {
+    EXPECT_OK(inst().set_tracing_on(false));
+    std::vector<tracefs::EventName> names;
+    for (const DynamicEvent* e : evs) names.push_back({e->group(), e->name()});
+    auto d = read_events(fs(), inst(), names);
+    EXPECT_TRUE(d.ok()) << d.error().message;
+    if (!d) return {};
+    EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
+    std::vector<DecodedEvent> out;
+    for (auto& e : d->events)
+      for (const auto& n : names)
+        if (e.system == n.system && e.name == n.name) out.push_back(std::move(e));
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
+    return out;
+  }
+  std::vector<DecodedEvent> decoded(const DynamicEvent& ev) { return decoded({&ev}); }
+
+  std::optional<DynEventEntry> listed(const DynamicEvent& ev) {
+    auto all = tracefs::read_dynamic_events(fs());
+    EXPECT_TRUE(all.ok()) << all.error().message;
+    if (!all) return std::nullopt;
+    std::optional<DynEventEntry> found;
+    for (auto& e : *all)
+      if (e.group == ev.group() && e.event == ev.name()) found = std::move(e);
+    return found;
+  }
+
+  // A definition the kernel must refuse: its error_log entry, after
+  // checking that our error carries the kernel's words.
+  std::optional<ErrorLogEntry> refused(const UprobeEvent& u) {
+    auto ev = DynamicEvent::create(fs(), u);
+    EXPECT_FALSE(ev.ok()) << "the kernel accepted " << u.command();
+    if (ev) return std::nullopt;
+    auto log = fs().top().error_log();
+    EXPECT_TRUE(log.ok()) << log.error().message;
+    if (!log || log->empty()) {
+      ADD_FAILURE() << "no error_log entry for " << u.command();
+      return std::nullopt;
+    }
+    const ErrorLogEntry& last = log->back();
+    EXPECT_THAT(ev.error().message, HasSubstr(last.error));
+    EXPECT_THAT(ev.error().message, HasSubstr("Command: " + last.command));
+    EXPECT_EQ(last.command, u.command());
+    return last;
+  }
+};
+
+// The entry probe reads both arguments from %di and %si, once per call,
+// in call order.
+TEST_F(Uprobe, AddArgumentsComeFromRegisters) {
+  auto ev = create_enabled(at(unique("add"), "tracebed_target_add")
+                               .arg(FetchArg::reg("di").name("a").type(FetchType::s64()))
+                               .arg(FetchArg::reg("si").name("b").type(FetchType::s64())));
+  ASSERT_TRUE(ev);
+  ProbeRun r = target({"add", "-3", "7", "5"});
+  std::vector<AddCall> want = add_calls(r);
+  ASSERT_THAT(want, SizeIs(5));
+  std::vector<AddCall> got;
+  for (const DecodedEvent& e : decoded(*ev)) {
+    EXPECT_EQ(e.pid, r.pid);
+    got.push_back({int_field(e, "a"), int_field(e, "b"), 0});
+  }
+  for (AddCall& c : want) c.sum = 0;
+  EXPECT_THAT(got, ElementsAreArray(want));
+}
+
+// A uretprobe sees the sum in %ax, and $retval is the same value.
+TEST_F(Uprobe, UretprobeSeesTheReturnValue) {
+  auto ev = create_enabled(on_return(unique("add_ret"), "tracebed_target_add")
+                               .arg(FetchArg::reg("ax").name("ax").type(FetchType::s64()))
+                               .arg(FetchArg::retval().name("ret").type(FetchType::s64())));
+  ASSERT_TRUE(ev);
+  ProbeRun r = target({"add", "40", "2", "4"});
+  std::vector<int64_t> got_ax, got_ret, want;
+  for (const AddCall& c : add_calls(r)) want.push_back(c.sum);
+  for (const DecodedEvent& e : decoded(*ev)) {
+    got_ax.push_back(int_field(e, "ax"));
+    got_ret.push_back(int_field(e, "ret"));
+  }
+  EXPECT_THAT(got_ax, ElementsAreArray(want));
+  EXPECT_THAT(got_ret, ElementsAreArray(want));
+}
+
+// "p:EVENT PATH:OFFSET%return" is a return probe: listed as r and seeing
+// the return values.
+TEST_F(Uprobe, PercentReturnMakesAReturnProbe) {
+  TRACEBED_REQUIRE(features::uprobe_percent_return);
+  auto ev = create_enabled(on_return(unique("pct_ret"), "tracebed_target_add")
+                               .percent_return()
+                               .arg(FetchArg::retval().name("ret").type(FetchType::s64())));
+  ASSERT_TRUE(ev);
+  EXPECT_THAT(ev->def().command, HasSubstr("%return"));
+  auto entry = listed(*ev);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->kind, DynEventKind::uretprobe) << entry->line;
+  ProbeRun r = target({"add", "1", "1", "3"});
+  std::vector<int64_t> got, want;
+  for (const AddCall& c : add_calls(r)) want.push_back(c.sum);
+  for (const DecodedEvent& e : decoded(*ev)) got.push_back(int_field(e, "ret"));
+  EXPECT_THAT(got, ElementsAreArray(want));
+}
+
+// Entry and return probes fire exactly once per call each, entry first.
+TEST_F(Uprobe, EventsCountExactlyTheCalls) {
+  auto entry = create_enabled(at(unique("cnt_in"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
+  auto exit = create_enabled(on_return(unique("cnt_out"), "tracebed_target_add").arg(FetchArg::reg("ax").name("ret").type(FetchType::s64())));
+  ASSERT_TRUE(entry && exit);
+  ProbeRun r = target({"add", "100", "5", "37"});
+  size_t calls = add_calls(r).size();
+  ASSERT_EQ(calls, 37u);
+  std::vector<DecodedEvent> all = decoded({&*entry, &*exit});
+  ASSERT_THAT(all, SizeIs(2 * calls));
+  for (size_t i = 0; i < all.size(); i += 2) {
+    SCOPED_TRACE(i / 2);
+    EXPECT_EQ(all[i].name, entry->name());
+    EXPECT_EQ(all[i + 1].name, exit->name());
+    EXPECT_EQ(int_field(all[i + 1], "ret"), int_field(all[i], "a") + 5);
+  }
+}
+
+// Five arguments of mixed widths: each register cut to its C type, and
+// the string read from user memory through %r8.
+TEST_F(Uprobe, MixedWidthArgumentsAndAUserString) {
+  auto ev = create_enabled(at(unique("mix"), "tracebed_target_mix")
+                               .arg(FetchArg::reg("di").name("i8").type(FetchType::s8()))
+                               .arg(FetchArg::reg("di").name("u8").type(FetchType::u8()))
+                               .arg(FetchArg::reg("si").name("u16").type(FetchType::u16()))
+                               .arg(FetchArg::reg("si").name("x16").type(FetchType::x16()))
+                               .arg(FetchArg::reg("dx").name("s32").type(FetchType::s32()))
+                               .arg(FetchArg::reg("cx").name("u64").type(FetchType::u64()))
+                               .arg(FetchArg::reg("r8").deref(0).name("str").type(FetchType::string()))
+                               .arg(FetchArg::reg("r8").deref(3).name("tail").type(FetchType::string())));
+  ASSERT_TRUE(ev);
+  ProbeRun r = target({"mix", "-5", "65000", "-123456", "18446744073709551000", "tracebed"});
+  auto lines = r.lines_of("mix");
+  ASSERT_THAT(lines, SizeIs(1));
+  const auto& l = lines[0];  // I8 U16 S32 U64 STR -> RET
+  ASSERT_THAT(l, SizeIs(7));
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(1));
+  const DecodedEvent& e = events[0];
+  EXPECT_EQ(int_field(e, "i8"), std::stoll(l[0]));
+  EXPECT_EQ(int_field(e, "u8"), static_cast<uint8_t>(std::stoll(l[0])));
+  EXPECT_EQ(int_field(e, "u16"), std::stoll(l[1]));
+  EXPECT_EQ(int_field(e, "x16"), std::stoll(l[1]));
+  EXPECT_EQ(int_field(e, "s32"), std::stoll(l[2]));
+  EXPECT_EQ(static_cast<uint64_t>(int_field(e, "u64")), std::stoull(l[3]));
+  EXPECT_EQ(str_field(e, "str"), l[4]);
+  EXPECT_EQ(str_field(e, "tail"), l[4].substr(3));
+}
+
+// The same string as ustring, where the kernel has the type.
+TEST_F(Uprobe, UstringReadsTheSameUserString) {
+  TRACEBED_REQUIRE(features::type_ustring);
+  auto ev = create_enabled(at(unique("ustr"), "tracebed_target_mix")
+                               .arg(FetchArg::reg("r8").deref(0).name("str").type(FetchType::ustring())));
+  ASSERT_TRUE(ev);
+  ProbeRun r = target({"mix", "1", "2", "3", "4", "/a/user/string"});
+  auto lines = r.lines_of("mix");
+  ASSERT_THAT(lines, SizeIs(1));
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(1));
+  EXPECT_EQ(str_field(events[0], "str"), lines[0].at(4));
+}
+
+// mix returns the string's length plus its first argument: the uretprobe
+// sees what the program printed.
+TEST_F(Uprobe, UretprobeOfMixSeesItsResult) {
+  auto ev = create_enabled(on_return(unique("mix_ret"), "tracebed_target_mix")
+                               .arg(FetchArg::reg("ax").name("ret").type(FetchType::s64())));
+  ASSERT_TRUE(ev);
+  ProbeRun r = target({"mix", "-20", "1", "2", "3", "abc"});
+  auto lines = r.lines_of("mix");
+  ASSERT_THAT(lines, SizeIs(1));
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(1));
+  EXPECT_EQ(int_field(events[0], "ret"), std::stoll(lines[0].at(6)));
+}
+
+// $comm is the program's name, on entry and on return.
+TEST_F(Uprobe, CommIsTheProgramName) {
+  TRACEBED_REQUIRE(features::fetcharg_comm);
+  auto in = create_enabled(at(unique("comm_in"), "tracebed_target_add").arg(FetchArg::comm().name("who")));
+  auto out = create_enabled(on_return(unique("comm_out"), "tracebed_target_add").arg(FetchArg::comm().name("who")));
+  ASSERT_TRUE(in && out);
+  target({"add", "1", "2", "2"});
+  std::vector<DecodedEvent> events = decoded({&*in, &*out});
+  ASSERT_THAT(events, SizeIs(4));
+  for (const DecodedEvent& e : events) EXPECT_EQ(str_field(e, "who"), kTargetComm);
+}
+
+// At the entry, $stack0 is the return address: inside cmd_add, the only
+// caller, by the ELF symbol table (the binary is static, not PIE, so its
+// addresses are its symbols' values); __probe_ip is the function itself.
+TEST_F(Uprobe, StackHoldsTheReturnAddressIntoTheCaller) {
+  tracefs::ElfSymbol add = function("tracebed_target_add");
+  tracefs::ElfSymbol caller = function("cmd_add");
+  ASSERT_NE(caller.size, 0u);
+  auto ev = create_enabled(at(unique("stack"), "tracebed_target_add").arg(FetchArg::stack(0).name("ret_addr").type(FetchType::x64())));
+  ASSERT_TRUE(ev);
+  target({"add", "1", "2", "3"});
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(3));
+  for (const DecodedEvent& e : events) {
+    EXPECT_EQ(static_cast<uint64_t>(int_field(e, "__probe_ip")), add.value);
+    uint64_t ret = static_cast<uint64_t>(int_field(e, "ret_addr"));
+    EXPECT_GT(ret, caller.value);
+    EXPECT_LT(ret, caller.value + caller.size);
+  }
+}
+
+// An event filter on a register argument lets exactly one call in.
+TEST_F(Uprobe, FilterOnAnArgumentMatchesOneCall) {
+  auto ev = create(at(unique("filt"), "tracebed_target_add")
+                       .arg(FetchArg::reg("di").name("a").type(FetchType::s64()))
+                       .arg(FetchArg::reg("si").name("b").type(FetchType::s64())));
+  ASSERT_TRUE(ev);
+  ASSERT_OK(ev->event(inst()).set_filter("a == 12"));
+  ASSERT_OK(ev->enable(inst()));
+  ProbeRun r = target({"add", "10", "9", "5"});
+  std::vector<DecodedEvent> events = decoded(*ev);
+  ASSERT_THAT(events, SizeIs(1));
+  EXPECT_EQ(int_field(events[0], "a"), 12);
+  EXPECT_EQ(int_field(events[0], "b"), 9);
+  EXPECT_THAT(add_calls(r), ::testing::Contains(AddCall{12, 9, 21}));
+}
+
+// Two uprobes at one offset each see every call.
+TEST_F(Uprobe, TwoProbesAtOneOffsetBothFire) {
+  auto a = create_enabled(at(unique("two_a"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
+  auto b = create_enabled(at(unique("two_b"), "tracebed_target_add").arg(FetchArg::reg("si").name("b").type(FetchType::s64())));
+  ASSERT_TRUE(a && b);
+  ProbeRun r = target({"add", "3", "4", "6"});
+  std::vector<DecodedEvent> all = decoded({&*a, &*b});
+  std::vector<int64_t> as, bs, want_a, want_b;
+  for (const DecodedEvent& e : all) (e.name == a->name() ? as : bs).push_back(int_field(e, e.name == a->name() ? "a" : "b"));
+  for (const AddCall& c : add_calls(r)) {
+    want_a.push_back(c.a);
+    want_b.push_back(c.b);
+  }
+  EXPECT_THAT(as, ElementsAreArray(want_a));
+  EXPECT_THAT(bs, ElementsAreArray(want_b));
+}
+
+// Disabled, the probe records nothing; enabled again, it records again.
+TEST_F(Uprobe, DisabledProbeRecordsNothing) {
+  auto ev = create_enabled(at(unique("onoff"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
+  ASSERT_TRUE(ev);
+  target({"add", "1", "0"});
+  ASSERT_OK(ev->disable(inst()));
+  target({"add", "2", "0"});
+  ASSERT_OK(ev->enable(inst()));
+  target({"add", "3", "0"});
+  std::vector<int64_t> got;
+  for (const DecodedEvent& e : decoded(*ev)) got.push_back(int_field(e, "a"));
+  EXPECT_THAT(got, ::testing::ElementsAre(1, 3));
+}
+
+// An enabled uprobe is in use: removing it fails with EBUSY; disabled, it
+// goes from the list and from events/.
+TEST_F(Uprobe, EnabledProbeCannotBeRemoved) {
+  auto ev = create_enabled(at(unique("busy"), "tracebed_target_add").arg(FetchArg::reg("di").name("a")));
+  ASSERT_TRUE(ev);
+  std::string file = ev->file();
+  auto err = fs().top().files().try_write(file, ev->def().remove_command(), true);
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, EBUSY);
+  EXPECT_TRUE(listed(*ev));
+  ASSERT_OK(ev->disable(inst()));
+  err = fs().top().files().try_write(file, ev->def().remove_command(), true);
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, 0);
+  ev->release();  // already removed
+  EXPECT_FALSE(listed(*ev));
+  EXPECT_FALSE(ev->event(inst()).exists());
+}
+
+// A file that does not exist: the kernel points at the path.
+TEST_F(Uprobe, MissingFileIsRefused) {
+  TRACEBED_REQUIRE(features::error_log);
+  UprobeEvent u = UprobeEvent::at(unique("nofile"), "/nonexistent/tracebed-uprobe", 0x1000);
+  auto entry = refused(u);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->location, "trace_uprobe");
+  EXPECT_EQ(entry->error, "Failed to find the given file");
+  EXPECT_EQ(entry->caret, u.command().find("/nonexistent"));
+}
+
+// $retval belongs to return probes (uprobetracer.rst): on an entry probe
+// the kernel refuses it and points at it.
+TEST_F(Uprobe, RetvalOnAnEntryProbeIsRefused) {
+  TRACEBED_REQUIRE(features::error_log);
+  UprobeEvent u = at(unique("entry_ret"), "tracebed_target_add").arg(FetchArg::retval().name("r"));
+  auto entry = refused(u);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->location, "trace_uprobe");
+  EXPECT_EQ(entry->error, "$retval is not available on probe");
+  EXPECT_EQ(entry->caret, u.command().find("$retval"));
+}
+
+}  // namespace
+}  // namespace tracebed::suites
