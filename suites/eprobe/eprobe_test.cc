@@ -20,6 +20,7 @@
 #include "framework/decode/event_format.h"
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/hist.h"
+#include "framework/tracefs/synth.h"
 #include "suites/tracefs_support/decoded_events.h"
 #include "suites/tracefs_support/probe_target.h"
 #include "suites/tracefs_support/tracefs_suite.h"
@@ -308,6 +309,42 @@ TEST_F(Eprobe, EnableDisableAndRemoval) {
   ASSERT_OK(listed);
   for (const auto& l : *listed) EXPECT_NE(l.event, name) << l.line;
   EXPECT_FALSE(fs().ops().exists(fs().root() + "/events/eprobes/" + name));
+}
+
+// An eprobe on a synthetic event (ftracetest's inter-event eprobe case):
+// myopen, made by hist triggers from sys_enter/exit_openat, carries the
+// fd; an eprobe on it fetches that field, for every open of the target.
+TEST_F(Eprobe, OnASyntheticEvent) {
+  TRACEBED_REQUIRE(features::synthetic_events);
+  TRACEBED_REQUIRE(features::hist_triggers);
+  TRACEBED_REQUIRE(features::hist_trace_action);
+  TRACEBED_REQUIRE(openat_event);
+  std::string synth_name = unique("myopen");
+  auto synth = tracefs::Synth::create(fs().top(), tracefs::SynthEvent(synth_name).field("long", "ret"));
+  ASSERT_OK(synth);
+  ASSERT_OK(synth->add_trigger(inst().event("syscalls", "sys_enter_openat"),
+                               tracefs::HistTrigger().key("common_pid").var("ts0", "common_timestamp").trigger()));
+  ASSERT_OK(synth->add_trigger(
+      inst().event("syscalls", "sys_exit_openat"),
+      tracefs::HistTrigger()
+          .key("common_pid")
+          .var("t", "common_timestamp-$ts0")
+          .action(tracefs::HistAction::onmatch("syscalls", "sys_enter_openat").trace(synth_name, {"ret"}))
+          .trigger()));
+  // Declared after the Synth: removed first (it holds a trigger on it).
+  std::string name = unique("onsynth");
+  auto ep = DynamicEvent::create(
+      fs(), EprobeEvent::on(name, "synthetic", synth_name).arg(FetchArg::field("ret").name("fd").type(FetchType::s32())));
+  ASSERT_OK(ep);
+  ASSERT_OK(ep->enable(inst()));
+  ProbeRun probe = run_probe_target(*this, {"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<int64_t> printed, probed;
+  for (const auto& l : probe.lines_of("open")) printed.push_back(std::stoll(l.at(1)));
+  ASSERT_THAT(printed, SizeIs(3));
+  for (const DecodedEvent& e : decode({{"eprobes", name}}))
+    if (e.name == name && e.pid == probe.pid) probed.push_back(int_field(e, "fd"));
+  EXPECT_THAT(probed, ElementsAreArray(printed));
 }
 
 // An attached event that does not exist is refused, in the kernel's words

@@ -125,20 +125,24 @@ class Tprobe : public ProbeTest {
 };
 
 // One entry record per openat the target made, with its dfd and path
-// ($arg1, +0($arg2):ustring), in order.
+// ($arg1, +0($arg2):ustring) and $comm, in order.
 TEST_F(Fprobe, EntryFiresOncePerCallWithItsArguments) {
   TRACEBED_REQUIRE(features::fetcharg_argn);
+  TRACEBED_REQUIRE(features::fetcharg_comm);
   TRACEBED_REQUIRE(features::type_ustring);
   ProbeRun run;
   auto ev = probe_opens(FprobeEvent::entry(unique("open"), kOpenFunction)
                             .arg(FetchArg::arg(1).name("dfd").type(FetchType::s32()))
-                            .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())),
+                            .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()))
+                            .arg(FetchArg::comm().name("comm")),
                         &run);
   ASSERT_TRUE(ev.has_value());
   std::vector<std::string> probed;
   for (const DecodedEvent& e : records_of(*ev, run.pid)) {
     probed.push_back(str_field(e, "path"));
     EXPECT_EQ(int_field(e, "dfd"), kAtFdcwd) << ::testing::PrintToString(e);
+    // The program's name, cut to TASK_COMM_LEN - 1.
+    EXPECT_EQ(str_field(e, "comm"), "tracebed-probe-") << ::testing::PrintToString(e);
   }
   EXPECT_THAT(probed, ElementsAreArray(paths(run)));
 }

@@ -450,5 +450,35 @@ TEST_F(Sqlhist, CreatedThroughDynamicEvents) {
   EXPECT_THAT(*dyn, Not(HasSubstr(name)));
 }
 
+// The lines `tracebed sqlhist` prints, run by the guest's shell as a user
+// would paste them (at the top level, which the fixture resets after):
+// myopen then carries the fds the program printed.
+TEST_F(Sqlhist, PrintedCommandsRunInTheShell) {
+  TRACEBED_REQUIRE(openat_events);
+  std::string name = unique("myopen_sh");
+  auto compiled = compile(kMyOpen, name);
+  ASSERT_TRUE(compiled.has_value());
+  tracefs::Instance& t = top();
+  ASSERT_OK(t.set_tracing_on(false));
+  ASSERT_OK(t.clear_trace());
+  std::vector<std::string> lines = compiled->commands(fs().root());
+  ASSERT_THAT(lines, SizeIs(3));
+  for (const std::string& line : lines) sh(line);
+  ASSERT_FALSE(HasFailure()) << "the printed commands did not run";
+  ASSERT_OK(t.event("synthetic", name).enable());
+  ASSERT_OK(t.set_tracing_on(true));
+  ProbeRun probe = run_probe_target(*this, {"open", "/proc/self/stat", "/nonexistent"});
+  ASSERT_OK(t.set_tracing_on(false));
+  std::vector<int64_t> printed;
+  for (const auto& l : probe.lines_of("open")) printed.push_back(std::stoll(l.at(1)));
+  ASSERT_THAT(printed, SizeIs(2));
+  auto d = read_events(fs(), t, {{"synthetic", name}});
+  ASSERT_OK(d);
+  std::vector<int64_t> got;
+  for (const DecodedEvent& e : d->events)
+    if (e.name == name && e.pid == probe.pid) got.push_back(int_field(e, "ret"));
+  EXPECT_THAT(got, ElementsAreArray(printed));
+}
+
 }  // namespace
 }  // namespace tracebed::suites
