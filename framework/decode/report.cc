@@ -227,17 +227,20 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
       w.put('-');
       w.int_left(pid, 5);
       w.put(" [");
-      w.uint(static_cast<uint32_t>(record.cpu), 3, '0');
+      if (record.cpu < 1000)
+        w.zero_padded(static_cast<uint32_t>(record.cpu), 3);
+      else
+        w.uint(static_cast<uint32_t>(record.cpu));
       w.put("] ");
       if (options.raw_timestamps) {  // append_event_time(ts, 9, 1)
         w.uint(record.ts / 1000000000, 5);
         w.put('.');
-        w.uint(record.ts % 1000000000, 9, '0');
+        w.zero_padded(record.ts % 1000000000, 9);
       } else {  // append_event_time(ts, 6, 1000)
         const uint64_t us = (record.ts + 500) / 1000;
         w.uint(us / 1000000, 5);
         w.put('.');
-        w.uint(us % 1000000, 6, '0');
+        w.zero_padded(us % 1000000, 6);
       }
       w.put(": ");
       w.put(event->name);

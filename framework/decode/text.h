@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -85,11 +86,14 @@ class CharWriter {
   explicit CharWriter(char* p) : start_(p), p_(p) {}
   size_t size() const { return static_cast<size_t>(p_ - start_); }
   void put(char c) { *p_++ = c; }
+  // memcpy/memset: a byte loop through p_ is not vectorised (p_ may alias).
   void put(std::string_view s) {
-    for (char c : s) *p_++ = c;
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
   }
   void pad(size_t n, char c = ' ') {
-    for (; n; --n) *p_++ = c;
+    std::memset(p_, c, n);
+    p_ += n;
   }
   void right(std::string_view s, size_t width) {  // "%*s"
     if (s.size() < width) pad(width - s.size());
@@ -102,6 +106,23 @@ class CharWriter {
     const size_t n = static_cast<size_t>(end - q);
     if (n < width) pad(width - n, fill);
     put(std::string_view(q, n));
+  }
+  // "%0*llu" where v < 10^digits: exactly `digits` digits, no loop on v's
+  // length (the report's microseconds and nanoseconds).
+  void zero_padded(uint64_t v, unsigned digits) {
+    static constexpr char kPairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    char* q = p_ + digits;
+    for (unsigned left = digits; left >= 2; left -= 2) {
+      const unsigned pair = static_cast<unsigned>(v % 100) * 2;
+      v /= 100;
+      *--q = kPairs[pair + 1];
+      *--q = kPairs[pair];
+    }
+    if (digits & 1) *--q = static_cast<char>('0' + v);
+    p_ += digits;
   }
   void int_left(int64_t v, size_t width) {  // "%-*lld"
     const size_t before = size();
