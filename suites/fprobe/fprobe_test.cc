@@ -270,14 +270,16 @@ TEST_F(Fprobe, UnknownBtfArgumentIsExplained) {
   EXPECT_THAT(ev.error().message, HasSubstr("^"));
 }
 
-// t: on sched_switch with BTF fields of its arguments: each record equals
-// the sched_switch record next to it on its CPU.
+// t: on sched_switch with BTF fields of its arguments (pids, and the comm
+// array as a string): each record equals the sched_switch record next to
+// it on its CPU.
 TEST_F(Tprobe, SchedSwitchFieldsEqualTheEvent) {
   TRACEBED_REQUIRE(features::btf_fields);
   std::string name = unique("sw");
   auto ev = DynamicEvent::create(fs(), TprobeEvent::on(name, "sched_switch")
                                            .arg(FetchArg::btf("prev->pid").name("prev_pid"))
-                                           .arg(FetchArg::btf("next->pid").name("next_pid")));
+                                           .arg(FetchArg::btf("next->pid").name("next_pid"))
+                                           .arg(FetchArg::btf("next->comm").name("next_comm").type(FetchType::string())));
   ASSERT_OK(ev);
   ASSERT_OK(inst().event("sched", "sched_switch").enable());
   ASSERT_OK(ev->enable(inst()));
@@ -302,11 +304,47 @@ TEST_F(Tprobe, SchedSwitchFieldsEqualTheEvent) {
     ASSERT_NE(src, nullptr) << "no sched_switch before the tprobe record on cpu " << e.cpu;
     EXPECT_EQ(int_field(e, "prev_pid"), int_field(*src, "prev_pid"));
     EXPECT_EQ(int_field(e, "next_pid"), int_field(*src, "next_pid"));
+    EXPECT_EQ(str_field(e, "next_comm"), str_field(*src, "next_comm"));
     of_target += int_field(e, "prev_pid") == run.pid;
     last_switch[e.cpu] = nullptr;
   }
   EXPECT_GT(probed, 0u);
   EXPECT_GE(of_target, 3u);
+}
+
+// dynamic_events lists the tprobe in its default group; an enabled one
+// cannot be removed (EBUSY); removed, it is gone from dynamic_events and
+// events/.
+TEST_F(Tprobe, ListedBusyAndRemoved) {
+  std::string name = unique("life");
+  auto ev = DynamicEvent::create(fs(), TprobeEvent::on(name, "sched_switch"));
+  ASSERT_OK(ev);
+  auto listed = tracefs::read_dynamic_events(fs());
+  ASSERT_OK(listed);
+  auto it = std::find_if(listed->begin(), listed->end(), [&](const auto& l) { return l.event == name; });
+  ASSERT_NE(it, listed->end());
+  EXPECT_EQ(it->kind, DynEventKind::tprobe) << it->line;
+  EXPECT_EQ(it->group, "tracepoints") << it->line;
+  EXPECT_EQ(it->target, "sched_switch") << it->line;
+  EXPECT_TRUE(ev->event(inst()).exists());
+
+  ASSERT_OK(ev->enable(inst()));
+  run_probe_target(*this, {"sleep", "2", "1"});
+  auto busy = fs().top().files().try_write("dynamic_events", ev->def().remove_command(), true);
+  ASSERT_OK(busy);
+  EXPECT_EQ(*busy, EBUSY) << "removing an enabled tprobe";
+  ASSERT_OK(inst().set_tracing_on(false));
+  auto d = read_events(fs(), inst(), {{ev->group(), name}});
+  ASSERT_OK(d);
+  size_t records = 0;
+  for (const DecodedEvent& e : d->events) records += e.name == name;
+  EXPECT_GT(records, 0u) << "the target slept: at least one sched_switch";
+
+  ASSERT_OK(ev->destroy());
+  listed = tracefs::read_dynamic_events(fs());
+  ASSERT_OK(listed);
+  for (const auto& l : *listed) EXPECT_NE(l.event, name) << l.line;
+  EXPECT_FALSE(fs().ops().exists(fs().root() + "/events/tracepoints/" + name));
 }
 
 // A field its argument's type does not have is refused in the kernel's
