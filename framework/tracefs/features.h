@@ -95,6 +95,9 @@ inline const Feature tprobes = Feature::readme("tprobes", "t[:[<group>/][<event>
 // README prints the format lines on kernels with uprobes only, too: ask
 // for kprobes as well where it matters. "$arg<N>" is for kprobes and
 // fprobes; uprobes refused $argN on every kernel checked (5.10 to 7.3).
+// Several probe points under one event name: README says the probe files
+// "append" once the kernel has them (kernel/trace/trace.c readme_msg).
+inline const Feature probe_append = Feature::readme("probe append", "Create/append/remove/show the kernel dynamic events");
 inline const Feature kretprobe_maxactive = Feature::readme("kretprobe maxactive", "r[maxactive][:[<group>/]");
 inline const Feature kprobe_percent_return =
     Feature::readme("kprobe %return", "place (kretprobe): [<module>:]<symbol>[+<offset>]%return");

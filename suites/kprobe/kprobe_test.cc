@@ -287,8 +287,9 @@ TEST_F(Kprobe, MaxactiveIsKeptAndTheProbeFires) {
   EXPECT_EQ(entry->kind, DynEventKind::kretprobe) << entry->line;
   EXPECT_EQ(entry->maxactive, 10u) << entry->line;
   ProbeRun r = open(kPaths);
-  EXPECT_THAT(decoded(*ev), SizeIs(kPaths.size()));
-  (void)r;
+  std::vector<int64_t> rets;
+  for (const DecodedEvent& e : decoded(*ev)) rets.push_back(int_field(e, "ret"));
+  EXPECT_THAT(rets, ElementsAreArray(opened_fds(r)));
 }
 
 // $comm is the name of the task that hit the probe.
@@ -300,8 +301,10 @@ TEST_F(Kprobe, CommIsTheProgramName) {
   ProbeRun r = open(kPaths);
   std::vector<DecodedEvent> events = decoded(*ev);
   ASSERT_THAT(events, SizeIs(kPaths.size()));
-  for (const DecodedEvent& e : events) EXPECT_EQ(str_field(e, "who"), kTargetComm);
-  (void)r;
+  for (const DecodedEvent& e : events) {
+    EXPECT_EQ(e.pid, r.pid);
+    EXPECT_EQ(str_field(e, "who"), kTargetComm);
+  }
 }
 
 // $stackN is the Nth word of the stack and $stack its address: +0($stack)
@@ -648,6 +651,37 @@ TEST_F(Kprobe, SeveralProbesOnOneFunctionAllFire) {
   // Each call: both entry probes before its return probe.
   ASSERT_THAT(all, SizeIs(3 * kPaths.size()));
   for (size_t i = 0; i < all.size(); i += 3) EXPECT_EQ(all[i + 2].name, c->name());
+}
+
+// A second definition under an existing name, with the same argument
+// names and types, adds a probe point to that event: the syscall's entry
+// and the function it calls both record into it, in call order, and one
+// removal takes both.
+TEST_F(Kprobe, SameNameAppendsAProbePoint) {
+  TRACEBED_REQUIRE(features::probe_append);
+  std::string syscall = sh("awk '$3 == \"__x64_sys_openat\" {print $3}' /proc/kallsyms");
+  ASSERT_EQ(tracefs::trim(syscall), "__x64_sys_openat") << "no __x64_sys_openat in /proc/kallsyms";
+  std::string name = unique("append");
+  auto ev = create(KprobeEvent::at(name, "__x64_sys_openat").arg(FetchArg::immediate(int64_t{1}).name("point").type(FetchType::u8())));
+  ASSERT_TRUE(ev);
+  auto second = DynamicEvent::create(fs(), on_open(name).arg(FetchArg::immediate(int64_t{2}).name("point").type(FetchType::u8())));
+  ASSERT_OK(second);
+  second->release();  // the event is ev's: its removal takes both points
+  auto all = tracefs::read_dynamic_events(fs());
+  ASSERT_OK(all);
+  std::vector<std::string> targets;
+  for (const DynEventEntry& e : *all)
+    if (e.event == name) targets.push_back(e.target);
+  EXPECT_THAT(targets, ElementsAre("__x64_sys_openat", open_function()));
+  ASSERT_OK(ev->enable(inst()));
+  open(kPaths);
+  std::vector<int64_t> points;
+  for (const DecodedEvent& e : decoded(*ev)) points.push_back(int_field(e, "point"));
+  EXPECT_THAT(points, ElementsAre(1, 2, 1, 2, 1, 2));
+  ASSERT_OK(ev->destroy());
+  all = tracefs::read_dynamic_events(fs());
+  ASSERT_OK(all);
+  for (const DynEventEntry& e : *all) EXPECT_NE(e.event, name) << e.line;
 }
 
 // An enabled probe is in use: removing it fails with EBUSY and it stays;
