@@ -206,7 +206,8 @@ TEST_F(Eprobe, TypesShapeTheFormatAndTheText) {
     ASSERT_TRUE(hex.starts_with("0x")) << line;
     EXPECT_EQ(std::stoul(hex, nullptr, 16), std::stoul(next)) << line;
     // Before its exec the target is the agent's child and has its name.
-    if (num("prev") == std::to_string(probe.pid)) of_target += line.find("comm=\"tracebed-probe-\"") != std::string::npos;
+    if (num("prev") == std::to_string(probe.pid))
+      of_target += line.find("comm=\"tracebed-probe-\"") != std::string::npos;
   }
   EXPECT_GT(lines, 0);
   EXPECT_GE(of_target, 2);
@@ -334,7 +335,8 @@ TEST_F(Eprobe, OnASyntheticEvent) {
   // Declared after the Synth: removed first (it holds a trigger on it).
   std::string name = unique("onsynth");
   auto ep = DynamicEvent::create(
-      fs(), EprobeEvent::on(name, "synthetic", synth_name).arg(FetchArg::field("ret").name("fd").type(FetchType::s32())));
+      fs(),
+      EprobeEvent::on(name, "synthetic", synth_name).arg(FetchArg::field("ret").name("fd").type(FetchType::s32())));
   ASSERT_OK(ep);
   ASSERT_OK(ep->enable(inst()));
   ProbeRun probe = run_probe_target(*this, {"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});

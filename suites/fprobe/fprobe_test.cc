@@ -273,7 +273,8 @@ TEST_F(Fprobe, UnknownFunctionIsExplained) {
 TEST_F(Fprobe, UnknownBtfArgumentIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
   TRACEBED_REQUIRE(features::btf_args);
-  auto ev = DynamicEvent::create(fs(), FprobeEvent::entry(unique("bad"), kOpenFunction).arg(FetchArg::btf("nosucharg")));
+  auto ev =
+      DynamicEvent::create(fs(), FprobeEvent::entry(unique("bad"), kOpenFunction).arg(FetchArg::btf("nosucharg")));
   ASSERT_FALSE(ev.ok());
   EXPECT_THAT(ev.error().message, HasSubstr("This variable is not found at this probe point"));
   EXPECT_THAT(ev.error().message, HasSubstr("^"));
@@ -288,7 +289,9 @@ TEST_F(Tprobe, SchedSwitchFieldsEqualTheEvent) {
   auto ev = DynamicEvent::create(fs(), TprobeEvent::on(name, "sched_switch")
                                            .arg(FetchArg::btf("prev->pid").name("prev_pid"))
                                            .arg(FetchArg::btf("next->pid").name("next_pid"))
-                                           .arg(FetchArg::btf("next->comm").name("next_comm").type(FetchType::string())));
+                                           .arg(FetchArg::btf("next->comm")
+                                                    .name("next_comm")
+                                                    .type(FetchType::string())));
   ASSERT_OK(ev);
   ASSERT_OK(inst().event("sched", "sched_switch").enable());
   ASSERT_OK(ev->enable(inst()));
@@ -363,7 +366,8 @@ TEST_F(Tprobe, UnknownFieldIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
   TRACEBED_REQUIRE(features::btf_fields);
   auto ev = DynamicEvent::create(
-      fs(), TprobeEvent::on(unique("bad"), "sched_switch").arg(FetchArg::btf("prev->tracebed_no_such_field").name("x")));
+      fs(),
+      TprobeEvent::on(unique("bad"), "sched_switch").arg(FetchArg::btf("prev->tracebed_no_such_field").name("x")));
   ASSERT_FALSE(ev.ok());
   EXPECT_THAT(ev.error().message, HasSubstr("This field is not found"));
   EXPECT_THAT(ev.error().message, HasSubstr("^"));
