@@ -366,6 +366,57 @@ TEST_F(Kprobe, SymbolTypeNamesTheReturnAddress) {
   EXPECT_EQ(seen, static_cast<int>(kPaths.size()));
 }
 
+// symstr (README "symstr") records at probe time the text the symbol
+// type prints when `trace` is read.
+TEST_F(Kprobe, SymstrRecordsWhatSymbolPrints) {
+  TRACEBED_REQUIRE(features::type_symstr);
+  std::string name = unique("symstr");
+  auto ev = create_enabled(on_open(name)
+                               .arg(FetchArg::stack(0).name("printed").type(FetchType::symbol()))
+                               .arg(FetchArg::stack(0).name("recorded").type(FetchType::symstr())));
+  ASSERT_TRUE(ev);
+  ProbeRun r = open(kPaths);
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<std::string> printed;
+  for (const std::string& line : trace_lines(inst())) {
+    size_t at = line.find(" printed=");
+    if (line.find(" " + name + ": ") == std::string::npos || at == std::string::npos) continue;
+    printed.push_back(line.substr(at + 9, line.find(' ', at + 1) - at - 9));
+  }
+  ASSERT_THAT(printed, SizeIs(kPaths.size()));
+  std::vector<std::string> recorded;
+  for (const DecodedEvent& e : decoded(*ev)) {
+    EXPECT_EQ(e.pid, r.pid);
+    recorded.push_back(str_field(e, "recorded"));
+  }
+  EXPECT_THAT(recorded, ElementsAreArray(printed));
+}
+
+// char (README "char") is one byte printed as a character: +u1 is the
+// second byte of each path (the first is always '/').
+TEST_F(Kprobe, CharTypeIsAByteOfThePath) {
+  TRACEBED_REQUIRE(features::type_char);
+  TRACEBED_REQUIRE(features::fetcharg_user_deref);
+  std::string name = unique("char");
+  auto ev = create_enabled(on_open(name).arg(FetchArg::arg(2).user_deref(1).name("c").type(FetchType::character())));
+  ASSERT_TRUE(ev);
+  ProbeRun r = open(kPaths);
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<std::string> paths = opened_paths(r);
+  std::vector<std::string> want_text, got_text;
+  for (const std::string& p : paths) want_text.push_back(std::string(" c='") + p[1] + "'");
+  for (const std::string& line : trace_lines(inst())) {
+    size_t at = line.find(" c='");
+    if (line.find(" " + name + ": ") == std::string::npos || at == std::string::npos) continue;
+    got_text.push_back(line.substr(at, 6));
+  }
+  EXPECT_THAT(got_text, ElementsAreArray(want_text));
+  std::vector<int64_t> got, want;
+  for (const std::string& p : paths) want.push_back(p[1]);
+  for (const DecodedEvent& e : decoded(*ev)) got.push_back(int_field(e, "c"));
+  EXPECT_THAT(got, ElementsAreArray(want));
+}
+
 // @SYM reads kernel memory at a symbol: linux_banner is the text
 // /proc/version prints (init/version.c), and @linux_banner+6 skips "Linux ".
 TEST_F(Kprobe, SymbolMemoryFetchReadsTheBanner) {
