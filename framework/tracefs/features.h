@@ -86,6 +86,10 @@ inline const Feature module_events = Feature::readme(":mod: events", ":mod:<modu
 inline const Feature kprobes = Feature::file("kprobes", "kprobe_events");
 inline const Feature uprobes = Feature::file("uprobes", "uprobe_events");
 inline const Feature dynamic_events = Feature::file("dynamic_events", "dynamic_events");
+// Several probe points under one event name: README says the probe files
+// "append" once the kernel has them (kernel/trace/trace.c readme_msg).
+inline const Feature probe_append =
+    Feature::readme("probe append", "Create/append/remove/show the kernel dynamic events");
 inline const Feature synthetic_events = Feature::file("synthetic events", "synthetic_events");
 inline const Feature eprobes = Feature::readme("eprobes", "e[:[<group>/][<event>]]");
 inline const Feature fprobes = Feature::readme("fprobes", "f[:[<group>/][<event>]] <func-name>");
@@ -95,9 +99,6 @@ inline const Feature tprobes = Feature::readme("tprobes", "t[:[<group>/][<event>
 // README prints the format lines on kernels with uprobes only, too: ask
 // for kprobes as well where it matters. "$arg<N>" is for kprobes and
 // fprobes; uprobes refused $argN on every kernel checked (5.10 to 7.3).
-// Several probe points under one event name: README says the probe files
-// "append" once the kernel has them (kernel/trace/trace.c readme_msg).
-inline const Feature probe_append = Feature::readme("probe append", "Create/append/remove/show the kernel dynamic events");
 inline const Feature kretprobe_maxactive = Feature::readme("kretprobe maxactive", "r[maxactive][:[<group>/]");
 inline const Feature kprobe_percent_return =
     Feature::readme("kprobe %return", "place (kretprobe): [<module>:]<symbol>[+<offset>]%return");

@@ -263,7 +263,8 @@ TEST_F(Kprobe, KretprobeRetvalIsTheFdTheProgramGot) {
 TEST_F(Kprobe, PercentReturnMakesAReturnProbe) {
   TRACEBED_REQUIRE(features::kprobe_percent_return);
   std::string name = unique("pct_ret");
-  auto ev = create_enabled(on_open_return(name).percent_return().arg(FetchArg::retval().name("ret").type(FetchType::s32())));
+  auto ev =
+      create_enabled(on_open_return(name).percent_return().arg(FetchArg::retval().name("ret").type(FetchType::s32())));
   ASSERT_TRUE(ev);
   EXPECT_THAT(ev->def().command, HasSubstr("%return"));
   auto entry = listed(*ev);
@@ -280,7 +281,8 @@ TEST_F(Kprobe, PercentReturnMakesAReturnProbe) {
 TEST_F(Kprobe, MaxactiveIsKeptAndTheProbeFires) {
   TRACEBED_REQUIRE(features::kretprobe_maxactive);
   std::string name = unique("maxact");
-  auto ev = create_enabled(on_open_return(name).maxactive(10).arg(FetchArg::retval().name("ret").type(FetchType::s32())));
+  auto ev =
+      create_enabled(on_open_return(name).maxactive(10).arg(FetchArg::retval().name("ret").type(FetchType::s32())));
   ASSERT_TRUE(ev);
   auto entry = listed(*ev);
   ASSERT_TRUE(entry);
@@ -686,7 +688,8 @@ TEST_F(Kprobe, StacktraceTriggerRecordsOneStack) {
 // probes with different arguments and a return probe.
 TEST_F(Kprobe, SeveralProbesOnOneFunctionAllFire) {
   TRACEBED_REQUIRE(features::type_ustring);
-  auto a = create_enabled(on_open(unique("multi_a")).arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())));
+  auto a =
+      create_enabled(on_open(unique("multi_a")).arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())));
   auto b = create_enabled(on_open(unique("multi_b")).arg(FetchArg::arg(1).name("dfd").type(FetchType::s32())));
   auto c = create_enabled(on_open_return(unique("multi_c")).arg(FetchArg::retval().name("ret").type(FetchType::s32())));
   ASSERT_TRUE(a && b && c);
@@ -713,9 +716,11 @@ TEST_F(Kprobe, SameNameAppendsAProbePoint) {
   std::string syscall = sh("awk '$3 == \"__x64_sys_openat\" {print $3}' /proc/kallsyms");
   ASSERT_EQ(tracefs::trim(syscall), "__x64_sys_openat") << "no __x64_sys_openat in /proc/kallsyms";
   std::string name = unique("append");
-  auto ev = create(KprobeEvent::at(name, "__x64_sys_openat").arg(FetchArg::immediate(int64_t{1}).name("point").type(FetchType::u8())));
+  auto ev = create(KprobeEvent::at(name, "__x64_sys_openat")
+                       .arg(FetchArg::immediate(int64_t{1}).name("point").type(FetchType::u8())));
   ASSERT_TRUE(ev);
-  auto second = DynamicEvent::create(fs(), on_open(name).arg(FetchArg::immediate(int64_t{2}).name("point").type(FetchType::u8())));
+  auto second = DynamicEvent::create(
+      fs(), on_open(name).arg(FetchArg::immediate(int64_t{2}).name("point").type(FetchType::u8())));
   ASSERT_OK(second);
   second->release();  // the event is ev's: its removal takes both points
   auto all = tracefs::read_dynamic_events(fs());

@@ -67,7 +67,8 @@ void PrintTo(const AddCall& c, std::ostream* os) { *os << "add(" << c.a << ", " 
 
 std::vector<AddCall> add_calls(const ProbeRun& r) {
   std::vector<AddCall> out;
-  for (const auto& l : r.lines_of("add")) out.push_back({std::stoll(l.at(0)), std::stoll(l.at(1)), std::stoll(l.at(3))});
+  for (const auto& l : r.lines_of("add"))
+    out.push_back({std::stoll(l.at(0)), std::stoll(l.at(1)), std::stoll(l.at(3))});
   return out;
 }
 
@@ -217,8 +218,10 @@ TEST_F(Uprobe, PercentReturnMakesAReturnProbe) {
 
 // Entry and return probes fire exactly once per call each, entry first.
 TEST_F(Uprobe, EventsCountExactlyTheCalls) {
-  auto entry = create_enabled(at(unique("cnt_in"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
-  auto exit = create_enabled(on_return(unique("cnt_out"), "tracebed_target_add").arg(FetchArg::reg("ax").name("ret").type(FetchType::s64())));
+  auto entry = create_enabled(
+      at(unique("cnt_in"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
+  auto exit = create_enabled(
+      on_return(unique("cnt_out"), "tracebed_target_add").arg(FetchArg::reg("ax").name("ret").type(FetchType::s64())));
   ASSERT_TRUE(entry && exit);
   ProbeRun r = target({"add", "100", "5", "37"});
   size_t calls = add_calls(r).size();
@@ -281,8 +284,8 @@ TEST_F(Uprobe, UstringReadsTheSameUserString) {
 // mix returns the string's length plus its first argument: the uretprobe
 // sees what the program printed.
 TEST_F(Uprobe, UretprobeOfMixSeesItsResult) {
-  auto ev = create_enabled(on_return(unique("mix_ret"), "tracebed_target_mix")
-                               .arg(FetchArg::reg("ax").name("ret").type(FetchType::s64())));
+  auto ev = create_enabled(
+      on_return(unique("mix_ret"), "tracebed_target_mix").arg(FetchArg::reg("ax").name("ret").type(FetchType::s64())));
   ASSERT_TRUE(ev);
   ProbeRun r = target({"mix", "-20", "1", "2", "3", "abc"});
   auto lines = r.lines_of("mix");
@@ -311,7 +314,8 @@ TEST_F(Uprobe, StackHoldsTheReturnAddressIntoTheCaller) {
   tracefs::ElfSymbol add = function("tracebed_target_add");
   tracefs::ElfSymbol caller = function("cmd_add");
   ASSERT_NE(caller.size, 0u);
-  auto ev = create_enabled(at(unique("stack"), "tracebed_target_add").arg(FetchArg::stack(0).name("ret_addr").type(FetchType::x64())));
+  auto ev = create_enabled(
+      at(unique("stack"), "tracebed_target_add").arg(FetchArg::stack(0).name("ret_addr").type(FetchType::x64())));
   ASSERT_TRUE(ev);
   target({"add", "1", "2", "3"});
   std::vector<DecodedEvent> events = decoded(*ev);
@@ -342,13 +346,16 @@ TEST_F(Uprobe, FilterOnAnArgumentMatchesOneCall) {
 
 // Two uprobes at one offset each see every call.
 TEST_F(Uprobe, TwoProbesAtOneOffsetBothFire) {
-  auto a = create_enabled(at(unique("two_a"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
-  auto b = create_enabled(at(unique("two_b"), "tracebed_target_add").arg(FetchArg::reg("si").name("b").type(FetchType::s64())));
+  auto a = create_enabled(
+      at(unique("two_a"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
+  auto b = create_enabled(
+      at(unique("two_b"), "tracebed_target_add").arg(FetchArg::reg("si").name("b").type(FetchType::s64())));
   ASSERT_TRUE(a && b);
   ProbeRun r = target({"add", "3", "4", "6"});
   std::vector<DecodedEvent> all = decoded({&*a, &*b});
   std::vector<int64_t> as, bs, want_a, want_b;
-  for (const DecodedEvent& e : all) (e.name == a->name() ? as : bs).push_back(int_field(e, e.name == a->name() ? "a" : "b"));
+  for (const DecodedEvent& e : all)
+    (e.name == a->name() ? as : bs).push_back(int_field(e, e.name == a->name() ? "a" : "b"));
   for (const AddCall& c : add_calls(r)) {
     want_a.push_back(c.a);
     want_b.push_back(c.b);
@@ -359,7 +366,8 @@ TEST_F(Uprobe, TwoProbesAtOneOffsetBothFire) {
 
 // Disabled, the probe records nothing; enabled again, it records again.
 TEST_F(Uprobe, DisabledProbeRecordsNothing) {
-  auto ev = create_enabled(at(unique("onoff"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
+  auto ev = create_enabled(
+      at(unique("onoff"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
   ASSERT_TRUE(ev);
   target({"add", "1", "0"});
   ASSERT_OK(ev->disable(inst()));
