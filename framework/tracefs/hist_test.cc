@@ -169,7 +169,9 @@ TEST(HistFile, EntriesAgreeWithTotals) {
       EXPECT_EQ(s.entries.size(), s.totals.entries) << s.trigger_info;
       uint64_t hits = 0;
       for (const HistEntry& e : s.entries) hits += e.hitcount();
-      if (!s.trigger.has_nohitcount()) EXPECT_EQ(hits, s.totals.hits) << s.trigger_info;
+      if (!s.trigger.has_nohitcount()) {
+        EXPECT_EQ(hits, s.totals.hits) << s.trigger_info;
+      }
     }
   }
 }

@@ -253,10 +253,13 @@ TEST(SqlFormat, SyntheticFieldsMatchTheKernelsFormat) {
     SCOPED_TRACE(kernel->fields[i].name);
     EXPECT_EQ(ours.fields[i].name, kernel->fields[i].name);
     EXPECT_EQ(ours.fields[i].dynamic, kernel->fields[i].dynamic);
-    if (!ours.fields[i].dynamic) EXPECT_EQ(ours.fields[i].size, kernel->fields[i].size);
+    if (!ours.fields[i].dynamic) {
+      EXPECT_EQ(ours.fields[i].size, kernel->fields[i].size);
+    }
     // The kernel marks char arrays signed; the compiler does not care.
-    if (!kernel->fields[i].array_len && !kernel->fields[i].dynamic)
+    if (!kernel->fields[i].array_len && !kernel->fields[i].dynamic) {
       EXPECT_EQ(ours.fields[i].is_signed, kernel->fields[i].is_signed);
+    }
   }
 }
 

@@ -99,7 +99,9 @@ TEST_F(Basics, BufferResizeTakesEffectPerCpu) {
     SCOPED_TRACE(::testing::Message() << "cpu" << (*cpus)[i]);
     EXPECT_EQ(inst().buffer_size((*cpus)[i]).value().kb, all);
   }
-  if (cpus->size() > 1) EXPECT_TRUE(inst().buffer_size().value().cpus_differ());
+  if (cpus->size() > 1) {
+    EXPECT_TRUE(inst().buffer_size().value().cpus_differ());
+  }
   // The total is the sum over CPUs.
   uint64_t sum = 0;
   for (int cpu : *cpus) sum += inst().buffer_size(cpu).value().kb.value_or(0);
@@ -215,7 +217,9 @@ TEST_F(Basics, ResetUndoesTopLevelState) {
   EXPECT_THAT(t.set_event().value(), IsEmpty());
   EXPECT_THAT(t.event_pids().value(), IsEmpty());
   EXPECT_THAT(t.ftrace_filter().value().triggers, IsEmpty());
-  if (features().has(tracefs::features::kprobes)) EXPECT_EQ(t.files().read("kprobe_events").value(), "");
+  if (features().has(tracefs::features::kprobes)) {
+    EXPECT_EQ(t.files().read("kprobe_events").value(), "");
+  }
   EXPECT_TRUE(t.tracing_on().value());
   EXPECT_EQ(t.current_tracer().value(), "nop");
 }

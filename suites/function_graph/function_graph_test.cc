@@ -64,7 +64,9 @@ TEST_F(FunctionGraph, GraphFunctionIsTheRootOfEveryCall) {
   for (const std::string& l : lines) {
     std::string call = call_part(l);
     if (call.empty() || call.starts_with("}")) continue;  // a return, not a call
-    if (depth_of(call) == 0) EXPECT_THAT(call, HasSubstr("vfs_read")) << l;
+    if (depth_of(call) == 0) {
+      EXPECT_THAT(call, HasSubstr("vfs_read")) << l;
+    }
   }
 }
 
