@@ -198,6 +198,16 @@ Status Synth::destroy() {
     owned_ = false;
     Event ev = event();
     if (ev.exists()) (void)ev.disable();
+    // A copy enabled in any instance holds the event too (EBUSY): tests
+    // enable it in their own instance, which still exists here.
+    const Files& top = *top_;
+    if (auto names = top.ops().list(top.path("instances"))) {
+      for (const std::string& n : *names) {
+        const std::string enable = top.path(fmt::format("instances/{}/events/synthetic/{}/enable", n, spec_.name()));
+        if (auto state = top.ops().read(enable); state && !state->starts_with("0"))
+          (void)top.ops().write(enable, "0", false);
+      }
+    }
     const Files& f = *top_;
     std::string_view file = via_ == Via::synthetic_events ? "synthetic_events" : "dynamic_events";
     std::string cmd = via_ == Via::synthetic_events ? spec_.remove_command() : spec_.dynamic_remove_command();
