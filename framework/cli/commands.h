@@ -18,6 +18,7 @@ void add_kernels_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_shell_command(CLI::App& app);
 void add_test_command(CLI::App& app);
+void add_matrix_command(CLI::App& app);
 void add_sqlhist_command(CLI::App& app);
 
 }  // namespace tracebed::cli

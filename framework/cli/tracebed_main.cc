@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   tracebed::cli::add_run_command(app);
   tracebed::cli::add_shell_command(app);
   tracebed::cli::add_test_command(app);
+  tracebed::cli::add_matrix_command(app);
   tracebed::cli::add_sqlhist_command(app);
   CLI11_PARSE(app, argc, argv);
   return 0;

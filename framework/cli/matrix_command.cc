@@ -1,0 +1,136 @@
+// `tracebed matrix [--kernels a,b|all] [--filter F] [--jobs N] [--out DIR]`:
+// every guest suite on every chosen kernel, resumable, with reports;
+// `tracebed matrix --compare OLD_DIR [--out NEW_DIR]`: what changed.
+// The work is in framework/matrix; this file parses and dispatches.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "framework/cli/commands.h"
+#include "framework/matrix/compare.h"
+#include "framework/matrix/runner.h"
+#include "framework/matrix/summary.h"
+#include "framework/vm/catalogue.h"
+#include "framework/vm/process.h"
+
+namespace tracebed::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The build writes the list of suite binaries beside the executable
+// (suites/CMakeLists.txt), as `tracebed test` reads it.
+std::vector<fs::path> listed_suites() {
+  fs::path self = fs::read_symlink("/proc/self/exe");
+  std::vector<fs::path> out;
+  std::ifstream in(self.parent_path() / "tracebed-suites.txt");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.emplace_back(line);
+  return out;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// What the kernel image is: its pinned packages, or a local image's content.
+std::string identity_of(const vm::KernelSpec& spec) {
+  if (spec.local()) {
+    auto image = vm::read_text_file(spec.local_image);
+    return fmt::format("local {} {} modules {}", spec.local_image.string(),
+                       image ? vm::content_hash(*image) : "unreadable", spec.local_modules_dir.string());
+  }
+  std::string id = fmt::format("{} {}", spec.name, spec.release);
+  for (const auto& p : spec.packages) id += fmt::format(" {}={} {}", p.name, p.version, p.sha256);
+  return id;
+}
+
+int default_jobs() {
+  // TCG runs a guest's single vCPU on about one host core.
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 1 ? static_cast<int>(n) : 1;
+}
+
+}  // namespace
+
+void add_matrix_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("matrix", "every guest suite on several kernels; Markdown/HTML/JUnit/KTAP/JSON reports");
+  struct Args {
+    std::string kernels = "all", filter, out = "tracebed-matrix", compare, accel;
+    int jobs = default_jobs();
+    int timeout_minutes = 60;
+    bool force = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--kernels", args->kernels, "comma-separated catalogue names or bzImage paths, or all")
+      ->capture_default_str();
+  cmd->add_option("--filter", args->filter, "GoogleTest filter (e.g. 'Basics*:Smoke*')");
+  cmd->add_option("-j,--jobs", args->jobs, "kernels run in parallel (one guest each)")->capture_default_str();
+  cmd->add_option("--out", args->out, "output directory")->capture_default_str();
+  cmd->add_option("--compare", args->compare, "compare OLD_DIR's results with --out's instead of running");
+  cmd->add_option("--timeout", args->timeout_minutes, "minutes after which a suite binary is killed")
+      ->capture_default_str();
+  cmd->add_option("--accel", args->accel, "accelerator for the guests (kvm, tcg); default: the suites' choice");
+  cmd->add_flag("--force", args->force, "rerun kernels whose results are current");
+  cmd->final_callback([args] {
+    if (!args->compare.empty()) {
+      auto before = matrix::load_summary(args->compare);
+      if (!before) fail(before.error().message);
+      auto after = matrix::load_summary(args->out);
+      if (!after) fail(after.error().message);
+      auto changes = matrix::compare(*before, *after);
+      fmt::print("{} -> {}\n{}", args->compare, args->out, matrix::format_changes(changes));
+      std::fflush(stdout);
+      bool new_failures = !changes.empty() && changes.front().kind == matrix::Change::new_failure;
+      std::exit(new_failures ? 1 : 0);
+    }
+    if (args->jobs < 1) fail("--jobs must be at least 1");
+    if (args->timeout_minutes < 1) fail("--timeout must be at least 1 minute");
+    auto catalogue = vm::Catalogue::load();
+    if (!catalogue) fail(catalogue.error().message);
+    std::vector<std::string> names = split_commas(args->kernels);
+    if (names.empty()) fail("--kernels: no kernel named");
+    if (names.size() == 1 && names[0] == "all") {
+      names.clear();
+      for (const auto& [n, _] : catalogue->kernels()) names.push_back(n);
+    }
+    matrix::RunOptions o;
+    for (const auto& name : names) {
+      auto spec = catalogue->resolve(name);
+      if (!spec) fail(fmt::format("--kernels: {}", spec.error().message));
+      o.kernels.push_back({name, identity_of(*spec), spec->release});
+    }
+    o.suites = listed_suites();
+    if (o.suites.empty()) fail("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
+    o.filter = args->filter;
+    o.accel = args->accel;
+    o.jobs = args->jobs;
+    o.out = args->out;
+    o.force = args->force;
+    o.suite_timeout = std::chrono::minutes(args->timeout_minutes);
+    auto m = matrix::run_matrix(o);
+    if (!m) fail(m.error().message);
+    if (Status st = matrix::write_outputs(*m, o.out); !st) fail(st.error().message);
+    int failed = 0;
+    fmt::print("{:<16} {:<30} {:>5} {:>5} {:>5} {:>9}\n", "KERNEL", "RELEASE", "PASS", "SKIP", "FAIL", "SECONDS");
+    for (const auto& k : m->kernels) {
+      fmt::print("{:<16} {:<30} {:>5} {:>5} {:>5} {:>9.1f}\n", k.kernel, k.release.empty() ? "-" : k.release,
+                 k.count(matrix::State::pass), k.count(matrix::State::skip), k.count(matrix::State::fail),
+                 k.wall_seconds);
+      failed += k.count(matrix::State::fail);
+    }
+    fmt::print("report: {}\n", (fs::path(o.out) / "report.html").string());
+    std::fflush(stdout);
+    std::exit(failed ? 1 : 0);
+  });
+}
+
+}  // namespace tracebed::cli

@@ -1,0 +1,101 @@
+#include "framework/matrix/junit.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/vm/process.h"
+
+namespace tracebed::matrix {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string testdata(const char* name) {
+  auto t = vm::read_text_file(std::string(TRACEBED_SOURCE_DIR) + "/framework/matrix/testdata/" + name);
+  EXPECT_TRUE(t.ok()) << t.error().message;
+  return t ? *t : "";
+}
+
+TEST(ReadJunit, GtestXmlStatesMessagesAndProperties) {
+  auto f = read_junit(testdata("basics_gtest.xml"), "basics.xml");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  // The suppressed case was excluded by the filter: not part of the run.
+  ASSERT_EQ(f->tests.size(), 3u);
+  EXPECT_EQ(f->tests[0].full_name(), "Basics.TracefsMounted");
+  EXPECT_EQ(f->tests[0].state, State::pass);
+  EXPECT_DOUBLE_EQ(f->tests[0].seconds, 20.5);
+
+  EXPECT_EQ(f->tests[1].state, State::skip);
+  EXPECT_EQ(f->tests[1].message, "needs timerlat: available_tracers has no timerlat");
+  EXPECT_EQ(f->tests[1].location, "suites/basics/basics_test.cc:88");
+
+  EXPECT_EQ(f->tests[2].state, State::fail);
+  EXPECT_EQ(f->tests[2].summary(), "Value of: contains(trace, \"hello\")");
+  EXPECT_THAT(f->tests[2].message, HasSubstr("trace was <empty>"));
+
+  EXPECT_EQ(f->properties.at("kernel_release"), "6.12.107+deb13-cloud-amd64");
+  EXPECT_EQ(f->properties.at("accelerator"), "tcg");
+}
+
+TEST(ReadJunit, TracebedTestOutputWithSkipAttributeOnly) {
+  auto f = read_junit(testdata("tracebed_test_junit.xml"), "t.xml");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ(f->tests.size(), 2u);
+  EXPECT_EQ(f->tests[1].state, State::skip);
+  EXPECT_EQ(f->tests[1].message, "needs fprobe events: no f[:[GRP/][EVENT]] in README");
+  EXPECT_EQ(f->properties.at("kernel"), "debian-5.10");
+}
+
+TEST(ReadJunit, TruncatedFileNamesFileAndLine) {
+  auto f = read_junit(testdata("truncated.xml"), "junit/smoke.xml");
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(f.error().message, HasSubstr("junit/smoke.xml: line 5"));
+  EXPECT_THAT(f.error().message, HasSubstr("no element found"));
+}
+
+TEST(ReadJunit, EmptyAndNonXmlInputs) {
+  auto empty = read_junit("  \n", "a.xml");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().message, "a.xml: empty file, not JUnit XML");
+  auto garbage = read_junit("{\"testsuites\": []}", "b.xml");
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_THAT(garbage.error().message, HasSubstr("b.xml: line 1"));
+  auto nameless = read_junit("<testsuite><testcase/></testsuite>", "c.xml");
+  ASSERT_FALSE(nameless.ok());
+  EXPECT_EQ(nameless.error().message, "c.xml: <testcase> without a name");
+}
+
+TEST(ReadJunit, FailureAfterSkipIsAFailure) {
+  auto f = read_junit(
+      "<testsuite name='S'><testcase name='T'><skipped message='s'/><failure message='f'>boom</failure>"
+      "</testcase></testsuite>",
+      "x.xml");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ(f->tests.size(), 1u);
+  EXPECT_EQ(f->tests[0].state, State::fail);
+  EXPECT_EQ(f->tests[0].suite, "S");
+}
+
+TEST(WriteJunit, RoundTripsStatesMessagesAndRelease) {
+  KernelRun run;
+  run.kernel = "debian-6.1";
+  run.release = "6.1.0-56-cloud-amd64";
+  run.accelerator = "tcg";
+  run.tests = {{"Smoke", "Boots", State::pass, "", "", "", 1.5},
+               {"Smoke", "Timerlat", State::skip, "needs timerlat: <none> & \"quotes\"", "a.cc:3", "", 0},
+               {"tracebed_suite_hist", "(suite)", State::fail, "exited with status 134", "", "Kernel panic\x01 - x", 0}};
+  std::string xml = write_junit(run);
+  auto back = read_junit(xml, "written.xml");
+  ASSERT_TRUE(back.ok()) << back.error().message << "\n" << xml;
+  ASSERT_EQ(back->tests.size(), 3u);
+  EXPECT_EQ(back->tests[1].state, State::skip);
+  EXPECT_EQ(back->tests[1].location, "a.cc:3");
+  EXPECT_EQ(back->tests[1].message, "needs timerlat: <none> & \"quotes\"");
+  EXPECT_EQ(back->tests[2].state, State::fail);
+  EXPECT_THAT(back->tests[2].message, HasSubstr("Kernel panic  - x"));
+  EXPECT_EQ(back->properties.at("kernel_release"), "6.1.0-56-cloud-amd64");
+  EXPECT_EQ(back->properties.at("kernel"), "debian-6.1");
+}
+
+}  // namespace
+}  // namespace tracebed::matrix

@@ -1,0 +1,50 @@
+// The results of running the guest suites on several kernels: one KernelRun
+// per kernel, one TestResult per GoogleTest case, exactly as the suites
+// reported them (gtest's JUnit XML), plus what the runner saw itself (a suite
+// that died without a report, the tail of its log).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tracebed::matrix {
+
+enum class State { pass, skip, fail };
+
+std::string_view state_name(State s);  // "pass", "skip", "fail"
+std::optional<State> parse_state(std::string_view name);
+
+struct TestResult {
+  std::string suite;    // gtest suite name (Basics), or the suite binary for a "(suite)" row
+  std::string name;     // gtest case name, or "(suite)" when the binary died without a report
+  State state = State::pass;
+  std::string message;  // skip reason or failure text, without gtest's "file:line" first line
+  std::string location; // "file:line" of the skip or first failure, if any
+  std::string console;  // log/console excerpt when the suite died
+  double seconds = 0;
+
+  std::string full_name() const { return suite + "." + name; }
+  // The first line of the message (table cells, KTAP SKIP reasons).
+  std::string summary() const;
+};
+
+struct KernelRun {
+  std::string kernel;            // catalogue name or image path
+  std::string release;           // uname -r as the guest reported it; empty if no test got a guest
+  std::string expected_release;  // the catalogue's release, shown when nothing was reported
+  std::string accelerator;       // kvm or tcg, as reported
+  double wall_seconds = 0;
+  std::string stamp;             // what the results depend on (resume)
+  std::vector<TestResult> tests;
+
+  int count(State s) const;
+};
+
+struct Matrix {
+  std::string filter;
+  std::vector<KernelRun> kernels;
+};
+
+}  // namespace tracebed::matrix

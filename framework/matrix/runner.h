@@ -1,0 +1,67 @@
+// Runs every guest suite binary on each kernel, several kernels at a time,
+// as `tracebed test` does for one: a suite binary per guest, its kernel given
+// by --tracebed_kernel (framework/testing). Each suite writes gtest's own
+// JUnit XML (which, unlike its JSON, keeps GTEST_SKIP reasons) and its
+// output, guest console faults included, to a log in the output directory.
+// A suite that dies or hangs without a report becomes a failed "(suite)" row
+// carrying the tail of its log; the run goes on with the next suite.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "framework/base/result.h"
+#include "framework/matrix/results.h"
+
+namespace tracebed::matrix {
+
+struct KernelJob {
+  std::string kernel;            // catalogue name or image path, passed to the suites
+  std::string identity;          // what the kernel image is (packages and hashes, or the image's hash)
+  std::string expected_release;  // from the catalogue
+};
+
+struct RunOptions {
+  std::vector<KernelJob> kernels;
+  std::vector<std::filesystem::path> suites;
+  std::string filter;          // gtest filter, empty for all
+  std::string accel;           // passed as --tracebed_accel when not empty
+  int jobs = 1;                // kernels in parallel
+  std::filesystem::path out;
+  std::chrono::seconds suite_timeout{std::chrono::hours(1)};
+  bool force = false;          // rerun kernels whose results are current
+};
+
+// A file-name-safe form of a kernel name (catalogue names are already).
+std::string file_name_for(std::string_view kernel);
+
+// Hash of the suite binaries' contents: results are current only for the
+// same suites. A missing binary is part of the hash, not an error (it is
+// reported as a failed row when run).
+std::string suites_hash(const std::vector<std::filesystem::path>& suites);
+
+// What a kernel's results depend on: the suites, the kernel, the filter.
+std::string stamp_for(const KernelJob& job, std::string_view suites_hash, std::string_view filter,
+                      std::string_view accel);
+
+// Turns one suite binary's run into results: its JUnit file (may be missing
+// or corrupt), exit status and log. Exposed for tests.
+std::vector<TestResult> suite_results(const std::string& suite_binary, const std::filesystem::path& junit,
+                                      int status, bool timed_out, std::chrono::seconds timeout,
+                                      const std::filesystem::path& log, std::string* release,
+                                      std::string* accelerator);
+
+// The last lines of a log, at most `max_lines` and about 6 KiB.
+std::string log_tail(std::string_view text, size_t max_lines = 60);
+
+// Runs what is not current, loads what is, writes DIR/runs/<kernel>.json as
+// each kernel finishes. Progress goes to stderr.
+Result<Matrix> run_matrix(const RunOptions& options);
+
+// Writes report.md, report.html, summary.json, junit/<kernel>.xml and
+// ktap/<kernel>.ktap into `dir`.
+Status write_outputs(const Matrix& m, const std::filesystem::path& dir);
+
+}  // namespace tracebed::matrix

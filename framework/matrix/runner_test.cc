@@ -1,0 +1,100 @@
+#include "framework/matrix/runner.h"
+
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/vm/process.h"
+
+namespace tracebed::matrix {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class SuiteResults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / fmt::format("tracebed-matrix-test-{}", getpid());
+    fs::create_directories(dir_);
+    log_ = dir_ / "suite.log";
+    ASSERT_TRUE(vm::write_file_atomic(log_, "booting\n[    3.1] BUG: kernel NULL pointer dereference\n").ok());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::vector<TestResult> results(int status, bool timed_out, const fs::path& junit) {
+    return suite_results("tracebed_suite_x", junit, status, timed_out, std::chrono::seconds(60), log_, &release_,
+                         &accel_);
+  }
+  fs::path dir_, log_;
+  std::string release_, accel_;
+};
+
+TEST_F(SuiteResults, ReadsTheReportAndItsRelease) {
+  auto r = results(1, false, fs::path(TRACEBED_SOURCE_DIR) / "framework/matrix/testdata/basics_gtest.xml");
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(release_, "6.12.107+deb13-cloud-amd64");
+  EXPECT_EQ(accel_, "tcg");
+}
+
+TEST_F(SuiteResults, DiedWithoutAReport) {
+  auto r = results(134, false, dir_ / "none.xml");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].full_name(), "tracebed_suite_x.(suite)");
+  EXPECT_EQ(r[0].state, State::fail);
+  EXPECT_THAT(r[0].message, HasSubstr("exited with status 134 without a report"));
+  EXPECT_THAT(r[0].console, HasSubstr("BUG: kernel NULL pointer dereference"));
+}
+
+TEST_F(SuiteResults, HungSuite) {
+  auto r = results(137, true, dir_ / "none.xml");
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_THAT(r[0].message, HasSubstr("did not finish within 60 s"));
+  EXPECT_THAT(r[0].console, HasSubstr("booting"));
+}
+
+TEST_F(SuiteResults, CorruptReportNamesTheFile) {
+  fs::path junit = dir_ / "bad.xml";
+  ASSERT_TRUE(vm::write_file_atomic(junit, "<testsuites><testsuite name='S'>").ok());
+  auto r = results(1, false, junit);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_THAT(r[0].message, HasSubstr(junit.string() + ": line 1"));
+}
+
+TEST_F(SuiteResults, NothingSelectedIsNothing) { EXPECT_TRUE(results(0, false, dir_ / "none.xml").empty()); }
+
+TEST_F(SuiteResults, NonZeroExitDespiteAPassingReport) {
+  fs::path junit = dir_ / "ok.xml";
+  ASSERT_TRUE(vm::write_file_atomic(junit, "<testsuite name='S'><testcase name='T'/></testsuite>").ok());
+  auto r = results(139, false, junit);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[1].state, State::fail);
+  EXPECT_THAT(r[1].message, HasSubstr("status 139 although its report has no failure"));
+}
+
+TEST(LogTail, LastLines) {
+  EXPECT_EQ(log_tail("a\nb\nc\nd\n", 2), "c\nd");
+  EXPECT_EQ(log_tail("one line", 5), "one line");
+  EXPECT_EQ(log_tail("", 5), "");
+  EXPECT_EQ(log_tail(std::string(10000, 'x'), 5).size(), 6u * 1024);
+}
+
+TEST(Stamp, DependsOnSuitesKernelAndFilter) {
+  KernelJob a{"debian-6.12", "linux-image=1 sha", "6.12"};
+  KernelJob b{"debian-6.12", "linux-image=2 sha", "6.12"};
+  std::string base = stamp_for(a, "h1", "", "");
+  EXPECT_EQ(base, stamp_for(a, "h1", "", ""));
+  EXPECT_NE(base, stamp_for(b, "h1", "", ""));
+  EXPECT_NE(base, stamp_for(a, "h2", "", ""));
+  EXPECT_NE(base, stamp_for(a, "h1", "Smoke*", ""));
+  EXPECT_NE(base, stamp_for(a, "h1", "", "kvm"));
+}
+
+TEST(FileName, SafeForPaths) {
+  EXPECT_EQ(file_name_for("debian-6.12"), "debian-6.12");
+  EXPECT_EQ(file_name_for("/boot/vmlinuz-6.1,/lib/modules"), "_boot_vmlinuz-6.1__lib_modules");
+  EXPECT_EQ(file_name_for(".."), "k..");
+}
+
+}  // namespace
+}  // namespace tracebed::matrix
