@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -10,6 +11,15 @@ namespace tracebed::testing {
 namespace {
 
 GuestEnvironment* g_env = nullptr;
+
+struct DeclaredTools {
+  std::vector<std::string> tools;
+  std::vector<std::string> dirs;
+};
+DeclaredTools& declared() {
+  static DeclaredTools d;  // filled by static initialisers in suite binaries
+  return d;
+}
 
 // Stamps every test with where it ran, and turns a console fault printed
 // during the test into a failure of that test. OnTestEnd listeners run in
@@ -59,6 +69,14 @@ void GuestEnvironment::TearDown() {
   guest_.reset();
 }
 
+bool require_guest_tools(std::vector<std::string> tools, std::vector<std::string> dirs) {
+  for (auto& t : tools) declared().tools.push_back(std::move(t));
+  for (auto& d : dirs) declared().dirs.push_back(std::move(d));
+  return true;
+}
+
+const std::vector<std::string>& guest_tools() { return declared().tools; }
+
 GuestEnvironment& environment() { return *g_env; }
 
 vm::Guest& guest() {
@@ -95,6 +113,13 @@ void init(int* argc, char** argv) {
   }
   *argc = out;
   argv[out] = nullptr;
+  for (const auto& t : declared().tools) options.image.tools.emplace_back(t);
+  for (const auto& d : declared().dirs) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(d, ec)) {
+      if (e.is_regular_file()) options.image.files.push_back({e.path(), e.path().string()});
+    }
+  }
   if (options.kernel.empty()) {
     auto c = vm::Catalogue::load();
     options.kernel = c ? c->default_kernel() : "debian-6.12";

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -54,6 +55,17 @@ vm::Guest& guest();
 
 // The environment (for options such as the kernel name).
 GuestEnvironment& environment();
+
+// Host programs a suite's guest needs beyond the standard image, copied in
+// with their shared libraries (vm::ImageOptions::tools), and host
+// directories copied file by file to the same paths (such as a library's
+// plugin directory, found at its compiled-in path). A suite declares them
+// with tracebed_guest_suite(... TOOLS ... TOOL_DIRS ...), which generates
+// the call; it must run before init(), i.e. during static initialisation.
+// A directory that does not exist on the host is left out.
+bool require_guest_tools(std::vector<std::string> tools, std::vector<std::string> dirs = {});
+// What has been declared, for tests to say what their guest holds.
+const std::vector<std::string>& guest_tools();
 
 // Parses --tracebed_kernel / $TRACEBED_KERNEL (and --tracebed_accel,
 // $TRACEBED_ACCEL) out of argv, registers the environment and the listener
