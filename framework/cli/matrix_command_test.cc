@@ -1,0 +1,81 @@
+// `tracebed matrix` as a user runs it, without guests: bad input and --compare.
+#include <sys/wait.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+class MatrixCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tracebed-matrix-cli-test-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CliRun run(const std::string& args) {
+    std::string cmd = std::string(TRACEBED_BINARY_DIR) + "/tracebed matrix " + args + " >" + (dir_ / "out").string() +
+                      " 2>" + (dir_ / "err").string();
+    CliRun r;
+    int rc = std::system(cmd.c_str());
+    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+    r.out = slurp(dir_ / "out");
+    r.err = slurp(dir_ / "err");
+    return r;
+  }
+  static std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  void summary(const std::string& name, const std::string& state) {
+    fs::create_directories(dir_ / name);
+    std::ofstream(dir_ / name / "summary.json")
+        << R"({"format": "tracebed-matrix 1", "kernels": [{"kernel": "debian-6.12", "tests": [)"
+        << R"({"suite": "Smoke", "name": "Boots", "state": ")" << state << R"(", "message": "it broke"}]}]})";
+  }
+  fs::path dir_;
+};
+
+TEST_F(MatrixCommand, UnknownKernelIsNamed) {
+  CliRun r = run("--kernels debian-6.12,no-such-kernel --out " + (dir_ / "mx").string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("tracebed: --kernels: unknown kernel 'no-such-kernel'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "mx" / "summary.json"));
+}
+
+TEST_F(MatrixCommand, CompareMissingDirectory) {
+  CliRun r = run("--compare " + (dir_ / "nope").string() + " --out " + dir_.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "tracebed: " + (dir_ / "nope").string() + ": no such directory\n");
+}
+
+TEST_F(MatrixCommand, CompareListsANewFailureAndFails) {
+  summary("old", "pass");
+  summary("new", "fail");
+  CliRun r = run("--compare " + (dir_ / "old").string() + " --out " + (dir_ / "new").string());
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.out.find("new failures (1):\n  debian-6.12    Smoke.Boots"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pass -> fail  it broke"), std::string::npos) << r.out;
+  CliRun same = run("--compare " + (dir_ / "new").string() + " --out " + (dir_ / "new").string());
+  EXPECT_EQ(same.status, 0);
+  EXPECT_NE(same.out.find("no changes"), std::string::npos);
+}
+
+}  // namespace
