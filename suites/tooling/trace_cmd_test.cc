@@ -118,6 +118,14 @@ class TraceCmd : public TracefsTest {
     TracefsTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     if (kHostTraceCmd.empty()) GTEST_SKIP() << "needs trace-cmd: there was none on the host when the suite was configured";
+    // Expand the top-level buffer before the fixture saves its sizes: an
+    // unexpanded buffer's per-CPU files read "7" (only the top file adds
+    // "(expanded: 1408)"), so the saved size would be 7 KB, written back
+    // after trace-cmd expanded the buffer; in 7 KB per CPU trace-cmd
+    // record then records 0 bytes.
+    if (auto b = fs().top().buffer_size(); b && b->expanded_kb) {
+      ASSERT_OK(fs().top().set_buffer_size_kb(*b->expanded_kb));
+    }
     // trace-cmd works on the top level unless given -B: the fixture saves
     // its knobs now and resets it (ftracetest's list) after the test.
     top();
@@ -147,6 +155,7 @@ class TraceCmd : public TracefsTest {
   struct Ran {
     std::string cmdline;
     std::string out;
+    std::string err;
     bool ok = false;
   };
   Ran tc(std::vector<std::string> args, std::chrono::seconds timeout = 240s) {
@@ -160,6 +169,7 @@ class TraceCmd : public TracefsTest {
       return ran;
     }
     ran.out = r->out;
+    ran.err = r->err;
     ran.ok = r->ok();
     EXPECT_TRUE(r->ok()) << where(ran.cmdline) << ": status " << r->shell_status()
                          << (r->timed_out ? " (timed out)" : "") << "\nstderr:\n" << r->err << "\nstdout:\n" << r->out;
@@ -249,10 +259,12 @@ class TraceCmd : public TracefsTest {
     args.insert(args.end(), record_args.begin(), record_args.end());
     Ran ran = tc(args);
     if (!ran.ok) return {};
-    return compare_file(ran.cmdline, expected);
+    return compare_file(ran.cmdline, expected, ran.out + ran.err);
   }
 
-  Recording compare_file(const std::string& cmdline, const std::set<std::string>& expected) {
+  // `tool_output`: what the command printed, shown when the events differ.
+  Recording compare_file(const std::string& cmdline, const std::set<std::string>& expected,
+                         const std::string& tool_output = "") {
     Recording rec;
     rec.file = fetch(kGuestDat);
     if (rec.file.empty()) return rec;
@@ -277,7 +289,7 @@ class TraceCmd : public TracefsTest {
       return rec;
     }
     EXPECT_EQ(*names, expected) << where(cmdline) << ": the file's events are not those asked for\n"
-                                << set_diff(expected, *names);
+                                << set_diff(expected, *names) << "\n" << cmdline << " printed:\n" << tool_output;
     return rec;
   }
 
@@ -311,6 +323,23 @@ TEST_F(TraceCmd, RecordEventsAndMarkerReportsAsTraceCmd) {
   args.insert(args.end(), kMarkerWorkload.begin(), kMarkerWorkload.end());
   auto rec = record_and_compare(args, {"sched:sched_switch", "ftrace:print"});
   EXPECT_THAT(rec.report, HasSubstr("tracebed-tc-marker")) << where("trace-cmd record " + joined(args));
+}
+
+// The same file reported by trace-cmd in the guest and on the host: equal
+// only when the guest's trace-cmd has libtraceevent's plugins (sched_switch
+// prints "comm:pid [prio] S ==> ..." through its plugin).
+TEST_F(TraceCmd, ReportInGuestEqualsReportOnHost) {
+  TRACEBED_REQUIRE(features::sched_events);
+  std::vector<std::string> args = {"-e", "sched:sched_switch"};
+  args.insert(args.end(), kMarkerWorkload.begin(), kMarkerWorkload.end());
+  auto rec = record_and_compare(args, {"sched:sched_switch", "ftrace:print"});
+  if (rec.file.empty()) return;
+  Ran guest_report = tc({"report", "-i", std::string(kGuestDat)});
+  ASSERT_TRUE(guest_report.ok);
+  EXPECT_TRUE(guest_report.out == rec.report)
+      << where(guest_report.cmdline) << ": the guest's trace-cmd reports the file differently from the host's\n"
+      << line_diff(rec.report, guest_report.out, "trace-cmd report (host)", "trace-cmd report (guest)");
+  EXPECT_THAT(rec.report, HasSubstr(" ==> ")) << "no sched_switch line printed by the plugin";
 }
 
 TEST_F(TraceCmd, RecordFunctionWithFilter) {
@@ -419,7 +448,7 @@ TEST_F(TraceCmd, StartStopExtract) {
   (void)testing::guest().sh(fmt::format("rm -f {}*", kGuestDat));
   Ran extract = tc({"extract", "-o", std::string(kGuestDat)});
   ASSERT_TRUE(extract.ok);
-  compare_file(extract.cmdline, {"ftrace:function", "sched:sched_switch"});
+  compare_file(extract.cmdline, {"ftrace:function", "sched:sched_switch"}, extract.out + extract.err);
 }
 
 TEST_F(TraceCmd, ShowEqualsTraceFile) {
