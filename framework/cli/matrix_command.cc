@@ -66,7 +66,7 @@ void add_matrix_command(CLI::App& app) {
   struct Args {
     std::string kernels = "all", filter, out = "tracebed-matrix", compare, accel;
     int jobs = default_jobs();
-    int timeout_minutes = 60;
+    int timeout_seconds = 3600;
     bool force = false;
   };
   auto args = std::make_shared<Args>();
@@ -76,7 +76,7 @@ void add_matrix_command(CLI::App& app) {
   cmd->add_option("-j,--jobs", args->jobs, "kernels run in parallel (one guest each)")->capture_default_str();
   cmd->add_option("--out", args->out, "output directory")->capture_default_str();
   cmd->add_option("--compare", args->compare, "compare OLD_DIR's results with --out's instead of running");
-  cmd->add_option("--timeout", args->timeout_minutes, "minutes after which a suite binary is killed")
+  cmd->add_option("--timeout", args->timeout_seconds, "seconds after which a suite binary (and its guest) is killed")
       ->capture_default_str();
   cmd->add_option("--accel", args->accel, "accelerator for the guests (kvm, tcg); default: the suites' choice");
   cmd->add_flag("--force", args->force, "rerun kernels whose results are current");
@@ -93,7 +93,7 @@ void add_matrix_command(CLI::App& app) {
       std::exit(new_failures ? 1 : 0);
     }
     if (args->jobs < 1) fail("--jobs must be at least 1");
-    if (args->timeout_minutes < 1) fail("--timeout must be at least 1 minute");
+    if (args->timeout_seconds < 1) fail("--timeout must be at least 1 second");
     auto catalogue = vm::Catalogue::load();
     if (!catalogue) fail(catalogue.error().message);
     std::vector<std::string> names = split_commas(args->kernels);
@@ -110,12 +110,15 @@ void add_matrix_command(CLI::App& app) {
     }
     o.suites = listed_suites();
     if (o.suites.empty()) fail("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
+    // What every guest image carries, built beside the executable.
+    fs::path bin = fs::read_symlink("/proc/self/exe").parent_path();
+    o.stamp_files = {bin / "tracebed-agent", bin / "tracebed-probe-target"};
     o.filter = args->filter;
     o.accel = args->accel;
     o.jobs = args->jobs;
     o.out = args->out;
     o.force = args->force;
-    o.suite_timeout = std::chrono::minutes(args->timeout_minutes);
+    o.suite_timeout = std::chrono::seconds(args->timeout_seconds);
     auto m = matrix::run_matrix(o);
     if (!m) fail(m.error().message);
     if (Status st = matrix::write_outputs(*m, o.out); !st) fail(st.error().message);

@@ -233,7 +233,9 @@ Result<Matrix> run_matrix(const RunOptions& o) {
   std::error_code ec;
   fs::create_directories(o.out / "runs", ec);
   if (ec) return Error{fmt::format("{}: cannot create: {}", (o.out / "runs").string(), ec.message())};
-  std::string hash = suites_hash(o.suites);
+  std::vector<fs::path> inputs = o.suites;
+  inputs.insert(inputs.end(), o.stamp_files.begin(), o.stamp_files.end());
+  std::string hash = suites_hash(inputs);
   Matrix m;
   m.filter = o.filter;
   m.kernels.resize(o.kernels.size());

@@ -26,6 +26,9 @@ struct KernelJob {
 struct RunOptions {
   std::vector<KernelJob> kernels;
   std::vector<std::filesystem::path> suites;
+  // Other files the results depend on (the guest agent, the probe target);
+  // hashed with the suites into each kernel's stamp.
+  std::vector<std::filesystem::path> stamp_files;
   std::string filter;          // gtest filter, empty for all
   std::string accel;           // passed as --tracebed_accel when not empty
   int jobs = 1;                // kernels in parallel
