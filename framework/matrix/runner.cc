@@ -37,7 +37,35 @@ void say(std::string_view message) {
 struct Exit {
   int status = 0;
   bool timed_out = false;
+  pid_t pid = 0;
 };
+
+// A suite killed with its guest leaves the guest's run directory behind
+// (framework/vm/guest.cc make_run_dir: <cache>/run/<pid>-<n>, removed only
+// by a clean stop). Keeps the last guest's console beside the suite's log as
+// `<suite>.console.log` and removes the leftovers; returns the copy's path.
+fs::path keep_console(pid_t pid, const fs::path& dest) {
+  std::error_code ec;
+  fs::path run = vm::cache_dir() / "run";
+  std::string prefix = fmt::format("{}-", pid);
+  fs::path last;
+  long last_n = -1;
+  std::vector<fs::path> leftovers;
+  for (const auto& e : fs::directory_iterator(run, ec)) {
+    std::string name = e.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    leftovers.push_back(e.path());
+    long n = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (n > last_n && fs::exists(e.path() / "console.log", ec)) {
+      last_n = n;
+      last = e.path() / "console.log";
+    }
+  }
+  fs::path kept;
+  if (!last.empty() && fs::copy_file(last, dest, fs::copy_options::overwrite_existing, ec)) kept = dest;
+  for (const auto& d : leftovers) fs::remove_all(d, ec);
+  return kept;
+}
 
 // Runs argv with stdout and stderr in `log` (so that a hang still leaves
 // everything printed so far), killing its process group after `timeout`.
@@ -71,6 +99,7 @@ Result<Exit> run_logged(const std::vector<std::string>& argv, const fs::path& lo
   close(fd);
   auto deadline = Clock::now() + timeout;
   Exit e;
+  e.pid = pid;
   int status = 0;
   for (;;) {
     pid_t r = waitpid(pid, &status, WNOHANG);
@@ -124,8 +153,10 @@ KernelRun run_kernel(const RunOptions& o, const KernelJob& job, const std::strin
       run.tests.push_back({base, "(suite)", State::fail, r.error().message, "", "", 0});
       continue;
     }
+    fs::path console;
+    if (r->timed_out || r->status != 0) console = keep_console(r->pid, dir / (base + ".console.log"));
     auto got = suite_results(base, junit, r->status, r->timed_out, o.suite_timeout, log, &run.release,
-                             &run.accelerator);
+                             &run.accelerator, console);
     run.tests.insert(run.tests.end(), got.begin(), got.end());
   }
   run.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -155,9 +186,9 @@ std::string suites_hash(const std::vector<fs::path>& suites) {
 }
 
 std::string stamp_for(const KernelJob& job, std::string_view suites_hash, std::string_view filter,
-                      std::string_view accel) {
-  return vm::content_hash(fmt::format("suites={}\nkernel={}\nidentity={}\nfilter={}\naccel={}\n", suites_hash,
-                                      job.kernel, job.identity, filter, accel));
+                      std::string_view accel, std::chrono::seconds timeout) {
+  return vm::content_hash(fmt::format("suites={}\nkernel={}\nidentity={}\nfilter={}\naccel={}\ntimeout={}\n",
+                                      suites_hash, job.kernel, job.identity, filter, accel, timeout.count()));
 }
 
 std::string log_tail(std::string_view text, size_t max_lines) {
@@ -181,7 +212,7 @@ std::string log_tail(std::string_view text, size_t max_lines) {
 
 std::vector<TestResult> suite_results(const std::string& suite_binary, const fs::path& junit, int status,
                                       bool timed_out, std::chrono::seconds timeout, const fs::path& log,
-                                      std::string* release, std::string* accelerator) {
+                                      std::string* release, std::string* accelerator, const fs::path& console) {
   std::vector<TestResult> out;
   auto died = [&](std::string why) {
     TestResult t;
@@ -190,6 +221,10 @@ std::vector<TestResult> suite_results(const std::string& suite_binary, const fs:
     t.state = State::fail;
     t.message = std::move(why);
     t.console = log_tail(read_or_empty(log));
+    if (!console.empty()) {
+      std::string c = log_tail(read_or_empty(console));
+      if (!c.empty()) t.console += fmt::format("\n--- guest console ({}) ---\n{}", console.filename().string(), c);
+    }
     out.push_back(std::move(t));
   };
   if (timed_out) {
@@ -242,7 +277,7 @@ Result<Matrix> run_matrix(const RunOptions& o) {
   std::vector<size_t> todo;
   for (size_t i = 0; i < o.kernels.size(); ++i) {
     const auto& job = o.kernels[i];
-    std::string stamp = stamp_for(job, hash, o.filter, o.accel);
+    std::string stamp = stamp_for(job, hash, o.filter, o.accel, o.suite_timeout);
     fs::path record = o.out / "runs" / (file_name_for(job.kernel) + ".json");
     if (!o.force && fs::exists(record, ec)) {
       auto text = vm::read_text_file(record);

@@ -45,16 +45,18 @@ std::string file_name_for(std::string_view kernel);
 // reported as a failed row when run).
 std::string suites_hash(const std::vector<std::filesystem::path>& suites);
 
-// What a kernel's results depend on: the suites, the kernel, the filter.
+// What a kernel's results depend on: the suites, the kernel, the filter,
+// the accelerator and the timeout (which decides what counts as hung).
 std::string stamp_for(const KernelJob& job, std::string_view suites_hash, std::string_view filter,
-                      std::string_view accel);
+                      std::string_view accel, std::chrono::seconds timeout);
 
 // Turns one suite binary's run into results: its JUnit file (may be missing
-// or corrupt), exit status and log. Exposed for tests.
+// or corrupt), exit status and log, and the console of its last guest when
+// the suite was killed or died (empty if none was left). Exposed for tests.
 std::vector<TestResult> suite_results(const std::string& suite_binary, const std::filesystem::path& junit,
                                       int status, bool timed_out, std::chrono::seconds timeout,
                                       const std::filesystem::path& log, std::string* release,
-                                      std::string* accelerator);
+                                      std::string* accelerator, const std::filesystem::path& console = {});
 
 // The last lines of a log, at most `max_lines` and about 6 KiB.
 std::string log_tail(std::string_view text, size_t max_lines = 60);

@@ -46,11 +46,15 @@ TEST_F(SuiteResults, DiedWithoutAReport) {
   EXPECT_THAT(r[0].console, HasSubstr("BUG: kernel NULL pointer dereference"));
 }
 
-TEST_F(SuiteResults, HungSuite) {
-  auto r = results(137, true, dir_ / "none.xml");
+TEST_F(SuiteResults, HungSuiteWithItsGuestConsole) {
+  fs::path console = dir_ / "suite.console.log";
+  ASSERT_TRUE(vm::write_file_atomic(console, "[   40.0] rcu: INFO: rcu_sched self-detected stall on CPU\n").ok());
+  auto r = suite_results("tracebed_suite_x", dir_ / "none.xml", 137, true, std::chrono::seconds(60), log_, &release_,
+                         &accel_, console);
   ASSERT_EQ(r.size(), 1u);
   EXPECT_THAT(r[0].message, HasSubstr("did not finish within 60 s"));
   EXPECT_THAT(r[0].console, HasSubstr("booting"));
+  EXPECT_THAT(r[0].console, HasSubstr("--- guest console (suite.console.log) ---\n[   40.0] rcu: INFO"));
 }
 
 TEST_F(SuiteResults, CorruptReportNamesTheFile) {
@@ -82,12 +86,14 @@ TEST(LogTail, LastLines) {
 TEST(Stamp, DependsOnSuitesKernelAndFilter) {
   KernelJob a{"debian-6.12", "linux-image=1 sha", "6.12"};
   KernelJob b{"debian-6.12", "linux-image=2 sha", "6.12"};
-  std::string base = stamp_for(a, "h1", "", "");
-  EXPECT_EQ(base, stamp_for(a, "h1", "", ""));
-  EXPECT_NE(base, stamp_for(b, "h1", "", ""));
-  EXPECT_NE(base, stamp_for(a, "h2", "", ""));
-  EXPECT_NE(base, stamp_for(a, "h1", "Smoke*", ""));
-  EXPECT_NE(base, stamp_for(a, "h1", "", "kvm"));
+  std::chrono::seconds t(3600);
+  std::string base = stamp_for(a, "h1", "", "", t);
+  EXPECT_EQ(base, stamp_for(a, "h1", "", "", t));
+  EXPECT_NE(base, stamp_for(b, "h1", "", "", t));
+  EXPECT_NE(base, stamp_for(a, "h2", "", "", t));
+  EXPECT_NE(base, stamp_for(a, "h1", "Smoke*", "", t));
+  EXPECT_NE(base, stamp_for(a, "h1", "", "kvm", t));
+  EXPECT_NE(base, stamp_for(a, "h1", "", "", std::chrono::seconds(15)));
 }
 
 TEST(FileName, SafeForPaths) {
