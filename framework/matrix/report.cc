@@ -260,8 +260,9 @@ code { font-size: 12px; }
       }
       const TestResult& t = *it->second;
       std::string reason = t.state == State::pass ? "" : t.summary();
-      out += fmt::format("<td class=\"{}\" title=\"{}\">{}", state_name(t.state), html_escape(reason),
-                         state_name(t.state));
+      out += reason.empty() ? fmt::format("<td class=\"{}\">{}", state_name(t.state), state_name(t.state))
+                            : fmt::format("<td class=\"{}\" title=\"{}\">{}", state_name(t.state),
+                                          html_escape(reason), state_name(t.state));
       if (!reason.empty()) out += fmt::format("<span class=\"reason\">{}</span>", html_escape(reason));
       out += "</td>";
     }
