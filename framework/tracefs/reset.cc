@@ -169,9 +169,15 @@ Status reset(const Instance& inst) {
 Result<Knobs> Knobs::save(const Instance& inst, const Tracefs* fs) {
   Knobs k;
   TRACEBED_ASSIGN_OR_RETURN(std::vector<int> cpus, inst.cpus());
+  // Before its first expansion the buffer's top-level file reads
+  // "7 (expanded: 1408)" but the per-CPU files read only "7": save the size
+  // it will have, or a tool that expands it meanwhile (trace-cmd record) is
+  // shrunk back to 7 KiB per CPU.
+  TRACEBED_ASSIGN_OR_RETURN(BufferSize all, inst.buffer_size());
   for (int cpu : cpus) {
     TRACEBED_ASSIGN_OR_RETURN(BufferSize b, inst.buffer_size(cpu));
-    k.cpu_buffer_kb.emplace_back(cpu, b.effective_kb());
+    const bool unexpanded = all.expanded_kb && b.kb == all.kb;
+    k.cpu_buffer_kb.emplace_back(cpu, unexpanded ? *all.expanded_kb : b.effective_kb());
   }
   if (inst.files().has("buffer_subbuf_size_kb")) {
     TRACEBED_ASSIGN_OR_RETURN(k.subbuf_kb, inst.subbuf_size_kb());
@@ -204,10 +210,12 @@ Status Knobs::restore(const Instance& inst, const Tracefs* fs) const {
     auto cur = inst.subbuf_size_kb();
     if (!cur || *cur != *subbuf_kb) p.add(inst.set_subbuf_size_kb(*subbuf_kb));
   }
+  auto all = inst.buffer_size();
   for (auto [cpu, kb] : cpu_buffer_kb) {
     auto cur = inst.buffer_size(cpu);
-    // An unexpanded buffer reads "7 (expanded: 1408)": leave it unexpanded
-    // when the size it would expand to is the one saved.
+    // An unexpanded buffer (top level "7 (expanded: 1408)", per CPU "7"):
+    // leave it unexpanded when the size it would expand to is the one saved.
+    if (cur && all && all->expanded_kb && cur->kb == all->kb && *all->expanded_kb == kb) continue;
     if (cur && cur->effective_kb() == kb) continue;
     p.add(inst.set_buffer_size_kb(cpu, kb));
   }

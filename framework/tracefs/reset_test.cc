@@ -1,6 +1,14 @@
 #include "framework/tracefs/reset.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
+
+#include "framework/tracefs/file_ops.h"
+#include "framework/tracefs/tracefs.h"
 
 #include "framework/tracefs/testdata.h"
 #include "framework/tracefs/text.h"
@@ -24,6 +32,55 @@ TEST(DynamicEvents, RemovalLinesForCapturedKprobes) {
 TEST(DynamicEvents, NothingToRemoveInCommentsOrBlankLines) {
   EXPECT_FALSE(dynamic_event_removal("").has_value());
   EXPECT_FALSE(dynamic_event_removal("# comment: not an event").has_value());
+}
+
+// A directory shaped like a tracefs whose buffer was never expanded, as a
+// freshly booted kernel shows it: only the top-level buffer_size_kb names
+// the size it will expand to.
+class UnexpandedBuffer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::path(::testing::TempDir()) / ("tracefs-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root_);
+    put("buffer_size_kb", "7 (expanded: 1408)\n");
+    put("per_cpu/cpu0/buffer_size_kb", "7\n");
+    put("per_cpu/cpu1/buffer_size_kb", "7\n");
+    put("trace_clock", "[local] global counter\n");
+    put("trace_options", "print-parent\nnosym-offset\n");
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void put(const std::string& rel, const std::string& text) {
+    std::filesystem::create_directories((root_ / rel).parent_path());
+    std::ofstream(root_ / rel) << text;
+  }
+  std::filesystem::path root_;
+};
+
+TEST_F(UnexpandedBuffer, KnobsSaveTheSizeItExpandsTo) {
+  Tracefs fs(std::make_shared<LocalFileOps>(), root_.string());
+  auto knobs = Knobs::save(fs.top());
+  ASSERT_TRUE(knobs.ok()) << knobs.error().message;
+  EXPECT_EQ(knobs->cpu_buffer_kb, (std::vector<std::pair<int, uint64_t>>{{0, 1408}, {1, 1408}}));
+}
+
+TEST_F(UnexpandedBuffer, RestoringTheSavedSizeLeavesItUnexpanded) {
+  Tracefs fs(std::make_shared<LocalFileOps>(), root_.string());
+  auto knobs = Knobs::save(fs.top());
+  ASSERT_TRUE(knobs.ok()) << knobs.error().message;
+  ASSERT_TRUE(knobs->restore(fs.top()).ok());
+  std::ifstream cpu0(root_ / "per_cpu/cpu0/buffer_size_kb");
+  std::string text;
+  std::getline(cpu0, text);
+  EXPECT_EQ(text, "7");
+}
+
+TEST_F(UnexpandedBuffer, KnobsKeepASizeSetPerCpu) {
+  put("buffer_size_kb", "X\n");  // the CPUs differ
+  put("per_cpu/cpu1/buffer_size_kb", "2048\n");
+  Tracefs fs(std::make_shared<LocalFileOps>(), root_.string());
+  auto knobs = Knobs::save(fs.top());
+  ASSERT_TRUE(knobs.ok()) << knobs.error().message;
+  EXPECT_EQ(knobs->cpu_buffer_kb, (std::vector<std::pair<int, uint64_t>>{{0, 7}, {1, 2048}}));
 }
 
 }  // namespace
