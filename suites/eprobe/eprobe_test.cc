@@ -47,24 +47,6 @@ const tracefs::Feature openat_event = tracefs::Feature::event("syscalls", "sys_e
 const tracefs::Feature eprobe_filter =
     tracefs::Feature::readme("eprobe filters", "<attached-group>.<attached-event> [<args>] [if <filter>]");
 
-int64_t int_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end() || !std::holds_alternative<int64_t>(it->second)) {
-    ADD_FAILURE() << "no integer field " << name << " in " << ::testing::PrintToString(e);
-    return 0;
-  }
-  return std::get<int64_t>(it->second);
-}
-
-std::string str_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {
-    ADD_FAILURE() << "no string field " << name << " in " << ::testing::PrintToString(e);
-    return "";
-  }
-  return std::get<std::string>(it->second);
-}
-
 class Eprobe : public TracefsTest {
  protected:
   void SetUp() override {

@@ -37,24 +37,6 @@ constexpr const char* kOpenFunction = "do_sys_openat2";
 // AT_FDCWD (include/uapi/linux/fcntl.h): the dfd the probe target passes.
 constexpr int64_t kAtFdcwd = -100;
 
-int64_t int_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end() || !std::holds_alternative<int64_t>(it->second)) {
-    ADD_FAILURE() << "no integer field " << name << " in " << ::testing::PrintToString(e);
-    return 0;
-  }
-  return std::get<int64_t>(it->second);
-}
-
-std::string str_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {
-    ADD_FAILURE() << "no string field " << name << " in " << ::testing::PrintToString(e);
-    return "";
-  }
-  return std::get<std::string>(it->second);
-}
-
 class ProbeTest : public TracefsTest {
  protected:
   static std::string unique(std::string_view base) {

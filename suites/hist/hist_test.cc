@@ -41,15 +41,6 @@ const tracefs::Feature sys_enter_event = tracefs::Feature::event("raw_syscalls",
 const tracefs::Feature getpid_event = tracefs::Feature::event("syscalls", "sys_enter_getpid");
 const tracefs::Feature sched_events_exec = tracefs::Feature::event("sched", "sched_process_exec");
 
-int64_t int_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end()) {
-    ADD_FAILURE() << "no field " << name << " in " << ::testing::PrintToString(e);
-    return 0;
-  }
-  return std::get<int64_t>(it->second);
-}
-
 // kernel/trace/trace_events_hist.c hist_field_log2: ilog2(roundup_pow_of_two(v)).
 uint32_t kernel_log2(uint64_t v) {
   if (v <= 1) return 0;

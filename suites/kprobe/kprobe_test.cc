@@ -52,24 +52,6 @@ constexpr std::string_view kTargetComm = "tracebed-probe-";
 const std::vector<std::string> kPaths = {"/etc/tracebed/release", "/nonexistent/tracebed-kprobe",
                                          "/etc/tracebed/modules"};
 
-int64_t int_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end() || !std::holds_alternative<int64_t>(it->second)) {
-    ADD_FAILURE() << "no integer field " << name << " in " << ::testing::PrintToString(e);
-    return 0;
-  }
-  return std::get<int64_t>(it->second);
-}
-
-std::string str_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {
-    ADD_FAILURE() << "no string field " << name << " in " << ::testing::PrintToString(e);
-    return "";
-  }
-  return std::get<std::string>(it->second);
-}
-
 // The first bytes of a string as the little-endian integer x86-64 loads.
 template <typename T>
 T load_le(std::string_view s, size_t offset = 0) {

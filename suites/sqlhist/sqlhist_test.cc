@@ -61,24 +61,6 @@ std::string offcpu_sql(const std::string& sysname) {
          " AS start JOIN sched_switch AS end ON start.pid = end.next_pid";
 }
 
-int64_t int_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end() || !std::holds_alternative<int64_t>(it->second)) {
-    ADD_FAILURE() << "no integer field " << name << " in " << ::testing::PrintToString(e);
-    return 0;
-  }
-  return std::get<int64_t>(it->second);
-}
-
-std::string str_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {
-    ADD_FAILURE() << "no string field " << name << " in " << ::testing::PrintToString(e);
-    return "";
-  }
-  return std::get<std::string>(it->second);
-}
-
 // common_timestamp.usecs is ns2usecs (kernel/trace/trace.c): each stamp
 // rounded to the nearest microsecond on its own.
 int64_t usecs(uint64_t ns) { return static_cast<int64_t>((ns + 500) / 1000); }

@@ -32,15 +32,6 @@ using tracefs::Synth;
 using tracefs::SynthEvent;
 namespace features = tracefs::features;
 
-int64_t int_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end() || !std::holds_alternative<int64_t>(it->second)) {
-    ADD_FAILURE() << "no integer field " << name << " in " << ::testing::PrintToString(e);
-    return 0;
-  }
-  return std::get<int64_t>(it->second);
-}
-
 class Synthetic : public TracefsTest {
  protected:
   void SetUp() override {

@@ -1,6 +1,7 @@
 #include "suites/tracefs_support/decoded_events.h"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "framework/decode/page_reader.h"
 #include "framework/decode/trace_context.h"
@@ -85,6 +86,24 @@ Result<DecodedEvents> read_events(const tracefs::Tracefs& fs, const tracefs::Ins
     }
   }
   return out;
+}
+
+int64_t int_field(const DecodedEvent& e, const std::string& name) {
+  auto it = e.fields.find(name);
+  if (it == e.fields.end() || !std::holds_alternative<int64_t>(it->second)) {
+    ADD_FAILURE() << "no integer field " << name << " in " << ::testing::PrintToString(e);
+    return 0;
+  }
+  return std::get<int64_t>(it->second);
+}
+
+std::string str_field(const DecodedEvent& e, const std::string& name) {
+  auto it = e.fields.find(name);
+  if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {
+    ADD_FAILURE() << "no string field " << name << " in " << ::testing::PrintToString(e);
+    return "";
+  }
+  return std::get<std::string>(it->second);
 }
 
 }  // namespace tracebed::suites

@@ -37,6 +37,11 @@ struct DecodedEvent {
 
 void PrintTo(const DecodedEvent& e, std::ostream* os);
 
+// A field's value; a missing field, or one of the other kind, is a test
+// failure naming the event (and reads as 0 or "").
+int64_t int_field(const DecodedEvent& e, const std::string& name);
+std::string str_field(const DecodedEvent& e, const std::string& name);
+
 struct DecodedEvents {
   std::vector<DecodedEvent> events;  // per CPU in page order, CPUs ascending
   uint64_t unknown = 0;              // records of events not asked for (counted, not fatal)

@@ -40,24 +40,6 @@ namespace features = tracefs::features;
 // include/linux/sched.h TASK_COMM_LEN is 16: the name keeps 15 characters.
 constexpr std::string_view kTargetComm = "tracebed-probe-";
 
-int64_t int_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end() || !std::holds_alternative<int64_t>(it->second)) {
-    ADD_FAILURE() << "no integer field " << name << " in " << ::testing::PrintToString(e);
-    return 0;
-  }
-  return std::get<int64_t>(it->second);
-}
-
-std::string str_field(const DecodedEvent& e, const std::string& name) {
-  auto it = e.fields.find(name);
-  if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {
-    ADD_FAILURE() << "no string field " << name << " in " << ::testing::PrintToString(e);
-    return "";
-  }
-  return std::get<std::string>(it->second);
-}
-
 // "add A B -> SUM": {A, B, SUM}.
 struct AddCall {
   int64_t a, b, sum;
