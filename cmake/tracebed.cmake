@@ -54,7 +54,10 @@ function(tracebed_benchmarks name)
 endfunction()
 
 # tracebed_fuzzer(NAME SOURCE DEPS ...): a libFuzzer target (clang only),
-# run by CTest for a bounded time on its seed corpus (label `fuzz`).
+# run by CTest for a bounded time on its seed corpus (label `fuzz`). The seed
+# is fixed so a CI failure replays on any machine with the same command (a
+# slower machine runs a prefix of the same sequence); exploratory runs pass
+# their own -seed and -max_total_time to the binary.
 function(tracebed_fuzzer name source)
   cmake_parse_arguments(F "" "CORPUS" "DEPS" ${ARGN})
   if(NOT TRACEBED_FUZZ)
@@ -67,7 +70,8 @@ function(tracebed_fuzzer name source)
   set(corpus_dir ${CMAKE_CURRENT_BINARY_DIR}/${name}_corpus)
   add_test(NAME ${name}.run
     COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=1
-      $<TARGET_FILE:${name}> -max_total_time=30 -rss_limit_mb=2048
+      $<TARGET_FILE:${name}> -seed=1 -max_total_time=30 -rss_limit_mb=2048 -print_funcs=0
+      -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/${name}-
       ${corpus_dir} ${F_CORPUS})
   set_tests_properties(${name}.run PROPERTIES LABELS fuzz
     FIXTURES_REQUIRED ${name}_corpus)

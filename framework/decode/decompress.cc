@@ -23,6 +23,32 @@ std::string_view codec_name(Codec c) {
   return "?";
 }
 
+Status check_decompressed_size(Codec codec, Bytes in, uint64_t out_size, std::string_view where) {
+  switch (codec) {
+    case Codec::none:
+      if (in.size() != out_size)
+        return Error{fmt::format("{}: stored size {} differs from the expected {}", where, in.size(), out_size)};
+      return {};
+    case Codec::zlib: {
+      // zlib's technical notes: deflate's best case is 1032:1.
+      constexpr uint64_t kMaxRatio = 1032;
+      if (out_size > uint64_t{in.size()} * kMaxRatio + 64)
+        return Error{fmt::format("{}: zlib: {} compressed bytes cannot hold the {} bytes the header states", where,
+                                 in.size(), out_size)};
+      return {};
+    }
+    case Codec::zstd: {
+      const unsigned long long stated = ZSTD_getFrameContentSize(in.data(), in.size());
+      if (stated == ZSTD_CONTENTSIZE_ERROR)
+        return Error{fmt::format("{}: zstd: no frame header in {} compressed bytes", where, in.size())};
+      if (stated != ZSTD_CONTENTSIZE_UNKNOWN && stated != out_size)
+        return Error{fmt::format("{}: zstd: the frame holds {} bytes, the header states {}", where, stated, out_size)};
+      return {};
+    }
+  }
+  return Error{fmt::format("{}: unknown codec", where)};
+}
+
 Status decompress(Codec codec, Bytes in, std::span<uint8_t> out, std::string_view where) {
   switch (codec) {
     case Codec::none:

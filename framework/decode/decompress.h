@@ -18,6 +18,12 @@ enum class Codec : uint8_t { none, zlib, zstd };
 Result<Codec> codec_by_name(std::string_view name);
 std::string_view codec_name(Codec c);
 
+// Whether `in` can decompress to `out_size` bytes at all: deflate expands at
+// most 1032:1, and a zstd frame that states its content size must state this
+// one. Checked before a buffer of a size read from the file is allocated, so
+// a corrupt header costs an error rather than gigabytes.
+Status check_decompressed_size(Codec codec, Bytes in, uint64_t out_size, std::string_view where);
+
 // Decompresses `in` into exactly out.size() bytes. `where` names the block in
 // errors ("offset 0x1f40: section 18"). `none` copies.
 Status decompress(Codec codec, Bytes in, std::span<uint8_t> out, std::string_view where);

@@ -447,6 +447,7 @@ class TraceDatImpl final : public TraceDat {
       const uint32_t zsize = load<uint32_t>(h, ctx_.endian), usize = load<uint32_t>(h + 4, ctx_.endian);
       z.resize(zsize);
       TRACEBED_TRY(file_->read(pos + 8, z, "latency chunk"));
+      TRACEBED_TRY(check_decompressed_size(codec_, z, usize, fmt::format("offset {:#x}: latency chunk {}", pos, i)));
       const size_t old = out.size();
       out.resize(old + usize);
       TRACEBED_TRY(decompress(codec_, z, std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()) + old, usize),

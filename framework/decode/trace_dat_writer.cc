@@ -1,5 +1,7 @@
 #include "framework/decode/trace_dat_writer.h"
 
+#include "framework/decode/decompress.h"
+
 #include <zlib.h>
 #include <zstd.h>
 
@@ -407,7 +409,7 @@ Result<std::vector<uint8_t>> V7Writer::write() {
 
 class ContentsReader {
  public:
-  explicit ContentsReader(Bytes file) : file_(file) {}
+  ContentsReader(Bytes file, uint64_t max_decompressed) : file_(file), budget_(max_decompressed) {}
 
   Result<TraceDatContents> read(TraceDatWriteOptions* format);
 
@@ -489,7 +491,19 @@ class ContentsReader {
                                         std::string_view what);
   Status v7_options(uint64_t offset, int depth);
 
+  // Counts `bytes` of decompressed data against the caller's limit.
+  Status spend(uint64_t bytes, uint64_t offset) {
+    if (bytes > budget_)
+      return error_at(offset, fmt::format("the data decompresses to more than the {} MiB allowed in memory",
+                                          (spent_ + budget_) >> 20));
+    budget_ -= bytes;
+    spent_ += bytes;
+    return {};
+  }
+
   Bytes file_;
+  uint64_t budget_;
+  uint64_t spent_ = 0;
   Endian endian_ = Endian::little;
   TraceDatContents c_;
   TraceDatWriteOptions format_;
@@ -520,6 +534,7 @@ Result<ContentsReader::Section> ContentsReader::section(uint64_t offset, std::st
   TRACEBED_ASSIGN_OR_RETURN(uint32_t csize, z.read<uint32_t>("compressed size"));
   TRACEBED_ASSIGN_OR_RETURN(uint32_t usize, z.read<uint32_t>("uncompressed size"));
   TRACEBED_ASSIGN_OR_RETURN(Bytes data, z.read_bytes(csize, "compressed data"));
+  TRACEBED_TRY(spend(usize, body_at));
   auto out = decompress_block(format_.compression, data, usize);
   if (!out.ok()) return error_at(body_at, fmt::format("{} section: {}", what, out.error().message));
   owned_.push_back(std::move(out).value());
@@ -541,6 +556,7 @@ Result<std::vector<uint8_t>> ContentsReader::cpu_data(bool compressed, uint64_t 
     TRACEBED_ASSIGN_OR_RETURN(uint32_t csize, z.read<uint32_t>("chunk compressed size"));
     TRACEBED_ASSIGN_OR_RETURN(uint32_t usize, z.read<uint32_t>("chunk uncompressed size"));
     TRACEBED_ASSIGN_OR_RETURN(Bytes data, z.read_bytes(csize, "chunk data"));
+    TRACEBED_TRY(spend(usize, chunk_at));
     auto chunk = decompress_block(format_.compression, data, usize);
     if (!chunk.ok())
       return error_at(chunk_at, fmt::format("{} chunk {}: {}", what, i, chunk.error().message));
@@ -806,10 +822,13 @@ Result<std::vector<uint8_t>> decompress_block(TraceDatCompression c, Bytes in, s
   constexpr size_t kMaxBlock = size_t{256} << 20;
   if (out_size > kMaxBlock)
     return Error{fmt::format("uncompressed size {} exceeds the {} MiB limit", out_size, kMaxBlock >> 20)};
+  if (c == TraceDatCompression::none) return std::vector<uint8_t>(in.begin(), in.end());
+  TRACEBED_TRY(check_decompressed_size(c == TraceDatCompression::zlib ? Codec::zlib : Codec::zstd, in, out_size,
+                                       "block"));
   std::vector<uint8_t> out(out_size);
   switch (c) {
     case TraceDatCompression::none:
-      return std::vector<uint8_t>(in.begin(), in.end());
+      break;
     case TraceDatCompression::zlib: {
       uLongf n = out_size;
       int rc = uncompress(out.data(), &n, in.data(), in.size());
@@ -844,8 +863,9 @@ Status write_trace_dat_file(const std::string& path, const TraceDatContents& con
   return {};
 }
 
-Result<TraceDatContents> read_trace_dat_contents(Bytes file, TraceDatWriteOptions* format) {
-  return ContentsReader(file).read(format);
+Result<TraceDatContents> read_trace_dat_contents(Bytes file, TraceDatWriteOptions* format,
+                                                 uint64_t max_decompressed) {
+  return ContentsReader(file, max_decompressed).read(format);
 }
 
 Result<TraceDatContents> read_trace_dat_contents_file(const std::string& path,

@@ -126,8 +126,12 @@ Status write_trace_dat_file(const std::string& path, const TraceDatContents& con
 // metadata texts, options and raw sub-buffers, with v7 sections and chunks
 // decompressed. For rewriting files (round trips, fixtures), not for decoding
 // events (trace_dat.h does that). `format`, if given, receives the file's
-// version and compression.
-Result<TraceDatContents> read_trace_dat_contents(Bytes file, TraceDatWriteOptions* format = nullptr);
+// version and compression. Everything is held in memory, so the data may
+// decompress to at most `max_decompressed` bytes (a corrupt size is an error,
+// not an allocation).
+constexpr uint64_t kMaxContentsBytes = uint64_t{4} << 30;
+Result<TraceDatContents> read_trace_dat_contents(Bytes file, TraceDatWriteOptions* format = nullptr,
+                                                 uint64_t max_decompressed = kMaxContentsBytes);
 Result<TraceDatContents> read_trace_dat_contents_file(const std::string& path,
                                                       TraceDatWriteOptions* format = nullptr);
 

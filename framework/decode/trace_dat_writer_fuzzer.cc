@@ -6,7 +6,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tracebed::TraceDatWriteOptions format;
-  auto contents = tracebed::read_trace_dat_contents(tracebed::Bytes(data, size), &format);
+  // A memory limit well under libFuzzer's RSS limit: the file is read,
+  // written and read again, all in memory.
+  auto contents = tracebed::read_trace_dat_contents(tracebed::Bytes(data, size), &format, uint64_t{256} << 20);
   if (!contents.ok()) return 0;
   format.compression_version.clear();
   auto written = tracebed::write_trace_dat(*contents, format);

@@ -1,0 +1,84 @@
+// Sizes a file states for its compressed blocks are checked before anything
+// of that size is allocated.
+#include "framework/decode/decompress.h"
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/decode/trace_dat_writer.h"
+
+namespace tracebed {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<uint8_t> zlib_of(const std::vector<uint8_t>& in) {
+  uLongf n = compressBound(in.size());
+  std::vector<uint8_t> out(n);
+  EXPECT_EQ(compress2(out.data(), &n, in.data(), in.size(), 9), Z_OK);
+  out.resize(n);
+  return out;
+}
+
+std::vector<uint8_t> zstd_of(const std::vector<uint8_t>& in, bool with_size) {
+  ZSTD_CCtx* ctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(ctx, ZSTD_c_contentSizeFlag, with_size ? 1 : 0);
+  std::vector<uint8_t> out(ZSTD_compressBound(in.size()));
+  size_t n = ZSTD_compress2(ctx, out.data(), out.size(), in.data(), in.size());
+  ZSTD_freeCCtx(ctx);
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+TEST(DecompressedSize, TruthfulSizesPass) {
+  std::vector<uint8_t> page(4096 * 10, 0);
+  page[7] = 42;
+  EXPECT_TRUE(check_decompressed_size(Codec::zlib, zlib_of(page), page.size(), "chunk").ok());
+  EXPECT_TRUE(check_decompressed_size(Codec::zstd, zstd_of(page, true), page.size(), "chunk").ok());
+  EXPECT_TRUE(check_decompressed_size(Codec::zstd, zstd_of(page, false), page.size(), "chunk").ok());
+  EXPECT_TRUE(check_decompressed_size(Codec::none, page, page.size(), "chunk").ok());
+}
+
+TEST(DecompressedSize, ZlibCannotExpandBeyondDeflatesLimit) {
+  std::vector<uint8_t> page(4096, 0);
+  auto z = zlib_of(page);
+  Status st = check_decompressed_size(Codec::zlib, z, uint64_t{256} << 20, "offset 0x40: chunk 3");
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error().message, HasSubstr("offset 0x40: chunk 3"));
+  EXPECT_THAT(st.error().message, HasSubstr("cannot hold"));
+}
+
+TEST(DecompressedSize, ZstdFrameAndHeaderMustAgree) {
+  std::vector<uint8_t> page(4096, 1);
+  Status st = check_decompressed_size(Codec::zstd, zstd_of(page, true), 8192, "chunk");
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error().message, HasSubstr("the frame holds 4096 bytes, the header states 8192"));
+  std::vector<uint8_t> garbage(16, 0xab);
+  EXPECT_FALSE(check_decompressed_size(Codec::zstd, garbage, 4096, "chunk").ok());
+}
+
+TEST(DecompressedSize, ContentsReaderStopsAtItsMemoryLimit) {
+  const std::string path = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/s1-k6.12-v7zstd-sched-irq-timer-syscalls.dat";
+  std::vector<uint8_t> file;
+  {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
+    ASSERT_TRUE(f) << path;
+    uint8_t buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) file.insert(file.end(), buf, buf + n);
+  }
+  ASSERT_TRUE(read_trace_dat_contents(file).ok());
+  auto limited = read_trace_dat_contents(file, nullptr, 64 << 10);
+  ASSERT_FALSE(limited.ok());
+  EXPECT_THAT(limited.error().message, HasSubstr("allowed in memory"));
+}
+
+}  // namespace
+}  // namespace tracebed
