@@ -91,6 +91,8 @@ inline const Feature dynamic_events = Feature::file("dynamic_events", "dynamic_e
 inline const Feature probe_append =
     Feature::readme("probe append", "Create/append/remove/show the kernel dynamic events");
 inline const Feature synthetic_events = Feature::file("synthetic events", "synthetic_events");
+// CONFIG_USER_EVENTS: the producer's file (kernel/trace/trace_events_user.c).
+inline const Feature user_events = Feature::file("user_events", "user_events_data");
 inline const Feature eprobes = Feature::readme("eprobes", "e[:[<group>/][<event>]]");
 inline const Feature fprobes = Feature::readme("fprobes", "f[:[<group>/][<event>]] <func-name>");
 inline const Feature tprobes = Feature::readme("tprobes", "t[:[<group>/][<event>]] <tracepoint>");

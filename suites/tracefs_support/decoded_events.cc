@@ -79,6 +79,9 @@ Result<DecodedEvents> read_events(const tracefs::Tracefs& fs, const tracefs::Ins
                      (f.size == 1 || f.size == 2 || f.size == 4 || f.size == 8)) {
             ev.fields[f.name] = f.has(kFieldSigned) ? f.read_int(pe.payload, ctx.endian)
                                                      : static_cast<int64_t>(f.read_uint(pe.payload, ctx.endian));
+          } else {
+            Bytes b = f.payload(pe.payload, ctx.endian);
+            ev.bytes[f.name] = std::string(reinterpret_cast<const char*>(b.data()), b.size());
           }
         }
         out.events.push_back(std::move(ev));

@@ -31,8 +31,10 @@ struct DecodedEvent {
   int pid = 0;
   std::string comm;  // from saved_cmdlines; "<...>" when unknown, as trace prints
   // Scalars as integers, char arrays and dynamic strings as text; other
-  // fields (non-char arrays) are left out.
+  // fields are in `bytes`.
   std::map<std::string, std::variant<int64_t, std::string>> fields;
+  // The other fields (non-char arrays, structs, odd sizes) as raw bytes.
+  std::map<std::string, std::string> bytes;
 };
 
 void PrintTo(const DecodedEvent& e, std::ostream* os);
