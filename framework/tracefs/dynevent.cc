@@ -66,6 +66,7 @@ std::string_view to_string(DynEventKind k) {
     case DynEventKind::fexit: return "fprobe exit";
     case DynEventKind::tprobe: return "tprobe";
     case DynEventKind::synth: return "synthetic";
+    case DynEventKind::user: return "user event";
     case DynEventKind::unknown: break;
   }
   return "unknown";
@@ -314,6 +315,26 @@ Result<std::vector<DynEventEntry>> parse_dynamic_events(std::string_view text, s
     };
     DynEventEntry e;
     e.line = std::string(raw);
+    // User events show no group: "u:NAME type a; type b"
+    // (trace_events_user.c user_event_show).
+    if (line.starts_with("u:")) {
+      e.kind = DynEventKind::user;
+      e.group = "user_events";
+      std::string_view rest = line.substr(2);
+      size_t sp = rest.find(' ');
+      e.event = std::string(rest.substr(0, sp));
+      if (e.event.empty()) return bad("empty user event name");
+      rest = sp == std::string_view::npos ? std::string_view{} : rest.substr(sp + 1);
+      while (!rest.empty()) {
+        size_t semi = rest.find(';');
+        std::string_view f = trim(rest.substr(0, semi));
+        if (!f.empty()) e.args.emplace_back(f);
+        if (semi == std::string_view::npos) break;
+        rest.remove_prefix(semi + 1);
+      }
+      out.push_back(std::move(e));
+      continue;
+    }
     // Head: TYPE[MAXACTIVE]:GROUP/EVENT, then a blank (a tab for synthetic).
     size_t blank = line.find_first_of(" \t");
     std::string_view head = line.substr(0, blank);
@@ -363,6 +384,12 @@ Result<std::vector<DynEventEntry>> parse_dynamic_events(std::string_view text, s
     out.push_back(std::move(e));
   }
   return out;
+}
+
+std::string DynEventEntry::remove_command() const {
+  std::string cmd = "-:" + group + "/" + event;
+  if (kind == DynEventKind::user && !args.empty()) cmd += fmt::format(" {}", fmt::join(args, "; "));
+  return cmd;
 }
 
 Result<std::vector<DynEventEntry>> read_dynamic_events(const Tracefs& fs) {

@@ -116,7 +116,9 @@ class FetchArg {
   std::optional<FetchType> type_;
 };
 
-enum class DynEventKind { kprobe, kretprobe, uprobe, uretprobe, eprobe, fprobe, fexit, tprobe, synth, unknown };
+// user: a user_events event ("u:NAME fields", shown once persistent or
+// registered; user_events.h makes them).
+enum class DynEventKind { kprobe, kretprobe, uprobe, uretprobe, eprobe, fprobe, fexit, tprobe, synth, user, unknown };
 std::string_view to_string(DynEventKind k);
 
 // What the builders hand to DynamicEvent::create.
@@ -374,8 +376,9 @@ struct DynEventEntry {
   bool is_return() const {
     return kind == DynEventKind::kretprobe || kind == DynEventKind::uretprobe || kind == DynEventKind::fexit;
   }
-  // "-:GRP/EVENT".
-  std::string remove_command() const { return "-:" + group + "/" + event; }
+  // "-:GRP/EVENT"; a user event is matched by its fields too
+  // ("-:user_events/NAME u32 a; u32 b").
+  std::string remove_command() const;
 };
 
 // Parses dynamic_events, kprobe_events or uprobe_events; `file` names it

@@ -74,6 +74,9 @@ std::optional<std::string> dynamic_event_removal(std::string_view line) {
   // ftracetest clear_dynamic_events writes "-" + the head without its type
   // letter ("-10:kprobes/tbret" for "r10:..."); "-:<group>/<name>" is the
   // documented form and needs no maxactive.
+  // A user event is matched by its fields too: "-:name" alone removes
+  // only one without fields (trace_events_user.c user_event_match).
+  if (line.starts_with("u:")) return "-:" + std::string(line.substr(2));
   size_t colon = line.find(':');
   size_t space = line.find(' ');
   if (colon == std::string_view::npos || (space != std::string_view::npos && space < colon)) return std::nullopt;

@@ -29,6 +29,11 @@ TEST(DynamicEvents, RemovalLinesForCapturedKprobes) {
   EXPECT_EQ(dels, (std::vector<std::string>{"-:kprobes/tbprobe", "-:kprobes/tbret"}));
 }
 
+TEST(DynamicEvents, UserEventsAreRemovedWithTheirFields) {
+  EXPECT_EQ(dynamic_event_removal("u:tb_x u32 a; __data_loc char[] b"), "-:tb_x u32 a; __data_loc char[] b");
+  EXPECT_EQ(dynamic_event_removal("u:tb_bare"), "-:tb_bare");
+}
+
 TEST(DynamicEvents, NothingToRemoveInCommentsOrBlankLines) {
   EXPECT_FALSE(dynamic_event_removal("").has_value());
   EXPECT_FALSE(dynamic_event_removal("# comment: not an event").has_value());
