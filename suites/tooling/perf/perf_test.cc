@@ -1,0 +1,392 @@
+// perf (the host's, copied into the guest with its libraries) against
+// ftrace, which reads the same tracepoints through another path:
+//   - `perf list`: the tracepoints of a few systems, against tracefs's own
+//     available_events;
+//   - `perf record` + `perf script`: the test's ftrace instance records the
+//     same event from before perf starts until after it exits, so on every
+//     CPU perf's events must be one unbroken run of the instance's (decoded
+//     by framework/decode). No tolerance: a missing, extra or reordered
+//     event fails;
+//   - `perf stat`: the workload itself turns the instance on and off, so
+//     ftrace's window lies inside perf's: ftrace's count <= perf's <=
+//     ftrace's + kStatSlack (the switches of perf starting the workload and
+//     seeing it exit).
+// Every failure names the tool, the kernel, the command line and the diff.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/tracefs/text.h"
+#include "framework/vm/process.h"
+#include "suites/tracefs_support/decoded_events.h"
+#include "suites/tracefs_support/tracefs_suite.h"
+
+namespace tracebed::suites {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Where `tracebed_guest_suite(... TOOLS ...)` puts a tool in the guest.
+constexpr std::string_view kGuestPerf = "/opt/tracebed/bin/perf";
+constexpr std::string_view kHostPerf = TRACEBED_HOST_PERF;
+constexpr std::string_view kGuestData = "/tmp/tracebed-perf.data";
+// perf stat's count may exceed the instance's by the switches between perf
+// enabling its counter and the workload's first write to tracing_on, and
+// between the last write and perf disabling it: perf forking and exec'ing
+// the shell, the shell exiting, perf waking (14 on 6.12 under TCG).
+constexpr int64_t kStatSlack = 60;
+
+std::string shell_word(std::string_view s) {
+  if (!s.empty() && s.find_first_of(" '\"\\$;&|<>*?()") == std::string_view::npos) return std::string(s);
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+// The text between `from` and `to` (or the end) in s; nullopt without `from`.
+std::optional<std::string> between(std::string_view s, std::string_view from, std::string_view to) {
+  size_t a = s.find(from);
+  if (a == std::string_view::npos) return std::nullopt;
+  a += from.size();
+  size_t b = to.empty() ? std::string_view::npos : s.find(to, a);
+  return std::string(s.substr(a, b == std::string_view::npos ? std::string_view::npos : b - a));
+}
+
+std::optional<uint64_t> hex_after(std::string_view s, std::string_view label) {
+  auto v = between(s, label, ",");
+  if (!v) return std::nullopt;
+  std::string t(tracefs::trim(*v));
+  if (t.starts_with("0x")) t = t.substr(2);
+  if (t.empty() || t.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) return std::nullopt;
+  return std::strtoull(t.c_str(), nullptr, 16);
+}
+
+// One line of `perf script -F tid,cpu,event,trace`:
+// "   245 [001] sched:sched_switch: prev_comm=sh prev_pid=245 ...".
+struct ScriptLine {
+  int tid = 0;
+  int cpu = 0;
+  std::string event;
+  std::string trace;
+};
+
+std::optional<ScriptLine> parse_script_line(std::string_view line) {
+  auto w = tracefs::split_words(line);
+  if (w.size() < 3 || !w[1].starts_with('[') || !w[1].ends_with(']') || !w[2].ends_with(':')) return std::nullopt;
+  ScriptLine out;
+  out.tid = std::atoi(std::string(w[0]).c_str());
+  out.cpu = std::atoi(std::string(w[1].substr(1, w[1].size() - 2)).c_str());
+  out.event = std::string(w[2].substr(0, w[2].size() - 1));
+  size_t at = line.find(w[2]) + w[2].size();
+  out.trace = std::string(tracefs::trim(line.substr(at)));
+  return out;
+}
+
+// The same switch as both sides print it, prev_state left out (perf and the
+// kernel spell its letters differently across versions).
+std::string switch_key(std::string_view prev_comm, int64_t prev_pid, int64_t prev_prio, std::string_view next_comm,
+                       int64_t next_pid, int64_t next_prio) {
+  return fmt::format("{}:{} (prio {}) ==> {}:{} (prio {})", prev_comm, prev_pid, prev_prio, next_comm, next_pid,
+                     next_prio);
+}
+
+std::optional<std::string> switch_key_of(const ScriptLine& l) {
+  auto pc = between(l.trace, "prev_comm=", " prev_pid=");
+  auto pp = between(l.trace, " prev_pid=", " ");
+  auto pr = between(l.trace, " prev_prio=", " ");
+  auto nc = between(l.trace, "next_comm=", " next_pid=");
+  auto np = between(l.trace, " next_pid=", " ");
+  auto nr = between(l.trace, " next_prio=", "");
+  if (!pc || !pp || !pr || !nc || !np || !nr) return std::nullopt;
+  return switch_key(*pc, std::atoll(pp->c_str()), std::atoll(pr->c_str()), *nc, std::atoll(np->c_str()),
+                    std::atoll(tracefs::trim(*nr).data()));
+}
+
+std::string switch_key_of(const DecodedEvent& e) {
+  return switch_key(str_field(e, "prev_comm"), int_field(e, "prev_pid"), int_field(e, "prev_prio"),
+                    str_field(e, "next_comm"), int_field(e, "next_pid"), int_field(e, "next_prio"));
+}
+
+// sys_enter_openat by pid and its raw arguments; dfd and flags are ints
+// that perf may print sign-extended, so only their 32 bits count.
+std::string openat_key(int64_t pid, uint64_t dfd, uint64_t filename, uint64_t flags) {
+  return fmt::format("pid {} dfd {:#x} filename {:#x} flags {:#x}", pid, static_cast<uint32_t>(dfd), filename,
+                     static_cast<uint32_t>(flags));
+}
+
+std::optional<std::string> openat_key_of(const ScriptLine& l) {
+  auto dfd = hex_after(l.trace, "dfd: ");
+  auto filename = hex_after(l.trace, "filename: ");
+  auto flags = hex_after(l.trace, "flags: ");
+  if (!dfd || !filename || !flags) return std::nullopt;
+  return openat_key(l.tid, *dfd, *filename, *flags);
+}
+
+std::string openat_key_of(const DecodedEvent& e) {
+  return openat_key(e.pid, static_cast<uint64_t>(int_field(e, "dfd")), static_cast<uint64_t>(int_field(e, "filename")),
+                    static_cast<uint64_t>(int_field(e, "flags")));
+}
+
+using PerCpu = std::map<int, std::vector<std::string>>;
+
+size_t total(const PerCpu& m) {
+  size_t n = 0;
+  for (const auto& [cpu, v] : m) n += v.size();
+  return n;
+}
+
+// Empty when `inner` is one contiguous run of `outer`; else where the
+// longest match breaks, with the lines around it.
+std::string run_mismatch(const std::vector<std::string>& inner, const std::vector<std::string>& outer) {
+  if (inner.empty()) return {};
+  size_t best_len = 0, best_at = 0;
+  for (size_t s = 0; s < outer.size(); ++s) {
+    size_t k = 0;
+    while (k < inner.size() && s + k < outer.size() && outer[s + k] == inner[k]) ++k;
+    if (k == inner.size()) return {};
+    if (k > best_len) best_len = k, best_at = s;
+  }
+  if (best_len == 0) return fmt::format("perf's first event appears nowhere in ftrace's: {}", inner.front());
+  std::string out = fmt::format("perf's events 1..{} match ftrace's {}..{}, then:\n", best_len, best_at + 1,
+                                best_at + best_len);
+  for (size_t k = best_len; k < std::min(inner.size(), best_len + 4); ++k) out += fmt::format("  perf:   {}\n", inner[k]);
+  for (size_t k = best_at + best_len; k < std::min(outer.size(), best_at + best_len + 4); ++k)
+    out += fmt::format("  ftrace: {}\n", outer[k]);
+  return out;
+}
+
+std::string set_diff(const std::set<std::string>& expected, const std::set<std::string>& actual) {
+  std::vector<std::string> missing, extra;
+  std::set_difference(expected.begin(), expected.end(), actual.begin(), actual.end(), std::back_inserter(missing));
+  std::set_difference(actual.begin(), actual.end(), expected.begin(), expected.end(), std::back_inserter(extra));
+  auto first = [](const std::vector<std::string>& v) {
+    return fmt::join(v.begin(), v.begin() + std::min<size_t>(v.size(), 20), " ");
+  };
+  return fmt::format("missing ({}): {}\nextra ({}): {}", missing.size(), first(missing), extra.size(), first(extra));
+}
+
+class Perf : public TracefsTest {
+ protected:
+  void SetUp() override {
+    TracefsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (kHostPerf.empty()) GTEST_SKIP() << "needs perf: there was none on the host when the suite was configured";
+    // kernel/sysctl.c lists it only with CONFIG_PERF_EVENTS.
+    if (!fs().ops().exists("/proc/sys/kernel/perf_event_paranoid")) {
+      GTEST_SKIP() << "needs PERF_EVENTS: the guest has no /proc/sys/kernel/perf_event_paranoid";
+    }
+    static std::string version = [] {
+      auto r = vm::run_process({std::string(kHostPerf), "--version"}, 30s);
+      std::string v = r ? std::string(tracefs::trim(r->output)) : "";
+      v = v.empty() ? std::string("perf (version unknown)") : v;
+      fmt::print(stderr, "tracebed: {} (the host's) runs on {} ({})\n", v, testing::environment().options().kernel,
+                 testing::guest().release());
+      return v;
+    }();
+    version_ = version;
+    RecordProperty("tool", version_);
+  }
+
+  // "perf version 6.1.192 on debian-6.12 (6.12.…): `perf record …`"
+  std::string where(std::string_view cmdline) {
+    return fmt::format("{} on {} ({}): `{}`", version_, testing::environment().options().kernel,
+                       testing::guest().release(), cmdline);
+  }
+
+  // Runs perf in the guest; a failure fails the test (nullopt).
+  std::optional<agent::RunResult> perf(const std::vector<std::string>& args, std::string& cmdline) {
+    std::vector<std::string> argv = {std::string(kGuestPerf)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    cmdline = "perf";
+    for (const auto& a : args) cmdline += " " + shell_word(a);
+    auto r = testing::guest().run(argv, 240s);
+    if (!r) {
+      ADD_FAILURE() << where(cmdline) << ": " << r.error().message;
+      return std::nullopt;
+    }
+    if (!r->ok()) {
+      ADD_FAILURE() << where(cmdline) << ": status " << r->shell_status() << (r->timed_out ? " (timed out)" : "")
+                    << "\nstderr:\n" << r->err << "\nstdout:\n" << r->out;
+      return std::nullopt;
+    }
+    return std::move(*r);
+  }
+
+  // `perf script` of kGuestData: the lines of `event`, keyed by `key`, per
+  // CPU in perf's order. A line that does not parse fails the test.
+  template <typename KeyOf>
+  PerCpu script(std::string_view event, KeyOf key) {
+    std::string cmdline;
+    auto r = perf({"script", "-i", std::string(kGuestData), "-F", "tid,cpu,event,trace"}, cmdline);
+    if (!r) return {};
+    PerCpu out;
+    for (auto line : tracefs::split_lines(r->out)) {
+      if (tracefs::trim(line).empty()) continue;
+      auto l = parse_script_line(line);
+      if (!l || l->event != event) {
+        ADD_FAILURE() << where(cmdline) << ": a line that is not a " << event << " event: " << line;
+        continue;
+      }
+      auto k = key(*l);
+      if (!k) {
+        ADD_FAILURE() << where(cmdline) << ": cannot read the fields of: " << line;
+        continue;
+      }
+      out[l->cpu].push_back(std::move(*k));
+    }
+    return out;
+  }
+
+  // The instance's events, keyed the same way, per CPU in buffer order.
+  template <typename KeyOf>
+  PerCpu ftrace_events(const tracefs::EventName& event, KeyOf key) {
+    auto events = read_events(fs(), inst(), {event});
+    EXPECT_TRUE(events.ok()) << events.error().message;
+    if (!events) return {};
+    EXPECT_EQ(events->missed, 0u) << "our instance lost events: its window is incomplete";
+    PerCpu out;
+    for (const auto& e : events->events) {
+      if (e.system == event.system && e.name == event.name) out[e.cpu].push_back(key(e));
+    }
+    return out;
+  }
+
+  // perf's events on every CPU are one unbroken run of the instance's.
+  void expect_runs(const std::string& cmdline, const PerCpu& perf, const PerCpu& ftrace) {
+    for (const auto& [cpu, theirs] : perf) {
+      SCOPED_TRACE(fmt::format("cpu{}", cpu));
+      auto it = ftrace.find(cpu);
+      std::vector<std::string> none;
+      const auto& ours = it == ftrace.end() ? none : it->second;
+      std::string m = run_mismatch(theirs, ours);
+      if (m.empty()) continue;
+      // ftrace's window is the longer one: only perf's surplus is news.
+      std::set<std::string> a(ours.begin(), ours.end());
+      std::vector<std::string> only_perf;
+      for (const auto& e : theirs) {
+        if (!a.count(e) && only_perf.size() < 20) only_perf.push_back(e);
+      }
+      ADD_FAILURE() << where(cmdline) << ": cpu" << cpu << ": perf's " << theirs.size()
+                    << " events are not a contiguous run of the " << ours.size()
+                    << " the ftrace instance recorded over a longer window\n"
+                    << m << "perf's events ftrace never recorded on this CPU (up to 20): "
+                    << (only_perf.empty() ? std::string("none") : fmt::format("{}", fmt::join(only_perf, "; ")));
+    }
+  }
+
+  std::string version_;
+};
+
+TEST_F(Perf, ListShowsTheTracepointsOfTracefs) {
+  auto available = fs().available_events();
+  ASSERT_OK(available);
+  std::string cmdline;
+  auto r = perf({"list", "--raw-dump", "tracepoint"}, cmdline);
+  ASSERT_TRUE(r);
+  std::map<std::string, std::set<std::string>> theirs, ours;
+  for (auto w : tracefs::split_words(r->out)) {
+    size_t colon = w.find(':');
+    if (colon != std::string_view::npos) theirs[std::string(w.substr(0, colon))].emplace(w);
+  }
+  for (const auto& e : *available) ours[e.system].insert(e.str());
+  std::vector<std::string> compared;
+  for (const char* system : {"sched", "irq", "timer", "syscalls", "signal"}) {
+    SCOPED_TRACE(system);
+    if (!ours.count(system)) continue;  // syscalls: FTRACE_SYSCALLS
+    compared.push_back(fmt::format("{} {}", system, ours[system].size()));
+    EXPECT_EQ(theirs[system], ours[system]) << where(cmdline) << ": the " << system
+                                            << " tracepoints, tracefs's available_events vs perf\n"
+                                            << set_diff(ours[system], theirs[system]);
+  }
+  RecordProperty("compared", fmt::format("{}", fmt::join(compared, ", ")));
+  EXPECT_FALSE(compared.empty()) << "tracefs lists none of the systems compared";
+  EXPECT_FALSE(theirs.empty()) << where(cmdline) << ": perf listed no tracepoints:\n" << r->out << r->err;
+}
+
+TEST_F(Perf, RecordSeesTheSwitchesFtraceSees) {
+  auto ev = inst().event("sched", "sched_switch");
+  ASSERT_TRUE(ev.exists()) << "sched:sched_switch is not in the instance";
+  ASSERT_OK(ev.enable());
+  // Processes that sleep, so each CPU switches to and from them.
+  constexpr int kSleeps = 8;
+  std::string cmdline;
+  auto r = perf({"record", "-q", "-B", "-N", "-e", "sched:sched_switch", "-a", "-o", std::string(kGuestData), "--",
+                 "sh", "-c", "for i in 1 2 3 4; do sleep 0.01 & sleep 0.01; wait; done"},
+                cmdline);
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_TRUE(r);
+  PerCpu theirs = script("sched:sched_switch", [](const ScriptLine& l) { return switch_key_of(l); });
+  PerCpu ours = ftrace_events({"sched", "sched_switch"}, [](const DecodedEvent& e) { return switch_key_of(e); });
+  RecordProperty("perf_events", static_cast<int>(total(theirs)));
+  RecordProperty("ftrace_events", static_cast<int>(total(ours)));
+  EXPECT_GE(total(theirs), static_cast<size_t>(kSleeps)) << where(cmdline) << ": fewer switches than sleeps";
+  expect_runs(cmdline, theirs, ours);
+}
+
+TEST_F(Perf, StatCountsTheSwitchesFtraceCounts) {
+  auto ev = inst().event("sched", "sched_switch");
+  ASSERT_TRUE(ev.exists()) << "sched:sched_switch is not in the instance";
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_OK(ev.enable());
+  std::string on = inst().path("tracing_on");
+  std::string workload = fmt::format(
+      "echo 1 > {0}; for i in 1 2 3 4; do sleep 0.01 & sleep 0.01; wait; done; echo 0 > {0}", on);
+  std::string cmdline;
+  auto r = perf({"stat", "-x", ",", "-e", "sched:sched_switch", "-a", "--", "sh", "-c", workload}, cmdline);
+  ASSERT_TRUE(r);
+  // -x: "COUNT,UNIT,EVENT,..." on stderr.
+  std::optional<int64_t> counted;
+  for (auto line : tracefs::split_lines(r->err)) {
+    if (line.find(",sched:sched_switch") == std::string_view::npos) continue;
+    std::string n(line.substr(0, line.find(',')));
+    if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) counted = std::atoll(n.c_str());
+  }
+  ASSERT_TRUE(counted) << where(cmdline) << ": no count of sched:sched_switch in\n" << r->err;
+  PerCpu ours = ftrace_events({"sched", "sched_switch"}, [](const DecodedEvent& e) { return switch_key_of(e); });
+  auto n = static_cast<int64_t>(total(ours));
+  RecordProperty("perf_count", static_cast<int>(*counted));
+  RecordProperty("ftrace_events", static_cast<int>(n));
+  EXPECT_GE(n, 8) << "the instance saw fewer switches than the workload's sleeps";
+  EXPECT_GE(*counted, n) << where(cmdline) << ": perf counted fewer switches than the ftrace instance recorded "
+                         << "inside perf's window\nperf stat:\n" << r->err;
+  EXPECT_LE(*counted, n + kStatSlack) << where(cmdline) << ": perf counted " << *counted - n
+                                      << " switches more than the ftrace instance inside its window (tolerance "
+                                      << kStatSlack << ")\nperf stat:\n" << r->err;
+}
+
+TEST_F(Perf, RecordSeesTheOpenatsFtraceSees) {
+  auto ev = inst().event("syscalls", "sys_enter_openat");
+  if (!ev.exists()) GTEST_SKIP() << "needs FTRACE_SYSCALLS: no syscalls:sys_enter_openat in tracefs";
+  ASSERT_OK(ev.enable());
+  constexpr int kOpens = 5;
+  std::string cmdline;
+  auto r = perf({"record", "-q", "-B", "-N", "-e", "syscalls:sys_enter_openat", "-a", "-o", std::string(kGuestData),
+                 "--", "sh", "-c", "for i in 1 2 3 4 5; do cat /proc/version > /dev/null; done"},
+                cmdline);
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_TRUE(r);
+  PerCpu theirs = script("syscalls:sys_enter_openat", [](const ScriptLine& l) { return openat_key_of(l); });
+  PerCpu ours =
+      ftrace_events({"syscalls", "sys_enter_openat"}, [](const DecodedEvent& e) { return openat_key_of(e); });
+  RecordProperty("perf_events", static_cast<int>(total(theirs)));
+  RecordProperty("ftrace_events", static_cast<int>(total(ours)));
+  EXPECT_GE(total(theirs), static_cast<size_t>(kOpens)) << where(cmdline) << ": fewer openat calls than cat ran";
+  expect_runs(cmdline, theirs, ours);
+}
+
+}  // namespace
+}  // namespace tracebed::suites
