@@ -30,7 +30,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/tracefs/text.h"
-#include "suites/latency/latency_support.h"
+#include "suites/latency/support/latency_support.h"
 #include "suites/tracefs_support/decoded_events.h"
 #include "suites/tracefs_support/probe_target.h"
 #include "suites/tracefs_support/tracefs_suite.h"

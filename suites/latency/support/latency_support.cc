@@ -1,4 +1,4 @@
-#include "suites/latency/latency_support.h"
+#include "suites/latency/support/latency_support.h"
 
 #include <charconv>
 

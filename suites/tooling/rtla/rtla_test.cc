@@ -26,7 +26,7 @@
 
 #include "framework/tracefs/text.h"
 #include "framework/vm/process.h"
-#include "suites/latency/latency_support.h"
+#include "suites/latency/support/latency_support.h"
 #include "suites/tracefs_support/decoded_events.h"
 #include "suites/tracefs_support/tracefs_suite.h"
 
@@ -143,7 +143,8 @@ struct OsnoiseTotals {
 std::optional<OsnoiseTotals> parse_osnoise_row(const std::vector<std::string>& w) {
   if (w.size() != 12) return std::nullopt;
   OsnoiseTotals t;
-  uint64_t* fields[] = {&t.runtime, &t.noise, &t.max_noise, &t.max_single, &t.hw, &t.nmi, &t.irq, &t.softirq, &t.thread};
+  uint64_t* fields[] = {&t.runtime, &t.noise, &t.max_noise, &t.max_single, &t.hw,
+                        &t.nmi,     &t.irq,   &t.softirq,   &t.thread};
   const int at[] = {2, 3, 5, 6, 7, 8, 9, 10, 11};
   t.periods = to_u64(std::string_view(w[1]).substr(1));
   t.available = w[4];
