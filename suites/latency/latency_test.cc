@@ -553,18 +553,33 @@ TEST_P(MaxLatency, MaxTraceFollowsMaxLatencyAndThreshold) {
   ASSERT_OK(top().set_tracer(tracer));
   ASSERT_OK(f.write("tracing_max_latency", "0"));
   activity();
+  // Stopped before reading: the guest's agent wakes tasks all the time.
+  ASSERT_OK(top().set_tracing_on(false));
   uint64_t max = read_number("tracing_max_latency");
   if (max == 0 && std::string_view(tracer) == "wakeup_rt") {
     GTEST_SKIP() << "no real-time task woke during the window (no timerlat to make one)";
   }
   ASSERT_GT(max, 0u) << tracer << " recorded no latency";
   // The max trace is what `trace` shows; its header carries the same latency.
-  ASSERT_OK(top().set_tracing_on(false));
   EXPECT_EQ(header_latency().value_or(UINT64_MAX), max);
   // Latency tracers own the snapshot buffer (ftrace.rst: EBUSY).
   if (features().has(tracefs::features::snapshot)) {
     EXPECT_EQ(write_errno("snapshot", "1"), EBUSY) << "snapshot under " << tracer;
   }
+  // The max trace stays until a larger latency comes: with 10 s written to
+  // tracing_max_latency, nothing replaces it (ftrace.rst: "no latency will
+  // be recorded unless it is greater than the time in this file").
+  auto max_trace = top().read_trace();
+  ASSERT_OK(max_trace);
+  ASSERT_OK(f.write("tracing_max_latency", "10000000"));
+  ASSERT_OK(top().set_tracing_on(true));
+  activity();
+  ASSERT_OK(top().set_tracing_on(false));
+  EXPECT_EQ(read_number("tracing_max_latency"), 10000000u);
+  auto kept = top().read_trace();
+  ASSERT_OK(kept);
+  EXPECT_TRUE(*kept == *max_trace) << "the max trace changed under tracing_max_latency=10 s:\nbefore:\n"
+                                   << *max_trace << "\nafter:\n" << *kept;
   // Writing 0 resets the max.
   ASSERT_OK(f.write("tracing_max_latency", "0"));
   EXPECT_EQ(read_number("tracing_max_latency"), 0u);
