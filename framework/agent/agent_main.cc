@@ -35,6 +35,7 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxCapture = 12u << 20;
 
 int port_fd = -1;
+bool local_mode = false;  // --local: serving on stdin, on a host
 std::map<pid_t, int> finished;  // background pids reaped by someone else's waitpid
 
 // Reads exactly n bytes from the port. read() returns 0 while no host is
@@ -46,6 +47,8 @@ bool read_port(uint8_t* p, size_t n) {
     if (r > 0) {
       p += r;
       n -= static_cast<size_t>(r);
+    } else if (r == 0 && local_mode) {
+      return false;  // the host closed our socket
     } else if (r == 0 || errno == EAGAIN) {
       usleep(20000);
     } else if (errno != EINTR) {
@@ -512,6 +515,9 @@ bool serve(const FrameHeader& req, Bytes payload) {
     case Op::stream_pages: return op_stream_pages(req, d);
     case Op::shutdown: {
       reply_errno(req, 0);
+      // On the machine under test itself (tracebed test --local) shutdown
+      // only ends the agent: never power off a host.
+      if (local_mode) return false;
       sync();
       reboot(RB_POWER_OFF);
       return false;
@@ -522,11 +528,12 @@ bool serve(const FrameHeader& req, Bytes payload) {
 
 int agent_main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: tracebed-agent PORT\n");
+    std::fprintf(stderr, "usage: tracebed-agent PORT | --local (a socket on stdin)\n");
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
-  port_fd = open(argv[1], O_RDWR | O_CLOEXEC | O_NOCTTY);
+  local_mode = std::strcmp(argv[1], "--local") == 0;
+  port_fd = local_mode ? 0 : open(argv[1], O_RDWR | O_CLOEXEC | O_NOCTTY);
   if (port_fd < 0) {
     std::fprintf(stderr, "tracebed-agent: %s: %s\n", argv[1], std::strerror(errno));
     return 1;

@@ -1,6 +1,5 @@
 #include "framework/agent/client.h"
 
-#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,21 +31,15 @@ Status Client::send(Op op, uint32_t id, const Encoder& request) {
   const uint8_t* p = frame.data();
   size_t n = frame.size();
   while (n > 0) {
-    ssize_t w = ::write(fd_, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && errno == EAGAIN) {
-      pollfd pfd{fd_, POLLOUT, 0};
-      poll(&pfd, 1, 50);
-      if (watchdog_) TRACEBED_TRY(watchdog_());
-      continue;
-    }
-    if (w < 0) {
+    auto w = transport_->write_some(p, n, std::chrono::milliseconds(50));
+    if (!w) {
       Status dead = watchdog_ ? watchdog_() : Status{};
       if (!dead) return dead;
-      return Error{fmt::format("agent {}: send failed: {}", op_name(uint16_t(op)), std::strerror(errno))};
+      return Error{fmt::format("agent {}: {}", op_name(uint16_t(op)), w.error().message)};
     }
-    p += w;
-    n -= static_cast<size_t>(w);
+    if (w->bytes == 0 && watchdog_) TRACEBED_TRY(watchdog_());
+    p += w->bytes;
+    n -= w->bytes;
   }
   return {};
 }
@@ -56,17 +49,14 @@ Status Client::read_exact(uint8_t* p, size_t n, Clock::time_point deadline, Op o
     auto now = Clock::now();
     if (now >= deadline)
       return Error{fmt::format("agent {}: no reply within the timeout (guest or agent hung?)", op_name(uint16_t(op)))};
-    pollfd pfd{fd_, POLLIN, 0};
-    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
-    int rc = poll(&pfd, 1, std::min(left, 50));
-    if (rc < 0 && errno != EINTR) return Error{fmt::format("agent: poll: {}", std::strerror(errno))};
-    if (rc <= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    auto r = transport_->read_some(p, n, std::min(left, std::chrono::milliseconds(50)));
+    if (!r) return Error{fmt::format("agent {}: {}", op_name(uint16_t(op)), r.error().message)};
+    if (r->bytes == 0 && !r->closed) {
       if (watchdog_) TRACEBED_TRY(watchdog_());
       continue;
     }
-    ssize_t r = ::read(fd_, p, n);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (r <= 0) {
+    if (r->closed) {
       // The connection closed: QEMU exited or died. The watchdog knows why.
       if (watchdog_) {
         for (int i = 0; i < 40; ++i) {  // give the console a moment to flush
@@ -76,8 +66,8 @@ Status Client::read_exact(uint8_t* p, size_t n, Clock::time_point deadline, Op o
       }
       return Error{fmt::format("agent {}: connection closed by the guest", op_name(uint16_t(op)))};
     }
-    p += r;
-    n -= static_cast<size_t>(r);
+    p += r->bytes;
+    n -= r->bytes;
   }
   return {};
 }

@@ -1,4 +1,5 @@
-// Host side of the agent protocol: typed calls over a connected stream.
+// Host side of the agent protocol: typed calls over a connected stream
+// (agent::Transport).
 //
 // Every call has a deadline. While waiting, the client asks a watchdog (the
 // Guest: "is QEMU alive, did the console show a panic?") every 50 ms, so a
@@ -8,10 +9,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "framework/agent/protocol.h"
+#include "framework/agent/transport.h"
 #include "framework/base/result.h"
 
 namespace tracebed::agent {
@@ -66,7 +69,10 @@ class Client {
  public:
   using Watchdog = std::function<Status()>;
 
-  Client(int fd, Watchdog watchdog) : fd_(fd), watchdog_(std::move(watchdog)) {}
+  // fd: a connected non-blocking descriptor the caller keeps owning.
+  Client(int fd, Watchdog watchdog) : Client(std::make_unique<FdTransport>(fd), std::move(watchdog)) {}
+  Client(std::unique_ptr<Transport> transport, Watchdog watchdog)
+      : transport_(std::move(transport)), watchdog_(std::move(watchdog)) {}
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
@@ -114,7 +120,7 @@ class Client {
                                        const std::function<void(uint32_t, std::string_view)>& on_pages,
                                        bool& clean_end);
 
-  int fd_;
+  std::unique_ptr<Transport> transport_;
   Watchdog watchdog_;
   uint32_t next_id_ = 1;
   bool broken_ = false;

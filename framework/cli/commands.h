@@ -1,7 +1,9 @@
 // Sub-commands of the `tracebed` executable; each file adds one.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -11,6 +13,9 @@ namespace tracebed::cli {
 
 // Prints "tracebed: <message>" to stderr and exits with status 1.
 [[noreturn]] void fail(std::string_view message);
+
+// The suite binaries' flags for --launcher / --libvirt-uri (empty: unset).
+std::vector<std::string> launcher_args(const std::string& launcher, const std::string& libvirt_uri);
 
 void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

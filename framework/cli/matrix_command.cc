@@ -64,7 +64,7 @@ int default_jobs() {
 void add_matrix_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("matrix", "every guest suite on several kernels; Markdown/HTML/JUnit/KTAP/JSON reports");
   struct Args {
-    std::string kernels = "all", filter, out = "tracebed-matrix", compare, accel;
+    std::string kernels = "all", filter, out = "tracebed-matrix", compare, accel, launcher, libvirt_uri;
     int jobs = default_jobs();
     int timeout_seconds = 3600;
     bool force = false;
@@ -79,6 +79,10 @@ void add_matrix_command(CLI::App& app) {
   cmd->add_option("--timeout", args->timeout_seconds, "seconds after which a suite binary (and its guest) is killed")
       ->capture_default_str();
   cmd->add_option("--accel", args->accel, "accelerator for the guests (kvm, tcg); default: the suites' choice");
+  cmd->add_option("--launcher", args->launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
+      ->check(CLI::IsMember({"qemu", "libvirt"}));
+  cmd->add_option("--libvirt-uri", args->libvirt_uri,
+                  "libvirt connection (default: $TRACEBED_LIBVIRT_URI, else libvirt's)");
   cmd->add_flag("--force", args->force, "rerun kernels whose results are current");
   cmd->final_callback([args] {
     if (!args->compare.empty()) {
@@ -115,6 +119,7 @@ void add_matrix_command(CLI::App& app) {
     o.stamp_files = {bin / "tracebed-agent", bin / "tracebed-probe-target"};
     o.filter = args->filter;
     o.accel = args->accel;
+    o.suite_args = launcher_args(args->launcher, args->libvirt_uri);
     o.jobs = args->jobs;
     o.out = args->out;
     o.force = args->force;

@@ -7,6 +7,7 @@
 
 #include "framework/cli/commands.h"
 #include "framework/vm/guest.h"
+#include "framework/vm/process.h"
 
 namespace tracebed::cli {
 
@@ -14,10 +15,11 @@ void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "boot a guest, run a command in it, print its output");
   struct Args {
     std::string kernel;
+    std::string bootconfig;  // a file
     std::vector<std::string> command;
     unsigned timeout = 600;
     unsigned cpus = 2, memory = 512;
-    std::string accel;
+    std::string accel, launcher, libvirt_uri;
     std::vector<std::string> tools;
     bool verbose = false;
   };
@@ -27,9 +29,16 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--cpus", args->cpus, "guest CPUs")->capture_default_str();
   cmd->add_option("--memory", args->memory, "guest memory in MiB")->capture_default_str();
   cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe)");
+  cmd->add_option("--launcher", args->launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
+      ->check(CLI::IsMember({"qemu", "libvirt"}));
+  cmd->add_option("--libvirt-uri", args->libvirt_uri,
+                  "libvirt connection (default: $TRACEBED_LIBVIRT_URI, else libvirt's)");
   cmd->add_option("--tool", args->tools, "host executable to copy in with its libraries (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--bootconfig", args->bootconfig,
+                  "boot configuration file to append to the initramfs (kernel option `bootconfig` added)")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("-v,--verbose", args->verbose, "print boot time, accelerator and release to stderr");
   cmd->add_option("command", args->command, "command and arguments (after --)")->required();
   cmd->final_callback([args] {
@@ -38,13 +47,21 @@ void add_run_command(CLI::App& app) {
     options.cpus = args->cpus;
     options.memory_mb = args->memory;
     options.accel = args->accel;
+    options.launcher = args->launcher;
+    options.libvirt_uri = args->libvirt_uri;
     for (const auto& t : args->tools) options.image.tools.emplace_back(t);
+    if (!args->bootconfig.empty()) {
+      auto text = vm::read_text_file(args->bootconfig);
+      if (!text) fail(text.error().message);
+      if (text->empty()) fail(fmt::format("--bootconfig {}: the file is empty", args->bootconfig));
+      options.bootconfig = std::move(*text);
+    }
     auto guest = vm::Guest::boot(options);
     if (!guest) fail(guest.error().message);
     auto& g = **guest;
     if (args->verbose)
-      fmt::print(stderr, "tracebed: {} ({}) ready in {:.2f} s under {}\n", g.kernel_name(), g.release(),
-                 g.boot_seconds(), g.accelerator());
+      fmt::print(stderr, "tracebed: {} ({}) ready in {:.2f} s under {} ({} launcher)\n", g.kernel_name(),
+                 g.release(), g.boot_seconds(), g.accelerator(), g.launcher());
     auto r = g.run(args->command, std::chrono::seconds(args->timeout));
     if (!r) fail(r.error().message);
     std::fwrite(r->out.data(), 1, r->out.size(), stdout);

@@ -146,6 +146,7 @@ KernelRun run_kernel(const RunOptions& o, const KernelJob& job, const std::strin
     std::vector<std::string> argv = {suite.string(), "--tracebed_kernel=" + job.kernel,
                                      "--gtest_output=xml:" + junit.string(), "--gtest_brief=1"};
     if (!o.accel.empty()) argv.push_back("--tracebed_accel=" + o.accel);
+    argv.insert(argv.end(), o.suite_args.begin(), o.suite_args.end());
     if (!o.filter.empty()) argv.push_back("--gtest_filter=" + o.filter);
     say(fmt::format("{}: {} ({}/{})", job.kernel, base, i, o.suites.size()));
     auto r = run_logged(argv, log, o.suite_timeout);
@@ -277,7 +278,10 @@ Result<Matrix> run_matrix(const RunOptions& o) {
   std::vector<size_t> todo;
   for (size_t i = 0; i < o.kernels.size(); ++i) {
     const auto& job = o.kernels[i];
-    std::string stamp = stamp_for(job, hash, o.filter, o.accel, o.suite_timeout);
+    // The launcher flags change where the suites ran: part of the accelerator's stamp.
+    std::string accel = o.accel;
+    for (const auto& a : o.suite_args) accel += " " + a;
+    std::string stamp = stamp_for(job, hash, o.filter, accel, o.suite_timeout);
     fs::path record = o.out / "runs" / (file_name_for(job.kernel) + ".json");
     if (!o.force && fs::exists(record, ec)) {
       auto text = vm::read_text_file(record);

@@ -31,6 +31,7 @@ struct RunOptions {
   std::vector<std::filesystem::path> stamp_files;
   std::string filter;          // gtest filter, empty for all
   std::string accel;           // passed as --tracebed_accel when not empty
+  std::vector<std::string> suite_args;  // more flags for every suite binary (e.g. --tracebed_launcher=libvirt)
   int jobs = 1;                // kernels in parallel
   std::filesystem::path out;
   std::chrono::seconds suite_timeout{std::chrono::hours(1)};

@@ -35,6 +35,7 @@ class GuestListener : public ::testing::EmptyTestEventListener {
     if (!g) return;
     ::testing::Test::RecordProperty("kernel_release", g->release());
     ::testing::Test::RecordProperty("accelerator", g->accelerator());
+    ::testing::Test::RecordProperty("launcher", g->launcher());
     if (!g->alive()) return;  // the test's own failure already says why
     if (Status st = g->check_console(); !st) ADD_FAILURE() << st.error().message;
   }
@@ -58,8 +59,8 @@ void GuestEnvironment::boot() {
     return;
   }
   guest_ = std::move(g).value();
-  fmt::print(stderr, "tracebed: {} guest ({}) ready in {:.2f} s under {}\n", options_.kernel, guest_->release(),
-             guest_->boot_seconds(), guest_->accelerator());
+  fmt::print(stderr, "tracebed: {} guest ({}) ready in {:.2f} s under {} ({} launcher)\n", options_.kernel,
+             guest_->release(), guest_->boot_seconds(), guest_->accelerator(), guest_->launcher());
 }
 
 void GuestEnvironment::TearDown() {
@@ -76,6 +77,7 @@ bool require_guest_tools(std::vector<std::string> tools, std::vector<std::string
 }
 
 const std::vector<std::string>& guest_tools() { return declared().tools; }
+
 
 GuestEnvironment& environment() { return *g_env; }
 
@@ -109,6 +111,8 @@ void init(int* argc, char** argv) {
     std::string_view a = argv[i];
     if (a.starts_with("--tracebed_kernel=")) options.kernel = std::string(a.substr(18));
     else if (a.starts_with("--tracebed_accel=")) options.accel = std::string(a.substr(17));
+    else if (a.starts_with("--tracebed_launcher=")) options.launcher = std::string(a.substr(20));
+    else if (a.starts_with("--tracebed_libvirt_uri=")) options.libvirt_uri = std::string(a.substr(23));
     else argv[out++] = argv[i];
   }
   *argc = out;

@@ -67,8 +67,10 @@ bool require_guest_tools(std::vector<std::string> tools, std::vector<std::string
 // What has been declared, for tests to say what their guest holds.
 const std::vector<std::string>& guest_tools();
 
+
 // Parses --tracebed_kernel / $TRACEBED_KERNEL (and --tracebed_accel,
-// $TRACEBED_ACCEL) out of argv, registers the environment and the listener
+// $TRACEBED_ACCEL; --tracebed_launcher=qemu|libvirt, $TRACEBED_LAUNCHER;
+// --tracebed_libvirt_uri, $TRACEBED_LIBVIRT_URI) out of argv, registers the environment and the listener
 // that stamps and checks every test. Used by the shared main.
 void init(int* argc, char** argv);
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
@@ -10,12 +11,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 
 #include "framework/vm/console.h"
+#include "framework/vm/libvirt_domain.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::vm {
@@ -72,6 +75,62 @@ fs::path make_run_dir() {
   return dir;
 }
 
+constexpr std::string_view kAgentChannel = "org.tracebed.agent";
+
+// A domain name no other guest on the same libvirt host has.
+std::string domain_name(const std::string& kernel) {
+  static std::atomic<int> counter{0};
+  char host[64] = {};
+  gethostname(host, sizeof host - 1);
+  std::string name = fmt::format("tracebed-{}-{}-{}-{}", host, getpid(), counter++, kernel);
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_') c = '_';
+  return name.substr(0, 100);
+}
+
+Result<fs::path> find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return fs::absolute(name);
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string_view::npos) end = dirs.size();
+    fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return Error{fmt::format("{} not found on PATH (install qemu-system-x86)", name)};
+}
+
+// libvirt always passes "-accel tcg" (multi-threaded TCG) and has no setting
+// for the thread mode, and QEMU uses the first -accel that works, so a later
+// one cannot override it. This emulator wrapper rewrites that one argument
+// to the TCG mode accel_args uses. Written once per QEMU path: libvirt
+// re-probes an emulator whose file changed.
+Result<fs::path> single_thread_tcg_emulator(const std::string& qemu) {
+  TRACEBED_ASSIGN_OR_RETURN(fs::path real, find_program(qemu));
+  std::string script = fmt::format(
+      "#!/bin/sh\n"
+      "# Written by tracebed: {} with single-threaded TCG for libvirt domains.\n"
+      "prev=\n"
+      "for a do\n"
+      "  shift\n"
+      "  if [ \"$prev\" = -accel ] && [ \"$a\" = tcg ]; then a=tcg,thread=single; fi\n"
+      "  set -- \"$@\" \"$a\"\n"
+      "  prev=$a\n"
+      "done\n"
+      "exec '{}' \"$@\"\n",
+      real.string(), real.string());
+  fs::path path = cache_dir() / "libvirt" / fmt::format("qemu-tcg-single-{}", content_hash(script));
+  auto existing = read_text_file(path);
+  if (!existing || *existing != script) {
+    TRACEBED_TRY(write_file_atomic(path, script));
+    if (chmod(path.c_str(), 0755) != 0)
+      return Error{fmt::format("chmod {}: {}", path.string(), std::strerror(errno))};
+  }
+  return path;
+}
+
 }  // namespace
 
 std::vector<std::string> accel_args(const std::string& accel) {
@@ -88,6 +147,13 @@ std::string cached_accelerator(const std::string& qemu) {
 }
 
 Result<std::unique_ptr<Guest>> Guest::boot(GuestOptions options) {
+  if (options.launcher.empty()) {
+    const char* l = std::getenv("TRACEBED_LAUNCHER");
+    options.launcher = l && *l ? l : "qemu";
+  }
+  if (options.launcher == "local") return start_local(options);
+  if (options.launcher != "qemu" && options.launcher != "libvirt")
+    return Error{fmt::format("unknown launcher '{}' (qemu, libvirt or local)", options.launcher)};
   TRACEBED_ASSIGN_OR_RETURN(Catalogue catalogue, Catalogue::load(options.catalogue));
   if (options.kernel.empty()) options.kernel = catalogue.default_kernel();
   TRACEBED_ASSIGN_OR_RETURN(KernelSpec spec, catalogue.resolve(options.kernel));
@@ -121,8 +187,28 @@ Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const K
   g->kernel_ = kernel;
   g->accel_ = accel;
   g->interactive_ = options.interactive;
+  g->launcher_ = options.launcher;
   auto t0 = Clock::now();
   TRACEBED_TRY(g->launch(options, image));
+  if (g->domain_) {
+    auto client = g->connect_libvirt_agent();
+    if (!client) return client.error();
+    g->client_ = std::move(*client);
+    auto hello = g->client_->hello(boot_timeout);
+    if (!hello) {
+      Error e = hello.error();
+      if (e.message.starts_with("agent hello: no reply"))
+        e = Error{fmt::format("guest did not reach the agent within {} s ({}, {}, libvirt domain {})",
+                              boot_timeout.count(), kernel.name, accel, g->domain_->name())};
+      g->keep_dir_ = true;
+      g->kill();
+      return g->dead_ && g->dead_->message == e.message ? e : g->explain(e);
+    }
+    g->release_ = hello->release;
+    g->ncpus_ = hello->ncpus;
+    g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+    return g;
+  }
 
   // QEMU creates the sockets before the guest starts; connect as soon as they exist.
   auto deadline = t0 + 20s;
@@ -193,6 +279,7 @@ Status Guest::launch(const GuestOptions& options, const fs::path& image) {
   std::string cmdline = "console=ttyS0 panic=-1 loglevel=5 rdinit=/init no_timer_check";
   if (options.interactive) cmdline += " tracebed.shell";
   if (!options.cmdline_extra.empty()) cmdline += " " + options.cmdline_extra;
+  if (launcher_ == "libvirt") return launch_libvirt(options, image, cmdline);
   argv_ = {options.qemu, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"};
   for (auto& a : accel_args(accel_)) argv_.push_back(a);
   argv_.insert(argv_.end(), {"-m", std::to_string(options.memory_mb), "-smp", std::to_string(options.cpus),
@@ -254,8 +341,110 @@ Status Guest::launch(const GuestOptions& options, const fs::path& image) {
   return {};
 }
 
+Result<std::unique_ptr<Guest>> Guest::start_local(const GuestOptions& options) {
+  std::unique_ptr<Guest> g(new Guest());
+  g->launcher_ = "local";
+  g->accel_ = "none";
+  g->kernel_.name = "local";
+  g->dir_ = make_run_dir();
+  auto t0 = Clock::now();
+  fs::path agent = options.image.agent;
+  if (agent.empty()) {
+    const char* env = std::getenv("TRACEBED_AGENT");
+    agent = env && *env ? fs::path(env) : fs::path(TRACEBED_AGENT_PATH);
+  }
+  if (access(agent.c_str(), X_OK) != 0)
+    return Error{fmt::format("agent {} not found (build the tracebed-agent target or set TRACEBED_AGENT)",
+                             agent.string())};
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    return Error{fmt::format("socketpair: {}", std::strerror(errno))};
+  int log = open((g->dir_ / "agent.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) return Error{fmt::format("fork: {}", std::strerror(errno))};
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    dup2(sv[1], 0);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    if (log >= 0) dup2(log, 2);
+    // "--local": serve on stdin, and a shutdown request ends only the agent.
+    execl(agent.c_str(), agent.c_str(), "--local", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  if (log >= 0) close(log);
+  close(sv[1]);
+  fcntl(sv[0], F_SETFL, O_NONBLOCK);
+  g->fd_ = sv[0];
+  g->qemu_pid_ = pid;
+  Guest* self = g.get();
+  g->client_ = std::make_unique<agent::Client>(g->fd_, [self] { return self->watchdog(); });
+  auto hello = g->client_->hello(std::chrono::seconds(10));
+  if (!hello) {
+    g->keep_dir_ = true;
+    g->kill();
+    return Error{fmt::format("the local agent did not answer: {} (log: {})", hello.error().message,
+                             (g->dir_ / "agent.log").string())};
+  }
+  g->release_ = hello->release;
+  g->ncpus_ = hello->ncpus;
+  g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+  return g;
+}
+
+Status Guest::launch_libvirt(const GuestOptions& options, const fs::path& image, const std::string& cmdline) {
+  if (options.interactive) return Error{"an interactive guest needs the qemu launcher (its console is our terminal)"};
+  if (!options.virtio_serial) return Error{"the libvirt launcher reaches the agent over virtio-serial only"};
+  if (!fs::is_regular_file(kernel_.vmlinuz))
+    return Error{fmt::format("kernel image {} does not exist", kernel_.vmlinuz.string())};
+  std::string uri = libvirt_uri(options.libvirt_uri);
+  bool local = libvirt_uri_is_local(uri);
+  if (!local)
+    progress(fmt::format("libvirt at {}: the kernel, image and console paths must exist there as here", uri));
+  DomainSpec spec;
+  spec.name = domain_name(kernel_.name);
+  spec.kvm = accel_ == "kvm";
+  if (!spec.kvm && local) {
+    TRACEBED_ASSIGN_OR_RETURN(fs::path emulator, single_thread_tcg_emulator(options.qemu));
+    spec.emulator = emulator.string();
+  }
+  spec.cpus = options.cpus;
+  spec.memory_mb = options.memory_mb;
+  spec.kernel = kernel_.vmlinuz;
+  spec.initrd = image;
+  spec.cmdline = cmdline;
+  spec.console_log = console_path_;
+  spec.channel = kAgentChannel;
+  std::ofstream(console_path_).flush();
+  (void)write_file_atomic(dir_ / "domain.xml", domain_xml(spec));
+  TRACEBED_ASSIGN_OR_RETURN(domain_, LibvirtDomain::create(uri, spec));
+  argv_ = {"virsh", "-c", uri.empty() ? "qemu:///system" : uri, "create", (dir_ / "domain.xml").string()};
+  return {};
+}
+
+Result<std::unique_ptr<agent::Client>> Guest::connect_libvirt_agent() {
+  auto transport = domain_->open_channel(std::string(kAgentChannel));
+  if (!transport) {
+    keep_dir_ = true;
+    kill();
+    return explain(transport.error());
+  }
+  // /init falls back to a serial port when the kernel has no virtio_console;
+  // the domain has none for it, so say so instead of waiting out the boot.
+  auto check = [this]() -> Status {
+    TRACEBED_TRY(this->watchdog());
+    if (console_.find(kSerialFallback) != std::string::npos)
+      return Error{fmt::format("the {} guest has no virtio-serial port for the agent (virtio_console missing?); "
+                               "the libvirt launcher needs one", kernel_.name)};
+    return {};
+  };
+  return std::make_unique<agent::Client>(std::move(*transport), check);
+}
+
 void Guest::read_console() {
-  if (interactive_) return;
+  if (interactive_ || console_path_.empty()) return;
   std::ifstream in(console_path_, std::ios::binary);
   if (!in) return;
   in.seekg(static_cast<std::streamoff>(console_read_));
@@ -282,6 +471,16 @@ std::string Guest::qemu_log_tail() {
 }
 
 bool Guest::alive() {
+  if (domain_) {
+    if (exited_) return false;
+    if (client_ && client_->broken()) {
+      keep_dir_ = true;
+      kill();
+      return false;
+    }
+    if (!domain_->running()) exited_ = true;
+    return !exited_;
+  }
   if (exited_ || qemu_pid_ < 0) return false;
   // An agent that stopped answering leaves a guest nobody can use: end it,
   // so a test harness boots a fresh one instead of waiting on it again.
@@ -327,6 +526,17 @@ Status Guest::watchdog() {
       std::erase(line, '\r');
       dead_ = Error{fmt::format("the guest agent died ({} guest, {}); the guest powered off\n--- console tail ({}) ---\n{}",
                                 kernel_.name, line, console_path_.string(), console_tail(console_, 20))};
+      return *dead_;
+    }
+    if (domain_) {
+      dead_ = Error{fmt::format("libvirt domain {} {} ({} guest)\n--- console tail ({}) ---\n{}", domain_->name(),
+                                domain_->end_reason(), kernel_.name, console_path_.string(),
+                                console_tail(console_, 20))};
+      return *dead_;
+    }
+    if (launcher_ == "local") {
+      dead_ = Error{fmt::format("the local agent exited (status {:#x}; log {})", qemu_status_,
+                                (dir_ / "agent.log").string())};
       return *dead_;
     }
     std::string how = WIFEXITED(qemu_status_) ? fmt::format("exited with status {}", WEXITSTATUS(qemu_status_))
@@ -398,6 +608,11 @@ int Guest::wait() {
 }
 
 void Guest::kill() {
+  if (domain_) {
+    domain_->destroy();
+    exited_ = true;
+    return;
+  }
   if (qemu_pid_ > 0 && !exited_) {
     ::kill(qemu_pid_, SIGKILL);
     waitpid(qemu_pid_, &qemu_status_, 0);
@@ -408,6 +623,8 @@ void Guest::kill() {
 Guest::~Guest() {
   if (alive()) (void)stop(10s);
   kill();
+  client_.reset();  // its stream belongs to the domain's connection
+  domain_.reset();
   if (fd_ >= 0) close(fd_);
   if (serial_fd_ >= 0) close(serial_fd_);
   std::error_code ec;

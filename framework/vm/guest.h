@@ -9,6 +9,10 @@
 // that stops answering is killed after the call's timeout; QEMU exiting early
 // reports its own stderr. QEMU is started with PR_SET_PDEATHSIG, so it dies
 // with the process that started it, even when that process crashes.
+//
+// With launcher "libvirt" the same guest is a transient libvirt domain
+// (libvirt_domain.h): the console goes to the same log file, the agent is
+// reached through a libvirt stream, and libvirt's events say when it ended.
 #pragma once
 
 #include <sys/types.h>
@@ -27,6 +31,8 @@
 
 namespace tracebed::vm {
 
+class LibvirtDomain;
+
 struct GuestOptions {
   std::string kernel;            // catalogue name or bzImage path; empty: the catalogue's default
   unsigned cpus = 2;
@@ -40,6 +46,12 @@ struct GuestOptions {
   // serial port (kernels without virtio_console; also how the fallback is tested).
   bool virtio_serial = true;
   std::string qemu = "qemu-system-x86_64";
+  // "qemu": QEMU as our child process; "libvirt": a transient libvirt domain
+  // (framework/vm/libvirt_domain.h); "local": no guest, the agent runs on
+  // this machine, whose own kernel is tested (tracebed test --local).
+  // Empty: $TRACEBED_LAUNCHER, else qemu.
+  std::string launcher;
+  std::string libvirt_uri;  // empty: $TRACEBED_LIBVIRT_URI, else libvirt's default
   std::filesystem::path catalogue;  // empty: Catalogue::default_path()
 };
 
@@ -78,6 +90,7 @@ class Guest {
   const std::string& expected_release() const { return kernel_.release; }
   const std::string& release() const { return release_; }  // from the agent
   const std::string& accelerator() const { return accel_; }
+  const std::string& launcher() const { return launcher_; }
   unsigned ncpus() const { return ncpus_; }
   double boot_seconds() const { return boot_seconds_; }
   const std::filesystem::path& console_path() const { return console_path_; }
@@ -90,12 +103,16 @@ class Guest {
                                               const std::filesystem::path& image, const std::string& accel,
                                               std::chrono::seconds boot_timeout);
   Status launch(const GuestOptions& options, const std::filesystem::path& image);
+  static Result<std::unique_ptr<Guest>> start_local(const GuestOptions& options);
+  Status launch_libvirt(const GuestOptions& options, const std::filesystem::path& image, const std::string& cmdline);
+  Result<std::unique_ptr<agent::Client>> connect_libvirt_agent();
   Status watchdog();
   void read_console();
   std::string qemu_log_tail();
 
   KernelFiles kernel_;
   std::string accel_;
+  std::string launcher_ = "qemu";
   std::string release_;
   unsigned ncpus_ = 0;
   double boot_seconds_ = 0;
@@ -108,6 +125,7 @@ class Guest {
   bool interactive_ = false;
   int fd_ = -1;         // virtio-serial socket
   int serial_fd_ = -1;  // fallback: second serial port
+  std::unique_ptr<LibvirtDomain> domain_;  // launcher "libvirt"
   std::unique_ptr<agent::Client> client_;
   std::string console_;
   size_t console_read_ = 0;

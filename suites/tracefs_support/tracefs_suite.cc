@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "framework/tracefs/file_ops.h"
 #include "framework/tracefs/guest_file_ops.h"
 #include "framework/tracefs/text.h"
 
@@ -19,8 +20,11 @@ Shared& shared() {
   static Shared s = [] {
     Shared out;
     vm::Guest& g = testing::guest();
-    out.fs = std::make_unique<tracefs::Tracefs>(
-        std::make_shared<tracefs::GuestFileOps>(g.agent(), g.release()), std::string(tracefs::kDefaultRoot));
+    // tracebed test --local: this machine's own tracefs, through its files.
+    std::shared_ptr<tracefs::FileOps> ops;
+    if (g.launcher() == "local") ops = std::make_shared<tracefs::LocalFileOps>();
+    else ops = std::make_shared<tracefs::GuestFileOps>(g.agent(), g.release());
+    out.fs = std::make_unique<tracefs::Tracefs>(std::move(ops), std::string(tracefs::kDefaultRoot));
     auto f = tracefs::Features::probe(*out.fs);
     if (f) out.features = std::make_unique<tracefs::Features>(std::move(*f));
     else out.error = f.error().message;
