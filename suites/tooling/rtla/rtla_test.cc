@@ -49,6 +49,22 @@ uint64_t to_u64(std::string_view s) {
   return s.empty() ? UINT64_MAX : v;
 }
 
+// rtla's output without its terminal colour sequences (ESC [ ... m).
+std::string without_colours(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
+      size_t m = s.find('m', i);
+      if (m != std::string_view::npos) {
+        i = m;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
 class Rtla : public TracefsTest {
  protected:
   void SetUp() override {
@@ -57,8 +73,11 @@ class Rtla : public TracefsTest {
     if (kHostRtla.empty()) GTEST_SKIP() << "needs rtla: there was none on the host when the suite was configured";
     saved_.emplace(fs().top().files());
     static std::string version = [] {
+      // rtla 6.1 prints "rtla version 6.1" and then its usage.
       auto r = vm::run_process({std::string(kHostRtla), "--version"}, 30s);
-      std::string v = r ? std::string(tracefs::trim(r->output)) : "";
+      std::string output = r ? r->output : std::string();
+      auto lines = tracefs::split_lines(output);
+      std::string v = lines.empty() ? "" : std::string(tracefs::trim(lines.front()));
       return v.empty() ? std::string("rtla") : v;
     }();
     version_ = version;
@@ -96,7 +115,7 @@ class Rtla : public TracefsTest {
                     << "\nstderr:\n" << r->err << "\nstdout:\n" << r->out;
       return std::nullopt;
     }
-    return r->out;
+    return without_colours(r->out);
   }
 
   SavedFiles& saved() { return *saved_; }
