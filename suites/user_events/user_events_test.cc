@@ -180,6 +180,7 @@ TEST_F(UserEvents, EveryIntegerTypeDecodesToTheValueWritten) {
     for (size_t i = 0; i < types.size(); ++i)
       EXPECT_EQ(int_field(got[n], fmt::format("f{}", i)), written[n][i + 1]) << types[i].type;
   }
+  EXPECT_OK(ev->destroy());
 }
 
 TEST_F(UserEvents, StringsOfEveryKindAndLengthDecodeAsWritten) {
@@ -215,6 +216,7 @@ TEST_F(UserEvents, StringsOfEveryKindAndLengthDecodeAsWritten) {
     EXPECT_EQ(int_field(got[n], "seq"), n);
     for (size_t i = 0; i < 5; ++i) EXPECT_EQ(str_field(got[n], names[i]), written[n][i]) << names[i];
   }
+  EXPECT_OK(ev->destroy());
 }
 
 TEST_F(UserEvents, StructFieldsCarryTheirBytes) {
@@ -242,6 +244,7 @@ TEST_F(UserEvents, StructFieldsCarryTheirBytes) {
     // The field after the struct sits where the packed layout puts it.
     EXPECT_EQ(int_field(got[n], "after"), 65535 - n);
   }
+  EXPECT_OK(ev->destroy());
 }
 
 TEST_F(UserEvents, EventWithoutFieldsRecordsEmptyWrites) {
@@ -257,6 +260,7 @@ TEST_F(UserEvents, EventWithoutFieldsRecordsEmptyWrites) {
     EXPECT_THAT(e.fields, IsEmpty());
     EXPECT_EQ(e.pid, run.pid);
   }
+  EXPECT_OK(ev->destroy());
 }
 
 TEST_F(UserEvents, TheTalksTestIntPayloadShowsInTrace) {
@@ -403,16 +407,17 @@ TEST_F(UserEvents, FilterOnUserFieldsKeepsExactlyTheMatches) {
   std::vector<int> got;
   for (const auto& d : stop_and_decode(def.name())) got.push_back(static_cast<int>(int_field(d, "seq")));
   EXPECT_EQ(got, expected);
+  EXPECT_OK(ev->destroy());
 }
 
 TEST_F(UserEvents, HistOnUserFieldsCountsEveryRecord) {
   TRACEBED_REQUIRE(features::hist_triggers);
   UserEventDef def(unique_name("hist"));
-  def.u32("key").u64("bytes").data_loc_string("name");
+  def.u32("slot").u64("amount").data_loc_string("name");
   auto ev = persistent_enabled(def);
   ASSERT_TRUE(ev);
   Event e = ev->event(inst());
-  ASSERT_OK(e.add_trigger(HistTrigger().key("key").val("bytes").trigger()));
+  ASSERT_OK(e.add_trigger(HistTrigger().key("slot").val("amount").trigger()));
   ASSERT_OK(e.add_trigger(HistTrigger().key("name").trigger()));
   std::mt19937_64 rng(11);
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> per_key;  // key -> hits, sum of bytes
@@ -438,18 +443,21 @@ TEST_F(UserEvents, HistOnUserFieldsCountsEveryRecord) {
   EXPECT_EQ(by_key.totals.hits, uint64_t{kRecords});
   EXPECT_EQ(by_key.totals.entries, per_key.size());
   for (const auto& entry : by_key.entries) {
-    ASSERT_NE(entry.key("key"), nullptr);
-    uint64_t k = entry.key("key")->number.value_or(~0ull);
-    ASSERT_EQ(per_key.count(k), 1u) << "a key nobody wrote: " << k;
-    EXPECT_EQ(entry.hitcount(), per_key[k].first) << "key " << k;
-    ASSERT_NE(entry.value("bytes"), nullptr);
-    EXPECT_EQ(entry.value("bytes")->number, per_key[k].second) << "key " << k;
+    ASSERT_NE(entry.key("slot"), nullptr);
+    uint64_t k = entry.key("slot")->number.value_or(~0ull);
+    ASSERT_EQ(per_key.count(k), 1u) << "a slot nobody wrote: " << k;
+    EXPECT_EQ(entry.hitcount(), per_key[k].first) << "slot " << k;
+    ASSERT_NE(entry.value("amount"), nullptr);
+    EXPECT_EQ(entry.value("amount")->number, per_key[k].second) << "slot " << k;
   }
   const auto& by_name = file->sections[1];
   EXPECT_EQ(by_name.totals.hits, uint64_t{kRecords});
   std::map<std::string, uint64_t> shown;
   for (const auto& entry : by_name.entries) shown[entry.key("name")->text] = entry.hitcount();
   EXPECT_EQ(shown, per_name);
+  ASSERT_OK(e.remove_trigger(HistTrigger().key("slot").val("amount").trigger()));
+  ASSERT_OK(e.remove_trigger(HistTrigger().key("name").trigger()));
+  EXPECT_OK(ev->destroy());
 }
 
 TEST_F(UserEvents, HistTriggerAloneSetsTheEnableBit) {
@@ -458,13 +466,13 @@ TEST_F(UserEvents, HistTriggerAloneSetsTheEnableBit) {
   // every record, and the ring buffer keeps none of them.
   TRACEBED_REQUIRE(features::hist_triggers);
   UserEventDef def(unique_name("soft"));
-  def.u32("key");
+  def.u32("slot");
   BackgroundProducer p({reg("r", def), "waitbit w0 31 1 30000", "writeif r 1", "writeif r 2", "writeif r 2",
                         "waitbit w0 31 0 30000", "writeif r 3", "write r 3"});
   ASSERT_TRUE(p.wait_for("reg", "r").ok());
   Event e = tracefs::user_event(inst(), def.name());
   HistTrigger h;
-  h.key("key");
+  h.key("slot");
   ASSERT_OK(e.add_trigger(h.trigger()));
   EXPECT_TRUE(p.wait_for("writeif", "r", 2).ok());
   auto st = status();
@@ -499,6 +507,7 @@ TEST_F(UserEvents, TraceoffTriggerOnAUserFieldStopsTheBuffer) {
   // traceoff runs after the triggering record is committed.
   EXPECT_EQ(seqs, (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
   ASSERT_OK(e.remove_trigger(tracefs::Trigger::traceoff().filter("seq == 5")));
+  EXPECT_OK(ev->destroy());
 }
 
 // ---- the kernel's errors (tools/testing/selftests/user_events) ----
@@ -538,6 +547,7 @@ TEST_F(UserEvents, BadRelLocIsEFAULTAndLeavesNoRecord) {
   auto got = stop_and_decode(def.name());
   ASSERT_THAT(got, SizeIs(1)) << "a refused write left a record";
   EXPECT_EQ(str_field(got[0], "data"), "Test");
+  EXPECT_OK(ev->destroy());
 }
 
 TEST_F(UserEvents, ReRegistrationMatchesFieldsOrIsEADDRINUSE) {
