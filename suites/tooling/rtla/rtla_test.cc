@@ -73,12 +73,13 @@ class Rtla : public TracefsTest {
     if (kHostRtla.empty()) GTEST_SKIP() << "needs rtla: there was none on the host when the suite was configured";
     saved_.emplace(fs().top().files());
     static std::string version = [] {
-      // rtla 6.1 prints "rtla version 6.1" and then its usage.
+      // rtla 6.1 has no --version: it prints its usage, which names it.
       auto r = vm::run_process({std::string(kHostRtla), "--version"}, 30s);
       std::string output = r ? r->output : std::string();
-      auto lines = tracefs::split_lines(output);
-      std::string v = lines.empty() ? "" : std::string(tracefs::trim(lines.front()));
-      return v.empty() ? std::string("rtla") : v;
+      for (auto line : tracefs::split_lines(output)) {
+        if (line.find("rtla version") != std::string_view::npos) return std::string(tracefs::trim(line));
+      }
+      return std::string("rtla");
     }();
     version_ = version;
     RecordProperty("tool", version_);
