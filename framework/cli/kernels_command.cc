@@ -1,4 +1,4 @@
-// `tracebed kernels list | fetch NAME | info NAME`: the kernel catalogue.
+// `tracebed kernels list | fetch NAME | build NAME | info NAME`: the kernel catalogue.
 #include <regex>
 #include <sstream>
 
@@ -6,6 +6,7 @@
 
 #include "framework/cli/commands.h"
 #include "framework/vm/catalogue.h"
+#include "framework/vm/kernel_build.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::cli {
@@ -34,15 +35,16 @@ bool tracing_option(std::string_view name) {
 }  // namespace
 
 void add_kernels_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("kernels", "the kernel catalogue: list, fetch, info");
+  auto* cmd = app.add_subcommand("kernels", "the kernel catalogue: list, fetch, build, info");
   cmd->require_subcommand(1);
 
   cmd->add_subcommand("list", "list catalogue kernels and whether they are cached")->final_callback([] {
     auto c = load_catalogue();
     fmt::print("{:<16} {:<18} {:<30} {:<7} {}\n", "NAME", "SUITE", "RELEASE", "CACHED", "PACKAGE");
     for (const auto& [name, k] : c.kernels()) {
-      std::string pkg = k.packages.empty() ? k.local_image.string()
-                                           : fmt::format("{}={}", k.packages[0].name, k.packages[0].version);
+      std::string pkg = k.build            ? fmt::format("build from {}={}", k.build->source.name, k.build->source.version)
+                        : k.packages.empty() ? k.local_image.string()
+                                             : fmt::format("{}={}", k.packages[0].name, k.packages[0].version);
       fmt::print("{:<16} {:<18} {:<30} {:<7} {}{}\n", name, k.suite, k.release, vm::kernel_cached(k) ? "yes" : "no",
                  pkg, name == c.default_kernel() ? "  (default)" : "");
     }
@@ -56,7 +58,14 @@ void add_kernels_command(CLI::App& app) {
     std::vector<std::string> names = *fetch_names;
     if (names.size() == 1 && names[0] == "all") {
       names.clear();
-      for (const auto& [n, _] : c.kernels()) names.push_back(n);
+      for (const auto& [n, k] : c.kernels()) {
+        // Downloads only: a build takes minutes and has its own command.
+        if (k.build && !vm::kernel_cached(k)) {
+          vm::progress(fmt::format("{}: not built, skipped (tracebed kernels build {})", n, n));
+          continue;
+        }
+        names.push_back(n);
+      }
     }
     for (const auto& name : names) {
       auto spec = c.resolve(name);
@@ -65,6 +74,27 @@ void add_kernels_command(CLI::App& app) {
       if (!files) fail(files.error().message);
       fmt::print("{} {} {}\n", name, files->release, files->vmlinuz.string());
     }
+  });
+
+  struct BuildArgs {
+    std::string name;
+    std::string fragment;
+    unsigned jobs = 2;
+  };
+  auto build_args = std::make_shared<BuildArgs>();
+  auto* build = cmd->add_subcommand("build", "build a kernel of kind \"build\" from Debian's linux-source and cache it");
+  build->add_option("name", build_args->name, "catalogue name (e.g. tracebed-7.2)")->required();
+  build->add_option("--fragment", build_args->fragment,
+                    "config fragment to use instead of the recipe's (cached apart; boot it by the printed path)");
+  build->add_option("--jobs", build_args->jobs, "parallel make jobs")->capture_default_str();
+  build->final_callback([build_args] {
+    auto c = load_catalogue();
+    auto spec = c.resolve(build_args->name);
+    if (!spec) fail(spec.error().message);
+    if (build_args->jobs < 1) fail("--jobs must be at least 1");
+    auto files = vm::build_kernel(c, *spec, {.fragment = build_args->fragment, .jobs = build_args->jobs});
+    if (!files) fail(files.error().message);
+    fmt::print("{} {} {}\n", build_args->name, files->release, files->vmlinuz.string());
   });
 
   auto info_name = std::make_shared<std::string>();

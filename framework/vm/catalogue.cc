@@ -21,6 +21,7 @@ namespace {
 
 fs::path kernel_root(const KernelSpec& spec) {
   std::string key;
+  if (spec.build) key = build_recipe_key(*spec.build);
   for (const auto& p : spec.packages) key += p.name + "=" + p.version + ":" + p.sha256 + "\n";
   return cache_dir() / "kernels" / fmt::format("{}-{}", spec.name, content_hash(key).substr(0, 12));
 }
@@ -29,7 +30,7 @@ fs::path kernel_root(const KernelSpec& spec) {
 std::string deb_file_name(const DebPackage& p) {
   std::string v = p.version;
   for (size_t i; (i = v.find(':')) != std::string::npos;) v.replace(i, 1, "%3a");
-  return fmt::format("{}_{}_amd64.deb", p.name, v);
+  return fmt::format("{}_{}_{}.deb", p.name, v, p.arch);
 }
 
 Result<std::string> sha256_of(const fs::path& file) {
@@ -73,6 +74,7 @@ Status apt_update(const fs::path& apt) {
 }
 
 Status download(const Catalogue& catalogue, const KernelSpec& spec, const DebPackage& pkg, const fs::path& dest) {
+  // spec carries only the name and suite here (fetch_deb).
   fs::path apt = cache_dir() / "apt";
   TRACEBED_ASSIGN_OR_RETURN(bool changed, prepare_apt(catalogue, apt));
   bool have_lists = false;
@@ -122,7 +124,63 @@ Status download(const Catalogue& catalogue, const KernelSpec& spec, const DebPac
   return {};
 }
 
+// A "build" entry: {"kind": "build", "recipe": "kernels/NAME/recipe.json"},
+// paths relative to the catalogue.
+Status load_build_recipe(const fs::path& catalogue_path, const nlohmann::json& entry, KernelSpec& spec) {
+  fs::path recipe_path = entry.at("recipe").get<std::string>();
+  if (recipe_path.is_relative()) recipe_path = catalogue_path.parent_path() / recipe_path;
+  TRACEBED_ASSIGN_OR_RETURN(std::string text, read_text_file(recipe_path));
+  auto json = nlohmann::json::parse(text, nullptr, false);
+  if (json.is_discarded() || !json.is_object())
+    return Error{fmt::format("{}: recipe {} is not valid JSON", spec.name, recipe_path.string())};
+  try {
+    BuildRecipe r;
+    const auto& src = json.at("source");
+    r.source = {src.at("name").get<std::string>(), src.at("version").get<std::string>(),
+                src.at("sha256").get<std::string>(), src.value("arch", "all")};
+    r.base_config = json.value("base_config", "tinyconfig");
+    r.fragment = json.at("fragment").get<std::string>();
+    if (r.fragment.is_relative()) r.fragment = recipe_path.parent_path() / r.fragment;
+    TRACEBED_ASSIGN_OR_RETURN(r.fragment_text, read_text_file(r.fragment));
+    spec.suite = json.value("suite", spec.suite);
+    spec.release = json.value("release", spec.release);
+    spec.build = std::move(r);
+  } catch (const nlohmann::json::exception& e) {
+    return Error{fmt::format("{}: recipe {}: {}", spec.name, recipe_path.string(), e.what())};
+  }
+  return {};
+}
+
 }  // namespace
+
+std::string build_recipe_key(const BuildRecipe& recipe) {
+  return fmt::format("source {}={}:{}\nbase_config {}\nfragment\n{}", recipe.source.name, recipe.source.version,
+                     recipe.source.sha256, recipe.base_config, recipe.fragment_text);
+}
+
+fs::path kernel_cache_dir(const KernelSpec& spec) { return kernel_root(spec); }
+
+Result<fs::path> fetch_deb(const Catalogue& catalogue, const std::string& who, const std::string& suite,
+                           const DebPackage& pkg) {
+  fs::path debs = cache_dir() / "debs";
+  std::error_code ec;
+  fs::create_directories(debs, ec);
+  fs::path deb = debs / deb_file_name(pkg);
+  if (fs::exists(deb)) {
+    TRACEBED_ASSIGN_OR_RETURN(std::string sum, sha256_of(deb));
+    if (sum != pkg.sha256) {
+      progress(fmt::format("{}: cached {} does not match its sha256, downloading again", who, deb.filename().string()));
+      fs::remove(deb, ec);
+    }
+  }
+  if (!fs::exists(deb)) {
+    KernelSpec named;
+    named.name = who;
+    named.suite = suite;
+    TRACEBED_TRY(download(catalogue, named, pkg, deb));
+  }
+  return deb;
+}
 
 fs::path Catalogue::default_path() {
   if (const char* p = std::getenv("TRACEBED_CATALOGUE"); p && *p) return p;
@@ -151,6 +209,9 @@ Result<Catalogue> Catalogue::load(fs::path path) {
       s.config = k.value("config", "");
       s.modules_dir = k.value("modules_dir", "");
       s.modules = k.value("modules", std::vector<std::string>{});
+      if (k.value("kind", "debs") == "build") {
+        if (Status st = load_build_recipe(path, k, s); !st) return st.error().within(path.string());
+      }
       if (k.contains("bzimage")) {
         s.local_image = k.at("bzimage").get<std::string>();
         if (s.local_image.is_relative()) s.local_image = path.parent_path() / s.local_image;
@@ -229,6 +290,19 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
     return files;
   }
   fs::path root = kernel_root(spec);
+  if (spec.build) {
+    // Everything is built in: no modules to load.
+    files.modules.clear();
+    files.vmlinuz = root / "bzImage";
+    files.config = root / "config";
+    auto release = read_text_file(root / ".complete");
+    if (!release)
+      return Error{fmt::format("{} is built from source and is not built yet (no {}): run `tracebed kernels build {}` "
+                               "(about 15 minutes on two cores)",
+                               spec.name, root.string(), spec.name)};
+    files.release = release->substr(0, release->find('\n'));
+    return files;
+  }
   files.release = spec.release;
   files.vmlinuz = root / spec.vmlinuz;
   files.config = root / spec.config;
@@ -249,19 +323,9 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
   } unlock{lock};
   if (fs::exists(root / ".complete")) return files;
 
-  fs::path debs = cache_dir() / "debs";
-  fs::create_directories(debs, ec);
   std::vector<fs::path> deb_paths;
   for (const auto& pkg : spec.packages) {
-    fs::path deb = debs / deb_file_name(pkg);
-    if (fs::exists(deb)) {
-      TRACEBED_ASSIGN_OR_RETURN(std::string sum, sha256_of(deb));
-      if (sum != pkg.sha256) {
-        progress(fmt::format("{}: cached {} does not match its sha256, downloading again", spec.name, deb.filename().string()));
-        fs::remove(deb, ec);
-      }
-    }
-    if (!fs::exists(deb)) TRACEBED_TRY(download(catalogue, spec, pkg, deb));
+    TRACEBED_ASSIGN_OR_RETURN(fs::path deb, fetch_deb(catalogue, spec.name, spec.suite, pkg));
     deb_paths.push_back(deb);
   }
   fs::path tmp = root;

@@ -5,10 +5,15 @@
 // inside the cache (the system's apt setup is never touched), checks the
 // hashes, unpacks with `dpkg -x` and marks the result complete; a second call
 // finds the unpacked tree and does not touch the network.
+//
+// A "build" kernel is compiled from Debian's linux-source package instead
+// (kernel_build.h): its recipe pins the source package and names a base
+// config and a config fragment; fetch_kernel finds it once built.
 #pragma once
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +25,20 @@ struct DebPackage {
   std::string name;
   std::string version;
   std::string sha256;
+  std::string arch = "amd64";  // "all" for architecture-independent packages (linux-source)
 };
+
+// How a "build" kernel is made (vmimages/kernels/NAME/recipe.json).
+struct BuildRecipe {
+  DebPackage source;                 // e.g. linux-source-7.2, holding usr/src/linux-source-7.2.tar.xz
+  std::string base_config = "tinyconfig";  // the make target the fragment is merged over
+  std::filesystem::path fragment;    // absolute path of the config fragment
+  std::string fragment_text;         // its content (part of the cache key)
+};
+
+// What a build kernel's cache directory name hashes: the source pin, the base
+// config and the fragment's text. Changing any of them means another build.
+std::string build_recipe_key(const BuildRecipe& recipe);
 
 struct KernelSpec {
   std::string name;
@@ -34,6 +52,8 @@ struct KernelSpec {
   // A local kernel: an absolute bzImage path and an optional modules tree.
   std::filesystem::path local_image;
   std::filesystem::path local_modules_dir;
+  // A kernel built from source ("kind": "build").
+  std::optional<BuildRecipe> build;
 
   bool local() const { return !local_image.empty(); }
 };
@@ -69,11 +89,22 @@ class Catalogue {
   std::filesystem::path path_;
 };
 
-// Downloads (if needed), verifies and unpacks. Progress goes to stderr.
+// Downloads (if needed), verifies and unpacks. Progress goes to stderr. A
+// build kernel that is not built yet is an Error naming the command that
+// builds it (a build takes minutes, not something to start inside a test).
 Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& spec);
 
-// True when fetch_kernel would not need the network.
+// True when fetch_kernel would not need the network (or a build).
 bool kernel_cached(const KernelSpec& spec);
+
+// Where fetch_kernel keeps (or a build puts) this kernel:
+// <cache>/kernels/NAME-HASH, the hash covering the pins or the recipe.
+std::filesystem::path kernel_cache_dir(const KernelSpec& spec);
+
+// One pinned .deb in <cache>/debs, downloaded through the private apt lists
+// if missing and checked against its sha256. `who` names the kernel in errors.
+Result<std::filesystem::path> fetch_deb(const Catalogue& catalogue, const std::string& who, const std::string& suite,
+                                        const DebPackage& pkg);
 
 // The release string from a bzImage's setup header (Documentation/arch/x86/boot.rst:
 // kernel_version at 0x20e points to "RELEASE (builder) #1 ..." at +0x200).

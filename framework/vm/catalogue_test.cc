@@ -33,6 +33,7 @@ TEST(Catalogue, EveryEntryIsPinnedAndConsistent) {
   for (const auto& [name, k] : catalogue.kernels()) {
     SCOPED_TRACE(name);
     EXPECT_FALSE(k.release.empty());
+    if (k.build) continue;  // Catalogue.BuildKernelHasAPinnedRecipe
     ASSERT_FALSE(k.packages.empty());
     for (const auto& p : k.packages) {
       EXPECT_FALSE(p.version.empty()) << p.name;
@@ -41,6 +42,32 @@ TEST(Catalogue, EveryEntryIsPinnedAndConsistent) {
     EXPECT_THAT(k.vmlinuz, HasSubstr(k.release));
     EXPECT_THAT(k.modules_dir, HasSubstr(k.release));
   }
+}
+
+TEST(Catalogue, BuildKernelHasAPinnedRecipe) {
+  static const std::regex sha256("[0-9a-f]{64}");
+  auto catalogue = load_tree_catalogue();
+  ASSERT_TRUE(catalogue.kernels().count("tracebed-7.2"));
+  const KernelSpec& k = catalogue.kernels().at("tracebed-7.2");
+  ASSERT_TRUE(k.build.has_value());
+  EXPECT_EQ(k.build->source.name, "linux-source-7.2");
+  EXPECT_EQ(k.build->source.arch, "all");
+  EXPECT_TRUE(std::regex_match(k.build->source.sha256, sha256)) << k.build->source.sha256;
+  EXPECT_EQ(k.build->base_config, "tinyconfig");
+  EXPECT_TRUE(k.build->fragment.is_absolute());
+  EXPECT_THAT(k.build->fragment_text, HasSubstr("CONFIG_USER_EVENTS=y"));
+  EXPECT_EQ(k.suite, "sid");
+  EXPECT_TRUE(k.packages.empty());
+}
+
+TEST(Catalogue, BuildKernelWithAMissingRecipeSaysWhich) {
+  auto dir = std::filesystem::path(::testing::TempDir()) / fmt::format("catalogue-{}", getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "kernels.json") << R"({"apt_sources": [], "kernels": {"mine": {"kind": "build", "recipe": "none/recipe.json"}}})";
+  auto c = Catalogue::load(dir / "kernels.json");
+  std::filesystem::remove_all(dir);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error().message, HasSubstr("none/recipe.json: cannot open"));
 }
 
 TEST(Catalogue, UnknownNameListsTheKnownOnes) {

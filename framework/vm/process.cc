@@ -18,7 +18,8 @@ namespace tracebed::vm {
 using Clock = std::chrono::steady_clock;
 
 Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::seconds timeout, Output output,
-                                  const std::filesystem::path& cwd) {
+                                  const std::filesystem::path& cwd,
+                                  const std::function<void(std::string_view)>& on_output) {
   if (argv.empty()) return Error{"run_process: empty command"};
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) < 0) return Error{fmt::format("{}: pipe: {}", argv[0], std::strerror(errno))};
@@ -79,6 +80,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
     if (n <= 0) break;
     result.output.append(buf, static_cast<size_t>(n));
     if (output == Output::tee) (void)!write(2, buf, static_cast<size_t>(n));
+    if (on_output) on_output(std::string_view(buf, static_cast<size_t>(n)));
   }
   close(pipefd[0]);
   int status = 0;

@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "framework/base/result.h"
@@ -22,8 +24,11 @@ enum class Output { capture, to_stderr, tee };
 
 // Runs argv (PATH lookup), killing it after `timeout`. A tool that cannot be
 // started is an Error naming it; a non-zero exit is a result, not an Error.
+// `on_output` sees each chunk of output as it arrives (a long build's log and
+// progress lines).
 Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::seconds timeout,
-                                  Output output = Output::capture, const std::filesystem::path& cwd = {});
+                                  Output output = Output::capture, const std::filesystem::path& cwd = {},
+                                  const std::function<void(std::string_view)>& on_output = {});
 
 // $TRACEBED_CACHE, else $XDG_CACHE_HOME/tracebed, else ~/.cache/tracebed.
 std::filesystem::path cache_dir();

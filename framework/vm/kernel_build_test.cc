@@ -1,0 +1,194 @@
+#include "framework/vm/kernel_build.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/vm/process.h"
+
+namespace tracebed::vm {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+TEST(ParseKconfigValues, ReadsValuesAndNotSetComments) {
+  auto v = parse_kconfig_values(
+      "# a comment\n"
+      "CONFIG_FTRACE=y\n"
+      "\n"
+      "  CONFIG_LOG_BUF_SHIFT=17  \n"
+      "CONFIG_LOCALVERSION=\"-tb\"\n"
+      "# CONFIG_MODULES is not set\n"
+      "# Tracers\n",
+      "frag");
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(*v, (KconfigValues{{"CONFIG_FTRACE", "y"},
+                               {"CONFIG_LOG_BUF_SHIFT", "17"},
+                               {"CONFIG_LOCALVERSION", "\"-tb\""},
+                               {"CONFIG_MODULES", "n"}}));
+}
+
+TEST(ParseKconfigValues, LaterAssignmentWinsAsInKconfig) {
+  auto v = parse_kconfig_values("CONFIG_PREEMPT=n\nCONFIG_PREEMPT=y\n", "frag");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->at("CONFIG_PREEMPT"), "y");
+}
+
+TEST(ParseKconfigValues, BadLinesNameFileAndLine) {
+  for (const char* bad : {"FTRACE=y", "CONFIG_FTRACE", "CONFIG_FTRACE=", "CONFIG_FT RACE=y"}) {
+    SCOPED_TRACE(bad);
+    auto v = parse_kconfig_values(std::string("CONFIG_X=y\n") + bad + "\n", "my.fragment");
+    ASSERT_FALSE(v.ok());
+    EXPECT_THAT(v.error().message, HasSubstr("my.fragment:2: not a config line"));
+  }
+}
+
+TEST(ParseKconfigValues, TheRecipeFragmentParsesAndAsksForTheTracingOptions) {
+  auto text = read_text_file(std::filesystem::path(TRACEBED_SOURCE_DIR) / "vmimages/kernels/tracebed-7.2/config.fragment");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  auto v = parse_kconfig_values(*text, "config.fragment");
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  for (const char* option : {"CONFIG_USER_EVENTS", "CONFIG_BOOT_CONFIG", "CONFIG_BOOTTIME_TRACING",
+                             "CONFIG_VIRTIO_CONSOLE", "CONFIG_SERIAL_8250_CONSOLE", "CONFIG_HIST_TRIGGERS"}) {
+    SCOPED_TRACE(option);
+    ASSERT_TRUE(v->count(option));
+    EXPECT_EQ(v->at(option), "y");
+  }
+}
+
+TEST(CheckConfig, ReportsDroppedAndChangedOptions) {
+  // Shaped like a .config after olddefconfig dropped what it could not satisfy.
+  auto config = parse_kconfig_values(
+      "CONFIG_FTRACE=y\n"
+      "# CONFIG_PREEMPT_TRACER is not set\n"
+      "CONFIG_LOG_BUF_SHIFT=14\n"
+      "CONFIG_MODULES=y\n",
+      ".config");
+  auto wanted = parse_kconfig_values(
+      "CONFIG_FTRACE=y\n"
+      "CONFIG_PREEMPT_TRACER=y\n"
+      "CONFIG_USER_EVENTS=y\n"
+      "CONFIG_LOG_BUF_SHIFT=17\n"
+      "# CONFIG_MODULES is not set\n"
+      "# CONFIG_KVM is not set\n",
+      "frag");
+  ASSERT_TRUE(config.ok() && wanted.ok());
+  auto bad = check_config(*wanted, *config);
+  ASSERT_EQ(bad.size(), 4u);
+  // std::map order.
+  EXPECT_EQ(bad[0].option, "CONFIG_LOG_BUF_SHIFT");
+  EXPECT_EQ(bad[0].wanted, "17");
+  EXPECT_EQ(bad[0].got, "14");
+  EXPECT_EQ(bad[1].option, "CONFIG_MODULES");
+  EXPECT_EQ(bad[1].wanted, "n");
+  EXPECT_EQ(bad[1].got, "y");
+  EXPECT_EQ(bad[2].option, "CONFIG_PREEMPT_TRACER");
+  EXPECT_EQ(bad[2].got, "n");
+  EXPECT_EQ(bad[3].option, "CONFIG_USER_EVENTS");
+  EXPECT_EQ(bad[3].got, "n");  // absent from the .config
+}
+
+TEST(CheckConfig, NothingToReportWhenEverythingIsAsAsked) {
+  KconfigValues config{{"CONFIG_FTRACE", "y"}, {"CONFIG_A", "y"}};
+  EXPECT_THAT(check_config({{"CONFIG_FTRACE", "y"}, {"CONFIG_B", "n"}}, config), IsEmpty());
+}
+
+// Shaped like kernel/trace/Kconfig (7.2).
+constexpr std::string_view kKconfig = R"kconfig(config IRQSOFF_TRACER
+	bool "Interrupts-off Latency Tracer"
+	default n
+	depends on TRACE_IRQFLAGS_SUPPORT
+	select TRACE_IRQFLAGS
+
+config PREEMPT_TRACER
+	bool "Preemption-off Latency Tracer"
+	default n
+	depends on PREEMPTION
+	select GENERIC_TRACER
+	help
+	  depends on NOTHING here: help text
+
+config FPROBE
+	bool "Kernel Function Probe (fprobe)"
+	depends on HAVE_FUNCTION_GRAPH_FREGS && HAVE_FTRACE_GRAPH_FUNC
+	depends on DYNAMIC_FTRACE_WITH_ARGS # a comment
+	default n
+
+menuconfig FTRACE
+	bool "Tracers"
+	depends on TRACING_SUPPORT && \
+		!ARCH_NO_FTRACE
+
+config FPROBE_EVENTS
+	depends on FPROBE
+)kconfig";
+
+TEST(KconfigDepends, TheSymbolsOwnDependsOnLines) {
+  EXPECT_THAT(kconfig_depends(kKconfig, "PREEMPT_TRACER"), ElementsAre("PREEMPTION"));
+  EXPECT_THAT(kconfig_depends(kKconfig, "FPROBE"),
+              ElementsAre("HAVE_FUNCTION_GRAPH_FREGS && HAVE_FTRACE_GRAPH_FUNC", "DYNAMIC_FTRACE_WITH_ARGS"));
+  EXPECT_THAT(kconfig_depends(kKconfig, "FTRACE"), ElementsAre("TRACING_SUPPORT && !ARCH_NO_FTRACE"));
+  EXPECT_THAT(kconfig_depends(kKconfig, "FPROBE_EVENTS"), ElementsAre("FPROBE"));
+  EXPECT_THAT(kconfig_depends(kKconfig, "USER_EVENTS"), IsEmpty());
+}
+
+TEST(AnnotateDepends, EachSymbolWithItsValue) {
+  KconfigValues config{{"CONFIG_HAVE_FOO", "y"}, {"CONFIG_BAR", "m"}};
+  EXPECT_EQ(annotate_depends("HAVE_FOO && !(BAR || BAZ) && m", config), "HAVE_FOO=y && !(BAR=m || BAZ=n) && m");
+}
+
+TEST(BuildRecipeKey, CoversSourcePinBaseConfigAndFragment) {
+  BuildRecipe r;
+  r.source = {"linux-source-7.2", "7.2.13-1", std::string(64, 'a'), "all"};
+  r.fragment_text = "CONFIG_FTRACE=y\n";
+  std::string key = build_recipe_key(r);
+  EXPECT_EQ(build_recipe_key(r), key);  // deterministic
+  auto changed = [&](auto edit) {
+    BuildRecipe c = r;
+    edit(c);
+    return build_recipe_key(c) != key;
+  };
+  EXPECT_TRUE(changed([](BuildRecipe& c) { c.source.version = "7.2.14-1"; }));
+  EXPECT_TRUE(changed([](BuildRecipe& c) { c.source.sha256 = std::string(64, 'b'); }));
+  EXPECT_TRUE(changed([](BuildRecipe& c) { c.base_config = "allnoconfig"; }));
+  EXPECT_TRUE(changed([](BuildRecipe& c) { c.fragment_text += "CONFIG_USER_EVENTS=y\n"; }));
+  // Where the fragment lives does not matter, only what it says.
+  EXPECT_FALSE(changed([](BuildRecipe& c) { c.fragment = "/elsewhere/config.fragment"; }));
+}
+
+TEST(KernelCacheDir, BuildKernelsAreCachedUnderTheirRecipeHash) {
+  KernelSpec a;
+  a.name = "tb";
+  a.build = BuildRecipe{};
+  a.build->fragment_text = "CONFIG_FTRACE=y\n";
+  KernelSpec b = a;
+  b.build->fragment_text = "CONFIG_FTRACE=y\nCONFIG_USER_EVENTS=y\n";
+  EXPECT_NE(kernel_cache_dir(a), kernel_cache_dir(b));
+  EXPECT_EQ(kernel_cache_dir(a).parent_path(), kernel_cache_dir(b).parent_path());
+  EXPECT_TRUE(kernel_cache_dir(a).filename().string().starts_with("tb-"));
+}
+
+TEST(BuildKernel, RefusesABadFragmentBeforeDownloadingAnything) {
+  KernelSpec spec;
+  spec.name = "tb";
+  spec.build = BuildRecipe{};
+  spec.build->fragment = "inline.fragment";
+  spec.build->fragment_text = "CONFIG_FTRACE=y\nUSER_EVENTS=y\n";
+  Catalogue c;
+  auto r = build_kernel(c, spec, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("inline.fragment:2: not a config line"));
+}
+
+TEST(BuildKernel, NotABuildKernel) {
+  KernelSpec spec;
+  spec.name = "debian-6.12";
+  Catalogue c;
+  auto r = build_kernel(c, spec, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("not a build kernel"));
+}
+
+}  // namespace
+}  // namespace tracebed::vm
