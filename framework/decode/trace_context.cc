@@ -8,6 +8,7 @@
 #include <charconv>
 #include <iterator>
 #include <cctype>
+#include <bit>
 #include <cstring>
 #include <system_error>
 
@@ -50,6 +51,28 @@ struct CharTable {
 constexpr CharTable kChars;
 bool c_space(char c) { return kChars.space[static_cast<unsigned char>(c)]; }
 int hex_value(char c) { return kChars.hex[static_cast<unsigned char>(c)]; }
+
+// Eight ASCII hex digits at p (either case, most significant first), eight
+// at a time: /proc/kallsyms is mostly addresses, and a digit-by-digit loop
+// was half of its parse.
+[[gnu::always_inline]] inline bool hex8(const char* p, uint32_t& out) {
+  constexpr uint64_t ones = 0x0101010101010101ull, top = 0x8080808080808080ull;
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  if (v & top) return false;
+  // Per byte b < 0x80: bit 7 of b + (0x80 - lo) says b >= lo, of
+  // (0x80 + hi) - b says b <= hi; no carry or borrow crosses bytes.
+  const uint64_t digit = (v + (0x80 - '0') * ones) & ((0x80 + '9') * ones - v) & top;
+  const uint64_t folded = v | (0x20 * ones);
+  const uint64_t letter = (folded + (0x80 - 'a') * ones) & ((0x80 + 'f') * ones - folded) & top;
+  if ((digit | letter) != top) return false;
+  uint64_t n = (v & (0x0F * ones)) + (letter >> 7) * 9;  // byte i: the value of digit i
+  n = ((n << 4) | (n >> 8)) & 0x00FF00FF00FF00FFull;      // digit pairs
+  n = ((n << 8) | (n >> 16)) & 0x0000FFFF0000FFFFull;     // quads
+  out = static_cast<uint32_t>((n & 0xFFFF) << 16 | (n >> 32));
+  return true;
+}
 
 }  // namespace
 
@@ -171,6 +194,13 @@ void parse_kallsyms_part(const char* p, const char* const end, KallsymsPart& par
   std::vector<TraceContext::KSym>& added = part.syms;
   added.reserve(static_cast<size_t>(end - p) / 40);  // /proc/kallsyms lines average 40-50 bytes
   auto stop = [&] { part.stopped = true; };
+  auto add = [&](uint64_t addr, char type, const char* name, const char* line_end) {
+    // Same filters as libtraceevent: ARM's bogus '$a' symbols and x86-64
+    // per-cpu offsets reported as absolute symbols.
+    if (*name == '$' || type == 'A' || type == 'a') return;
+    if (!added.empty() && addr < added.back().address) part.runs.push_back(added.size());
+    added.push_back(TraceContext::KSym{addr, name, line_end});
+  };
   while (p < end) {
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
     const char* const le = nl ? nl : end;
@@ -180,6 +210,15 @@ void parse_kallsyms_part(const char* p, const char* const end, KallsymsPart& par
     // sscanf("%16llx %c %n%*s%n%*1[\t][%n%*s%n"): up to 16 hex digits, the
     // type letter, the name, then "\t[module]". Like trace-cmd, stop at the
     // first line that does not have that shape.
+    // The shape the kernel prints, "%016lx %c name": 16 digits, a space, the
+    // type, a space; other shapes take the general path below.
+    if (le - line >= 20 && line[16] == ' ' && line[18] == ' ' && !c_space(line[17]) && !c_space(line[19])) {
+      uint32_t high, low;
+      if (hex8(line, high) && hex8(line + 8, low)) {
+        add(uint64_t{high} << 32 | low, line[17], line + 19, le);
+        continue;
+      }
+    }
     const char* i = line;
     while (i < le && c_space(*i)) ++i;
     if (i + 1 < le && i[0] == '0' && (i[1] == 'x' || i[1] == 'X')) i += 2;
@@ -193,11 +232,7 @@ void parse_kallsyms_part(const char* p, const char* const end, KallsymsPart& par
     const char type = *i++;
     while (i < le && c_space(*i)) ++i;
     if (i >= le) return stop();  // no name
-    // Same filters as libtraceevent: ARM's bogus '$a' symbols and x86-64
-    // per-cpu offsets reported as absolute symbols.
-    if (*i == '$' || type == 'A' || type == 'a') continue;
-    if (!added.empty() && addr < added.back().address) part.runs.push_back(added.size());
-    added.push_back(TraceContext::KSym{addr, i, le});
+    add(addr, type, i, le);
   }
 }
 
