@@ -7,8 +7,7 @@
 #include <fmt/format.h>
 
 #if TRACEBED_HAVE_LIBVIRT
-#include <libvirt/libvirt.h>
-#include <libvirt/virterror.h>
+#include "framework/vm/libvirt_api.h"
 
 #include <condition_variable>
 #include <mutex>
@@ -87,6 +86,9 @@ std::string libvirt_uri(const std::string& uri) {
 }
 
 #if TRACEBED_HAVE_LIBVIRT
+
+// libvirt's functions through the pointers libvirt::load() fills.
+using namespace libvirt;
 
 namespace {
 
@@ -258,6 +260,7 @@ std::string connect_hint(const std::string& uri, const std::string& message) {
 }  // namespace
 
 Result<std::unique_ptr<LibvirtDomain>> LibvirtDomain::create(const std::string& uri, const DomainSpec& spec) {
+  TRACEBED_TRY(libvirt::load());
   start_event_loop();
   std::unique_ptr<LibvirtDomain> d(new LibvirtDomain());
   d->name_ = spec.name;
