@@ -112,14 +112,14 @@ BackgroundProducer::BackgroundProducer(const std::vector<std::string>& script) {
   out_path_ = fmt::format("/tmp/tracebed-ue-{}-{}.out", getpid(), n);
   std::string text;
   for (const auto& l : script) text += l + "\n";
-  auto& agent = testing::guest().agent();
-  auto w = agent.write_file(script_path_, text);
+  auto& client = testing::guest().agent();
+  auto w = client.write_file(script_path_, text, tracebed::agent::kWriteCreate, 0644);
   if (!w.ok() || *w != 0) {
     ADD_FAILURE() << "writing " << script_path_ << " in the guest: " << (w.ok() ? std::strerror(*w) : w.error().message);
     done_ = true;
     return;
   }
-  auto pid = agent.spawn({std::string(kUserEventsProducer), "-f", script_path_}, {}, out_path_);
+  auto pid = client.spawn({std::string(kUserEventsProducer), "-f", script_path_}, {}, out_path_);
   if (!pid.ok()) {
     ADD_FAILURE() << "spawning the producer: " << pid.error().message;
     done_ = true;

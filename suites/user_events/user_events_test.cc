@@ -320,10 +320,12 @@ TEST_F(UserEvents, EnableBitFollowsFtraceEnableAndStatusSaysWho) {
 TEST_F(UserEvents, EnableBitInAnEightByteWord) {
   UserEventDef def(unique_name("bit64"));
   def.u64("v");
-  BackgroundProducer p({reg("r", def, "0", "w1", 63, 8), "waitbit w1 63 1 30000", "bit w1", "waitbit w1 63 0 30000"});
+  BackgroundProducer p({reg("r", def, "0", "w1", 63, 8), "waitbit w1 63 1 30000 8", "bit w1",
+                        "waitbit w1 63 0 30000 8"});
   ASSERT_TRUE(p.wait_for("reg", "r").ok());
   Event ev = tracefs::user_event(inst(), def.name());
   ASSERT_OK(ev.enable());
+  EXPECT_TRUE(p.wait_for("waitbit", "w1", 0).ok());
   EXPECT_EQ(p.wait_for("bit", "w1").value("word64"), "0x8000000000000000");
   ASSERT_OK(ev.disable());
   EXPECT_TRUE(p.wait_for("waitbit", "w1", 1).ok());
@@ -342,6 +344,7 @@ TEST_F(UserEvents, UnregisterClearsTheBitAndStopsUpdates) {
   ASSERT_OK(ev.enable());
   ProducerRun run = p.finish();
   ASSERT_OK(ev.disable());
+  EXPECT_TRUE(run.get("waitbit", "w0").ok()) << "the bit was never set";
   EXPECT_TRUE(run.get("unreg", "w0").ok());
   EXPECT_EQ(run.get("bit", "w0", 0).value("value"), "0x0");
   EXPECT_EQ(run.get("bit", "w0", 1).value("value"), "0x0");
@@ -485,6 +488,7 @@ TEST_F(UserEvents, HistTriggerAloneSetsTheEnableBit) {
   ASSERT_TRUE(hist.ok()) << hist.error().message;
   ASSERT_THAT(hist->sections, SizeIs(1));
   EXPECT_EQ(hist->sections[0].totals.hits, 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(run.get("writeif", "r", i).value("wrote"), "1") << i;
   EXPECT_EQ(run.get("writeif", "r", 3).value("wrote"), "0");
   EXPECT_EQ(run.get("write", "r").result, "EBADF") << "nothing attached after the trigger went";
   EXPECT_THAT(stop_and_decode(def.name()), IsEmpty());
@@ -724,6 +728,7 @@ TEST_F(UserEvents, MultiFormatNamesOneEventPerFormat) {
   ASSERT_OK(ev1->enable());
   ASSERT_OK(ev2->enable());
   ProducerRun run = p.finish();
+  EXPECT_TRUE(run.get("waitbit", "w0", 0).ok() && run.get("waitbit", "w0", 1).ok()) << run.text;
   EXPECT_EQ(run.count("write", "a", "ok") + run.count("write", "b", "ok") + run.count("write", "c", "ok"), 3u)
       << run.text;
   ASSERT_OK(inst().set_tracing_on(false));

@@ -20,7 +20,7 @@
 //   writeif ID VALUE...                      the same only while the enable bit is set
 //   raw ID HEX | rawidx INDEX HEX            writev of an index and raw payload bytes
 //   bytes HEX                                one write(2) of exactly these bytes
-//   bit WORD | waitbit WORD BIT 0|1 MS       read, or wait for, the enable word
+//   bit WORD | waitbit WORD BIT 0|1 MS [SIZE] read, or wait for, the enable word (SIZE 4 or 8)
 //   waitfile PATH MS | sleep MS | echo TEXT
 //   open | close                             the user_events_data file (opened at start)
 //   fork ... endfork | wait                  the lines between run in a child; wait reaps it
@@ -392,10 +392,16 @@ int run(const char* self, const std::vector<std::string>& lines) {
         fail(op, id, "bad waitbit arguments");
         continue;
       }
+      // The word's size as registered: 4 unless given (bits 32..63 need 8).
+      auto size = w.size() > 5 ? number(w[5]) : std::optional<int64_t>(4);
+      if (!size || (*size != 4 && *size != 8)) {
+        fail(op, id, "waitbit size must be 4 or 8");
+        continue;
+      }
       long deadline = now_ms() + *ms;
       bool got = false;
       for (;;) {
-        got = user_event_bit(addr, 4, static_cast<uint8_t>(*bit));
+        got = user_event_bit(addr, static_cast<uint8_t>(*size), static_cast<uint8_t>(*bit));
         if (got == (*want != 0) || now_ms() >= deadline) break;
         sleep_ms(2);
       }
