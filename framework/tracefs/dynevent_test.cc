@@ -682,19 +682,22 @@ TEST(DynamicEvent, MovedFromOwnsNothingAndReleaseKeepsTheEvent) {
 }
 
 // User events as trace_events_user.c user_event_show prints them: no
-// group, fields after the name separated by "; ".
+// group, fields after the name separated by "; " (registered ones too).
 TEST(DynamicEventsParse, UserEventsWithTheirFields) {
-  auto got = parse_dynamic_events("u:tb_x u32 a; __data_loc char[] b; struct pair p 12\nu:tb_bare\n");
+  auto got = parse_dynamic_events(testdata("dynamic_events-user-tracebed-7.2.txt"));
   ASSERT_TRUE(got.ok()) << got.error().message;
-  ASSERT_EQ(got->size(), 2u);
+  ASSERT_EQ(got->size(), 5u);
   const DynEventEntry& x = (*got)[0];
   EXPECT_EQ(x.kind, DynEventKind::user);
   EXPECT_EQ(x.group, "user_events");
-  EXPECT_EQ(x.event, "tb_x");
-  EXPECT_EQ(x.args, (std::vector<std::string>{"u32 a", "__data_loc char[] b", "struct pair p 12"}));
-  // "-:tb_x" alone would match only a user event without fields.
-  EXPECT_EQ(x.remove_command(), "-:user_events/tb_x u32 a; __data_loc char[] b; struct pair p 12");
+  EXPECT_EQ(x.event, "tb_cap");
+  EXPECT_EQ(x.args, (std::vector<std::string>{"u32 count", "char[8] tag", "__data_loc char[] msg",
+                                               "__rel_loc char[] rel", "struct pair p 12"}));
+  // "-:tb_cap" alone would match only a user event without fields.
+  EXPECT_EQ(x.remove_command(),
+            "-:user_events/tb_cap u32 count; char[8] tag; __data_loc char[] msg; __rel_loc char[] rel; struct pair p 12");
   EXPECT_EQ((*got)[1].remove_command(), "-:user_events/tb_bare");
+  EXPECT_EQ((*got)[4].event, "tb_multi");  // the registered name, not the tracepoint's
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/tracefs/testdata.h"
 #include "framework/tracefs/user_events_producer.h"
 #include "framework/tracefs/user_events_tracefs.h"
 
@@ -13,6 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::SizeIs;
 
 // ---- the definition builder ----
 
@@ -199,27 +201,16 @@ TEST(UserPayload, CharArraysAndStructs) {
   EXPECT_FALSE(encode_user_payload(d, {std::string("hi"), std::string("\x01", 1)}).ok());
 }
 
-// The format file of a user event, as the 7.2 kernel writes it
-// (trace_events.c f_show; common fields from struct trace_entry).
-constexpr std::string_view kFormat =
-    "name: test\n"
-    "ID: 1234\n"
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-    "\n"
-    "\tfield:u32 count;\toffset:8;\tsize:4;\tsigned:0;\n"
-    "\tfield:char tag[8];\toffset:12;\tsize:8;\tsigned:1;\n"
-    "\tfield:__data_loc char[] msg;\toffset:20;\tsize:4;\tsigned:1;\n"
-    "\n"
-    "print fmt: \"count=%u tag=%s msg=%s\", REC->count, REC->tag, __get_str(msg)\n";
-
-TEST(UserPayload, CommonHeaderSizeFromAFormatFile) {
-  EXPECT_EQ(*common_header_size(kFormat), 8u);
+TEST(UserPayload, CommonHeaderSizeFromACapturedFormat) {
+  // char[8] shows as "char tag[]" and __rel_loc char[] as "char rel[]" there.
+  std::string format = testing::testdata("format-user_event-tb_cap-tracebed-7.2.txt");
+  EXPECT_EQ(*common_header_size(format), 8u);
+  EXPECT_THAT(user_field_names(format), ElementsAre("count", "tag", "msg", "rel", "p"));
+  // The offsets the kernel gives the fields are the builder's plus the header.
+  auto def = UserEventDef::parse("tb_cap u32 count; char[8] tag; __data_loc char[] msg; __rel_loc char[] rel; struct pair p 12");
+  ASSERT_TRUE(def.ok()) << def.error().message;
+  EXPECT_THAT(format, HasSubstr(fmt::format("field:struct pair p;\toffset:{};\tsize:12;", 8 + def->find("p")->offset)));
   EXPECT_FALSE(common_header_size("name: x\nformat:\n").ok());
-  EXPECT_THAT(user_field_names(kFormat), ElementsAre("count", "tag", "msg"));
 }
 
 // ---- user_events_status ----
@@ -237,6 +228,18 @@ TEST(UserEventsStatusParse, TheDocumentationsExamples) {
   EXPECT_TRUE(used->find("test")->ftrace);
   EXPECT_FALSE(used->find("test")->perf);
   EXPECT_EQ(used->busy, 1u);
+}
+
+TEST(UserEventsStatusParse, ACapturedStatus) {
+  auto st = parse_user_events_status(testing::testdata("user_events_status-tracebed-7.2.txt"));
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  ASSERT_THAT(st->events, SizeIs(5));
+  EXPECT_EQ(st->active, 5u);
+  EXPECT_EQ(st->busy, 1u);
+  EXPECT_TRUE(st->find("tb_busy")->ftrace);
+  EXPECT_FALSE(st->find("tb_idle")->busy());
+  EXPECT_NE(st->find("tb_multi.0"), nullptr);  // multi-format: the tracepoint name
+  EXPECT_TRUE(is_multi_format_name("tb_multi.0", "tb_multi"));
 }
 
 TEST(UserEventsStatusParse, SeveralUsersAndMultiFormatNames) {
