@@ -99,7 +99,7 @@ Result<fs::path> find_program(const std::string& name) {
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
     start = end + 1;
   }
-  return Error{fmt::format("{} not found on PATH (install qemu-system-x86)", name)};
+  return Error{fmt::format("cannot start {}: not found on PATH (install qemu-system-x86)", name)};
 }
 
 // libvirt always passes "-accel tcg" (multi-threaded TCG) and has no setting
@@ -447,6 +447,10 @@ void Guest::read_console() {
   if (interactive_ || console_path_.empty()) return;
   std::ifstream in(console_path_, std::ios::binary);
   if (!in) return;
+  // A shorter file was rotated: libvirt's virtlogd (stdio_handler "logd")
+  // starts a new one at 2 MiB. Its text continues from the start.
+  std::error_code ec;
+  if (auto size = fs::file_size(console_path_, ec); !ec && size < console_read_) console_read_ = 0;
   in.seekg(static_cast<std::streamoff>(console_read_));
   char buf[65536];
   // Keep at most 16 MiB: a guest flooding its console must not eat the host.
