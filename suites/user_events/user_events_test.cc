@@ -692,6 +692,12 @@ TEST_F(UserEvents, PersistSurvivesCloseUntilDeleted) {
   auto dyn = fs().top().files().read("dynamic_events");
   ASSERT_TRUE(dyn.ok()) << dyn.error().message;
   EXPECT_THAT(*dyn, HasSubstr(def.dynamic_command() + "\n"));
+  // dynamic_events matches user events by their fields too: "-:NAME"
+  // alone names an event without fields, and there is none.
+  auto bare = fs().top().files().try_write("dynamic_events", "-:" + def.name(), true);
+  ASSERT_TRUE(bare.ok()) << bare.error().message;
+  EXPECT_EQ(*bare, ENOENT);
+  EXPECT_TRUE(fs().ops().exists(event_dir(def.name())));
   // DIAG_IOCSDEL removes it (retried: references drop after an RCU grace period).
   ProducerRun del = run_producer({"del " + def.name(), "sleep 200", "del " + def.name(), "sleep 500",
                                   "del " + def.name()});
