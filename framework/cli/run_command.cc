@@ -35,6 +35,7 @@ void add_run_command(CLI::App& app) {
                   "libvirt connection (default: $TRACEBED_LIBVIRT_URI, else libvirt's)");
   cmd->add_option("--tool", args->tools, "host executable to copy in with its libraries (repeatable)")
       ->expected(1)
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--bootconfig", args->bootconfig,
                   "boot configuration file to append to the initramfs (kernel option `bootconfig` added)")
