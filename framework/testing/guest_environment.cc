@@ -15,6 +15,7 @@ GuestEnvironment* g_env = nullptr;
 struct DeclaredTools {
   std::vector<std::string> tools;
   std::vector<std::string> dirs;
+  std::string bootconfig;
 };
 DeclaredTools& declared() {
   static DeclaredTools d;  // filled by static initialisers in suite binaries
@@ -78,6 +79,11 @@ bool require_guest_tools(std::vector<std::string> tools, std::vector<std::string
 
 const std::vector<std::string>& guest_tools() { return declared().tools; }
 
+bool boot_with_bootconfig(std::string text) {
+  declared().bootconfig = std::move(text);
+  return true;
+}
+
 
 GuestEnvironment& environment() { return *g_env; }
 
@@ -117,6 +123,7 @@ void init(int* argc, char** argv) {
   }
   *argc = out;
   argv[out] = nullptr;
+  options.bootconfig = declared().bootconfig;
   for (const auto& t : declared().tools) options.image.tools.emplace_back(t);
   for (const auto& d : declared().dirs) {
     std::error_code ec;

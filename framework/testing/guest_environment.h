@@ -67,6 +67,12 @@ bool require_guest_tools(std::vector<std::string> tools, std::vector<std::string
 // What has been declared, for tests to say what their guest holds.
 const std::vector<std::string>& guest_tools();
 
+// A boot configuration for this binary's guest (vm::GuestOptions::bootconfig):
+// a suite whose tests check what the kernel did at boot declares it during
+// static initialisation, before init() reads it.
+//   static const bool booted_with_ = tracebed::testing::boot_with_bootconfig(kText);
+bool boot_with_bootconfig(std::string text);
+
 
 // Parses --tracebed_kernel / $TRACEBED_KERNEL (and --tracebed_accel,
 // $TRACEBED_ACCEL; --tracebed_launcher=qemu|libvirt, $TRACEBED_LAUNCHER;

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "framework/vm/bootconfig.h"
 #include "framework/vm/console.h"
 #include "framework/vm/libvirt_domain.h"
 #include "framework/vm/process.h"
@@ -159,6 +160,15 @@ Result<std::unique_ptr<Guest>> Guest::boot(GuestOptions options) {
   TRACEBED_ASSIGN_OR_RETURN(KernelSpec spec, catalogue.resolve(options.kernel));
   TRACEBED_ASSIGN_OR_RETURN(KernelFiles kernel, fetch_kernel(catalogue, spec));
   TRACEBED_ASSIGN_OR_RETURN(fs::path image, build_initramfs(kernel, options.image));
+  // A kernel without BOOT_CONFIG warns about the `bootconfig` argument
+  // (init/main.c), which would read as a fault on the console: leave it out.
+  if (!options.bootconfig.empty() && !kernel_takes_bootconfig(kernel.config)) {
+    progress(fmt::format("{}: no CONFIG_BOOT_CONFIG in {}, booting without the bootconfig", kernel.name,
+                         kernel.config.string()));
+  } else if (!options.bootconfig.empty()) {
+    TRACEBED_ASSIGN_OR_RETURN(image, initramfs_with_bootconfig(image, options.bootconfig));
+    options.cmdline_extra += (options.cmdline_extra.empty() ? "" : " ") + std::string(kBootconfigArgument);
+  }
 
   std::string accel = options.accel == "auto" ? "" : options.accel;
   if (accel.empty()) accel = cached_accelerator(options.qemu);

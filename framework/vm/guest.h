@@ -42,6 +42,10 @@ struct GuestOptions {
   std::chrono::seconds boot_timeout{240};
   bool interactive = false;      // console on our terminal, a shell on it (tracebed shell)
   std::string cmdline_extra;
+  // Boot configuration text (Documentation/admin-guide/bootconfig.rst),
+  // appended to the initramfs with `bootconfig` on the command line; kernels
+  // without CONFIG_BOOT_CONFIG ignore it.
+  std::string bootconfig;
   // false: no virtio-serial device, so the agent falls back to the second
   // serial port (kernels without virtio_console; also how the fallback is tested).
   bool virtio_serial = true;
