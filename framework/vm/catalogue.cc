@@ -80,7 +80,8 @@ Status download(const Catalogue& catalogue, const KernelSpec& spec, const DebPac
   bool have_lists = false;
   std::error_code ec;
   for (auto it = fs::directory_iterator(apt / "lists", ec); !ec && it != fs::directory_iterator(); ++it)
-    if (it->path().filename().string().ends_with("_Packages")) have_lists = true;
+    // apt stores lists compressed (…_Packages.lz4) where it can.
+    if (it->path().filename().string().find("_Packages") != std::string::npos) have_lists = true;
   if (changed || !have_lists) TRACEBED_TRY(apt_update(apt));
 
   fs::path tmp = dest.parent_path() / fmt::format("partial-{}", getpid());
@@ -298,7 +299,7 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
     auto release = read_text_file(root / ".complete");
     if (!release)
       return Error{fmt::format("{} is built from source and is not built yet (no {}): run `tracebed kernels build {}` "
-                               "(about 15 minutes on two cores)",
+                               "(15-25 minutes on two cores)",
                                spec.name, root.string(), spec.name)};
     files.release = release->substr(0, release->find('\n'));
     return files;
