@@ -8,7 +8,6 @@
 #include "framework/cli/commands.h"
 #include "framework/vm/guest.h"
 #include "framework/vm/process.h"
-#include "framework/vm/process.h"
 
 namespace tracebed::cli {
 
@@ -16,7 +15,6 @@ void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "boot a guest, run a command in it, print its output");
   struct Args {
     std::string kernel;
-    std::string bootconfig;  // a file
     std::string bootconfig;  // a file
     std::vector<std::string> command;
     unsigned timeout = 600;
@@ -42,9 +40,6 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--bootconfig", args->bootconfig,
                   "boot configuration file to append to the initramfs (kernel option `bootconfig` added)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--bootconfig", args->bootconfig,
-                  "boot configuration file to append to the initramfs (kernel option `bootconfig` added)")
-      ->check(CLI::ExistingFile);
   cmd->add_flag("-v,--verbose", args->verbose, "print boot time, accelerator and release to stderr");
   cmd->add_option("command", args->command, "command and arguments (after --)")->required();
   cmd->final_callback([args] {
@@ -56,12 +51,6 @@ void add_run_command(CLI::App& app) {
     options.launcher = args->launcher;
     options.libvirt_uri = args->libvirt_uri;
     for (const auto& t : args->tools) options.image.tools.emplace_back(t);
-    if (!args->bootconfig.empty()) {
-      auto text = vm::read_text_file(args->bootconfig);
-      if (!text) fail(text.error().message);
-      if (text->empty()) fail(fmt::format("--bootconfig {}: the file is empty", args->bootconfig));
-      options.bootconfig = std::move(*text);
-    }
     if (!args->bootconfig.empty()) {
       auto text = vm::read_text_file(args->bootconfig);
       if (!text) fail(text.error().message);

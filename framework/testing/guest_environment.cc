@@ -84,7 +84,6 @@ bool boot_with_bootconfig(std::string text) {
   return true;
 }
 
-
 GuestEnvironment& environment() { return *g_env; }
 
 vm::Guest& guest() {

@@ -73,7 +73,6 @@ const std::vector<std::string>& guest_tools();
 //   static const bool booted_with_ = tracebed::testing::boot_with_bootconfig(kText);
 bool boot_with_bootconfig(std::string text);
 
-
 // Parses --tracebed_kernel / $TRACEBED_KERNEL (and --tracebed_accel,
 // $TRACEBED_ACCEL; --tracebed_launcher=qemu|libvirt, $TRACEBED_LAUNCHER;
 // --tracebed_libvirt_uri, $TRACEBED_LIBVIRT_URI) out of argv, registers the environment and the listener
