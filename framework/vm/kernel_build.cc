@@ -101,6 +101,9 @@ std::string explain_mismatches(const std::vector<ConfigMismatch>& bad, const Kco
   for (auto it = fs::recursive_directory_iterator(tree, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     if (!it->is_regular_file() || !it->path().filename().string().starts_with("Kconfig")) continue;
+    // Another architecture's definition of the same name (KVM has six) says nothing here.
+    std::string rel = fs::relative(it->path(), tree, ec).string();
+    if (rel.starts_with("arch/") && !rel.starts_with("arch/x86/")) continue;
     auto text = read_text_file(it->path());
     if (!text) continue;
     for (const auto& m : bad) {
@@ -179,37 +182,54 @@ std::vector<ConfigMismatch> check_config(const KconfigValues& wanted, const Kcon
 
 std::vector<std::string> kconfig_depends(std::string_view text, std::string_view symbol) {
   std::vector<std::string> out;
-  bool inside = false;
-  std::string pending;  // a depends line continued with a backslash
+  // Enclosing `if EXPR`, and menus and choices with their own `depends on`:
+  // each applies to every entry inside (Documentation/kbuild/kconfig-language.rst).
+  std::vector<std::vector<std::string>> blocks;
+  std::vector<std::string>* target = nullptr;  // where this entry's `depends on` go
+  std::string pending;                         // a depends line continued with a backslash
   while (!text.empty()) {
     size_t nl = text.find('\n');
     std::string_view raw = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     std::string_view line = trim(raw);
+    if (auto hash = line.find('#'); hash != std::string_view::npos && line.find('"') == std::string_view::npos)
+      line = trim(line.substr(0, hash));
     if (!pending.empty()) {
       bool more = line.ends_with("\\");
       pending += " " + std::string(trim(more ? line.substr(0, line.size() - 1) : line));
-      if (!more) out.push_back(std::exchange(pending, {}));
+      if (!more && target) target->push_back(std::exchange(pending, {}));
+      if (!more) pending.clear();
       continue;
     }
-    // An entry starts at column 0 with a keyword; its attributes are indented.
+    // An entry or block starts at column 0 with a keyword; attributes are indented.
     bool top = !raw.empty() && !std::isspace(static_cast<unsigned char>(raw.front()));
     if (top) {
-      inside = false;
-      for (std::string_view kw : {"config ", "menuconfig "})
-        if (line.starts_with(kw) && trim(line.substr(kw.size())) == symbol) inside = true;
+      target = nullptr;
+      if (line.starts_with("if ")) {
+        blocks.push_back({std::string(trim(line.substr(3)))});
+      } else if (line == "endif" || line == "endmenu" || line == "endchoice") {
+        if (!blocks.empty()) blocks.pop_back();
+      } else if (line.starts_with("menu ") || line == "choice" || line.starts_with("choice ")) {
+        blocks.emplace_back();
+        target = &blocks.back();
+      } else {
+        for (std::string_view kw : {"config ", "menuconfig "})
+          if (line.starts_with(kw) && trim(line.substr(kw.size())) == symbol) {
+            for (const auto& b : blocks) out.insert(out.end(), b.begin(), b.end());
+            target = &out;
+          }
+      }
       continue;
     }
     // Help text runs to the next entry and may say anything.
-    if (line == "help" || line == "---help---") inside = false;
-    if (!inside || !line.starts_with("depends on")) continue;
+    if (line == "help" || line == "---help---") target = nullptr;
+    if (!target || !line.starts_with("depends on")) continue;
     std::string_view expr = trim(line.substr(10));
-    if (auto hash = expr.find('#'); hash != std::string_view::npos) expr = trim(expr.substr(0, hash));
     if (expr.ends_with("\\")) {
       pending = std::string(trim(expr.substr(0, expr.size() - 1)));
       continue;
     }
-    out.emplace_back(expr);
+    target->emplace_back(expr);
   }
   return out;
 }

@@ -133,6 +133,52 @@ TEST(KconfigDepends, TheSymbolsOwnDependsOnLines) {
   EXPECT_THAT(kconfig_depends(kKconfig, "USER_EVENTS"), IsEmpty());
 }
 
+// Shaped like lib/Kconfig.debug and kernel/Kconfig.preempt (7.2).
+constexpr std::string_view kBlocks = R"kconfig(menu "Compile-time checks and compiler options"
+
+config DEBUG_INFO
+	bool
+
+if DEBUG_INFO
+
+config DEBUG_INFO_BTF
+	bool "Generate BTF type information"
+	depends on !DEBUG_INFO_SPLIT && !DEBUG_INFO_REDUCED
+	depends on BPF_SYSCALL # a comment
+
+endif # DEBUG_INFO
+
+endmenu
+
+menu "Tracers"
+	depends on TRACING_SUPPORT
+
+choice
+	prompt "Preemption Model"
+	depends on !ARCH_NO_PREEMPT
+
+config PREEMPT
+	bool "Preemptible Kernel (Low-Latency Desktop)"
+	depends on !PREEMPT_RT
+
+endchoice
+
+config AFTER
+	bool "outside the choice"
+endmenu
+
+config OUTSIDE
+	bool "outside everything"
+)kconfig";
+
+TEST(KconfigDepends, EnclosingIfMenuAndChoiceCount) {
+  EXPECT_THAT(kconfig_depends(kBlocks, "DEBUG_INFO_BTF"),
+              ElementsAre("DEBUG_INFO", "!DEBUG_INFO_SPLIT && !DEBUG_INFO_REDUCED", "BPF_SYSCALL"));
+  EXPECT_THAT(kconfig_depends(kBlocks, "PREEMPT"), ElementsAre("TRACING_SUPPORT", "!ARCH_NO_PREEMPT", "!PREEMPT_RT"));
+  EXPECT_THAT(kconfig_depends(kBlocks, "AFTER"), ElementsAre("TRACING_SUPPORT"));
+  EXPECT_THAT(kconfig_depends(kBlocks, "OUTSIDE"), IsEmpty());
+}
+
 TEST(AnnotateDepends, EachSymbolWithItsValue) {
   KconfigValues config{{"CONFIG_HAVE_FOO", "y"}, {"CONFIG_BAR", "m"}};
   EXPECT_EQ(annotate_depends("HAVE_FOO && !(BAR || BAZ) && m", config), "HAVE_FOO=y && !(BAR=m || BAZ=n) && m");
