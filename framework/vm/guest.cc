@@ -152,6 +152,9 @@ Result<std::unique_ptr<Guest>> Guest::boot(GuestOptions options) {
     const char* l = std::getenv("TRACEBED_LAUNCHER");
     options.launcher = l && *l ? l : "qemu";
   }
+  // A bootconfig goes with a kernel we boot; the local launcher boots none.
+  if (options.launcher == "local" && !options.bootconfig.empty())
+    return Error{"a bootconfig needs a booted guest: the local launcher tests the running kernel as it is"};
   if (options.launcher == "local") return start_local(options);
   if (options.launcher != "qemu" && options.launcher != "libvirt")
     return Error{fmt::format("unknown launcher '{}' (qemu, libvirt or local)", options.launcher)};
