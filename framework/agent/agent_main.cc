@@ -570,4 +570,12 @@ int agent_main(int argc, char** argv) {
 }  // namespace
 }  // namespace tracebed::agent
 
+#if TRACEBED_AGENT_EMBEDDED
+// tracebed-suites-static carries the agent and starts itself as its local
+// agent (framework/testing/guest_main.cc).
+namespace tracebed::agent {
+int embedded_agent_main(int argc, char** argv) { return agent_main(argc, argv); }
+}  // namespace tracebed::agent
+#else
 int main(int argc, char** argv) { return tracebed::agent::agent_main(argc, argv); }
+#endif

@@ -22,6 +22,7 @@
 #include "framework/matrix/report.h"
 #include "framework/matrix/runner.h"
 #include "framework/vm/catalogue.h"
+#include "framework/vm/local_tracing.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::cli {
@@ -38,21 +39,6 @@ std::vector<fs::path> suite_binaries() {
   for (std::string line; std::getline(in, line);)
     if (!line.empty()) out.emplace_back(line);
   return out;
-}
-
-// Why the suites cannot run on this machine's own tracefs, or "".
-std::string local_tracing_problem() {
-  if (geteuid() != 0) return "tracebed test --local needs root (tracefs control files are root's)";
-  std::ifstream mounts("/proc/mounts");
-  bool mounted = false;
-  for (std::string line; std::getline(mounts, line);)
-    if (line.find(" /sys/kernel/tracing tracefs ") != std::string::npos) mounted = true;
-  if (!mounted)
-    return "no tracefs at /sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing; the kernel needs "
-           "CONFIG_FTRACE)";
-  if (access("/sys/kernel/tracing/trace", W_OK) != 0)
-    return "/sys/kernel/tracing/trace is not writable here";
-  return "";
 }
 
 }  // namespace
@@ -110,7 +96,7 @@ void add_test_command(CLI::App& app) {
       }
       suites = std::move(chosen);
     }
-    const std::string local_problem = args->local ? local_tracing_problem() : "";
+    const std::string local_problem = args->local ? vm::local_tracing_problem() : "";
     fs::path tmp = vm::cache_dir() / "run" / fmt::format("test-{}", getpid());
     fs::create_directories(tmp);
     // gtest's XML report, read as `tracebed matrix` reads it: unlike its
