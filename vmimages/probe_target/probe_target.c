@@ -76,6 +76,26 @@ static void sleep_ms(long ms) {
   }
 }
 
+/* Waits (up to 2 s) until the task is asleep, state S in /proc/PID/stat:
+ * a fixed pause is not enough on a loaded host, where a child that has not
+ * reached its read() yet would find the byte there and never sleep. */
+static void wait_until_sleeping(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  for (int waited = 0; waited < 2000; waited++) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) break;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) break;
+    buf[n] = 0;
+    const char* paren = strrchr(buf, ')'); /* the comm may hold spaces */
+    if (paren && paren[1] == ' ' && paren[2] == 'S') return;
+    sleep_ms(1);
+  }
+  sleep_ms(5);
+}
+
 /* Not inlined, so its symbol bounds the return address a uprobe on
  * tracebed_target_add finds on the stack. */
 __attribute__((noinline)) static int cmd_add(int argc, char** argv) {
@@ -137,8 +157,8 @@ static int cmd_wake(int argc, char** argv) {
     _exit(0);
   }
   for (long i = 0; i < count; i++) {
-    /* Give the child time to block, so the write really wakes it. */
-    sleep_ms(5);
+    /* The child must be blocked, so the write really wakes it. */
+    wait_until_sleeping(child);
     char c = 'w';
     if (write(to_child[1], &c, 1) != 1 || read(to_parent[0], &c, 1) != 1) return 1;
     printf("wake %d %d\n", (int)getpid(), (int)child);
