@@ -12,6 +12,11 @@ namespace {
 
 GuestEnvironment* g_env = nullptr;
 
+// A dead guest is replaced only by a test's first guest() call: later in
+// the test, its objects (file operations, instances) still refer to the old
+// guest, and handing out a new one would leave them dangling.
+bool g_may_replace_guest = true;
+
 struct DeclaredTools {
   std::vector<std::string> tools;
   std::vector<std::string> dirs;
@@ -28,6 +33,7 @@ DeclaredTools& declared() {
 class GuestListener : public ::testing::EmptyTestEventListener {
  public:
   void OnTestStart(const ::testing::TestInfo&) override {
+    g_may_replace_guest = true;
     ::testing::Test::RecordProperty("tracebed_kernel", g_env->options().kernel);
   }
   // The guest boots lazily, so stamp at the end, when it exists.
@@ -51,6 +57,7 @@ void GuestEnvironment::SetUp() {
 
 void GuestEnvironment::boot() {
   booted_ = true;
+  ++boots_;
   auto g = vm::Guest::boot(options_);
   if (!g) {
     // Not a FAIL() here: gtest would then skip every test. Each test fails
@@ -95,6 +102,9 @@ vm::Guest& guest() {
   vm::Guest* g = g_env->guest();
   // A test that crashed the kernel ends its guest: give the next test a new one.
   if (g && !g->alive() && g_env->boot_error().empty()) {
+    if (!g_may_replace_guest)
+      throw std::runtime_error("the guest died during this test (its console is in the failure above); "
+                               "the next test gets a new one");
     fmt::print(stderr, "tracebed: the guest is gone, booting a new one\n");
     g_env->discard();
     g_env->boot();
@@ -105,6 +115,7 @@ vm::Guest& guest() {
     // with its message) rather than hand out a null guest.
     throw std::runtime_error(g_env->boot_error());
   }
+  g_may_replace_guest = false;
   return *g;
 }
 

@@ -36,6 +36,9 @@ class GuestEnvironment : public ::testing::Environment {
     booted_ = false;
   }
   bool booted() const { return booted_; }
+  // How many guests this environment has booted: objects made for one guest
+  // (file operations over its agent) compare it to know theirs is current.
+  uint64_t boots() const { return boots_; }
 
   vm::Guest* guest() { return guest_.get(); }
   const vm::GuestOptions& options() const { return options_; }
@@ -46,6 +49,7 @@ class GuestEnvironment : public ::testing::Environment {
   std::unique_ptr<vm::Guest> guest_;
   std::string boot_error_;
   bool booted_ = false;
+  uint64_t boots_ = 0;
 };
 
 // The guest of this test binary. Calling it when the boot failed fails the

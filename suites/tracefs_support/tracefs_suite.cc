@@ -16,20 +16,29 @@ struct Shared {
   std::string error;
 };
 
+Shared make_shared(vm::Guest& g) {
+  Shared out;
+  // tracebed test --local: this machine's own tracefs, through its files.
+  std::shared_ptr<tracefs::FileOps> ops;
+  if (g.launcher() == "local") ops = std::make_shared<tracefs::LocalFileOps>();
+  else ops = std::make_shared<tracefs::GuestFileOps>(g.agent(), g.release());
+  out.fs = std::make_unique<tracefs::Tracefs>(std::move(ops), std::string(tracefs::kDefaultRoot));
+  auto f = tracefs::Features::probe(*out.fs);
+  if (f) out.features = std::make_unique<tracefs::Features>(std::move(*f));
+  else out.error = f.error().message;
+  return out;
+}
+
+// Made once per guest: when a test crashed the kernel, the next test runs
+// in a new guest, and the old guest's agent is gone with it.
 Shared& shared() {
-  static Shared s = [] {
-    Shared out;
-    vm::Guest& g = testing::guest();
-    // tracebed test --local: this machine's own tracefs, through its files.
-    std::shared_ptr<tracefs::FileOps> ops;
-    if (g.launcher() == "local") ops = std::make_shared<tracefs::LocalFileOps>();
-    else ops = std::make_shared<tracefs::GuestFileOps>(g.agent(), g.release());
-    out.fs = std::make_unique<tracefs::Tracefs>(std::move(ops), std::string(tracefs::kDefaultRoot));
-    auto f = tracefs::Features::probe(*out.fs);
-    if (f) out.features = std::make_unique<tracefs::Features>(std::move(*f));
-    else out.error = f.error().message;
-    return out;
-  }();
+  static Shared s;
+  static uint64_t made_for_boot = 0;
+  vm::Guest& g = testing::guest();
+  if (!s.fs || made_for_boot != testing::environment().boots()) {
+    s = make_shared(g);
+    made_for_boot = testing::environment().boots();
+  }
   return s;
 }
 
