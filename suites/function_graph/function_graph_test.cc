@@ -87,8 +87,10 @@ TEST_F(FunctionGraph, MaxGraphDepthBoundsTheDepth) {
   EXPECT_EQ(deepest, 1u);  // depth 2: vfs_read and its direct callees
 }
 
+// A glob, so the compiler's clones (rw_verify_area.constprop.0, .part.0,
+// .isra.0, which vfs_read calls on some builds) are left out too.
 TEST_F(FunctionGraph, GraphNotraceHidesASubtree) {
-  ASSERT_OK(graph().set_graph_notrace(std::vector<std::string>{"rw_verify_area"}));
+  ASSERT_OK(graph().set_graph_notrace(std::vector<std::string>{"rw_verify_area*"}));
   auto lines = trace_vfs_read();
   ASSERT_OK(graph().set_graph_notrace({}));
   ASSERT_THAT(lines, Not(IsEmpty()));
