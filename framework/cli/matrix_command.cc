@@ -82,7 +82,8 @@ void add_matrix_command(CLI::App& app) {
   cmd->add_option("--launcher", args->launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
       ->check(CLI::IsMember({"qemu", "libvirt"}));
   cmd->add_option("--libvirt-uri", args->libvirt_uri,
-                  "libvirt connection (default: $TRACEBED_LIBVIRT_URI, else libvirt's)");
+                  "libvirt connection, or several separated by commas that the kernels take in turn "
+                  "(default: $TRACEBED_LIBVIRT_URI, else libvirt's)");
   cmd->add_flag("--force", args->force, "rerun kernels whose results are current");
   cmd->final_callback([args] {
     if (!args->compare.empty()) {
@@ -110,7 +111,7 @@ void add_matrix_command(CLI::App& app) {
     for (const auto& name : names) {
       auto spec = catalogue->resolve(name);
       if (!spec) fail(fmt::format("--kernels: {}", spec.error().message));
-      o.kernels.push_back({name, identity_of(*spec), spec->release});
+      o.kernels.push_back({name, identity_of(*spec), spec->release, {}});
     }
     o.suites = listed_suites();
     if (o.suites.empty()) fail("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
@@ -119,7 +120,16 @@ void add_matrix_command(CLI::App& app) {
     o.stamp_files = {bin / "tracebed-agent", bin / "tracebed-probe-target"};
     o.filter = args->filter;
     o.accel = args->accel;
-    o.suite_args = launcher_args(args->launcher, args->libvirt_uri);
+    // Several libvirt URIs (comma-separated): the kernels take turns, so
+    // each hypervisor runs its share of the guests.
+    std::vector<std::string> uris = split_commas(args->libvirt_uri);
+    if (uris.size() > 1) {
+      o.suite_args = launcher_args(args->launcher, "");
+      for (size_t i = 0; i < o.kernels.size(); ++i)
+        o.kernels[i].suite_args = launcher_args("", uris[i % uris.size()]);
+    } else {
+      o.suite_args = launcher_args(args->launcher, args->libvirt_uri);
+    }
     o.jobs = args->jobs;
     o.out = args->out;
     o.force = args->force;

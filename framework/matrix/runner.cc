@@ -147,6 +147,7 @@ KernelRun run_kernel(const RunOptions& o, const KernelJob& job, const std::strin
                                      "--gtest_output=xml:" + junit.string(), "--gtest_brief=1"};
     if (!o.accel.empty()) argv.push_back("--tracebed_accel=" + o.accel);
     argv.insert(argv.end(), o.suite_args.begin(), o.suite_args.end());
+    argv.insert(argv.end(), job.suite_args.begin(), job.suite_args.end());
     if (!o.filter.empty()) argv.push_back("--gtest_filter=" + o.filter);
     say(fmt::format("{}: {} ({}/{})", job.kernel, base, i, o.suites.size()));
     auto r = run_logged(argv, log, o.suite_timeout);
@@ -281,6 +282,7 @@ Result<Matrix> run_matrix(const RunOptions& o) {
     // The launcher flags change where the suites ran: part of the accelerator's stamp.
     std::string accel = o.accel;
     for (const auto& a : o.suite_args) accel += " " + a;
+    for (const auto& a : job.suite_args) accel += " " + a;
     std::string stamp = stamp_for(job, hash, o.filter, accel, o.suite_timeout);
     fs::path record = o.out / "runs" / (file_name_for(job.kernel) + ".json");
     if (!o.force && fs::exists(record, ec)) {

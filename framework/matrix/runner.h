@@ -21,6 +21,7 @@ struct KernelJob {
   std::string kernel;            // catalogue name or image path, passed to the suites
   std::string identity;          // what the kernel image is (packages and hashes, or the image's hash)
   std::string expected_release;  // from the catalogue
+  std::vector<std::string> suite_args;  // flags for this kernel's suites only (e.g. its libvirt URI)
 };
 
 struct RunOptions {

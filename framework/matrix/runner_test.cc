@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <map>
+#include <sstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -76,6 +79,34 @@ TEST_F(SuiteResults, NonZeroExitDespiteAPassingReport) {
   EXPECT_THAT(r[1].message, HasSubstr("status 139 although its report has no failure"));
 }
 
+// Flags for one kernel (its libvirt URI when the kernels are spread over
+// several hypervisors) reach that kernel's suites and no other's.
+TEST(RunMatrix, PerKernelFlagsGoToThatKernelsSuites) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("tracebed-matrix-run-{}", getpid());
+  fs::create_directories(dir);
+  fs::path suite = dir / "tracebed_suite_fake";
+  ASSERT_TRUE(vm::write_file_atomic(suite, "#!/bin/sh\necho \"$@\" >> " + (dir / "argv.txt").string() + "\n").ok());
+  fs::permissions(suite, fs::perms::owner_all);
+  RunOptions o;
+  o.kernels = {{"k1", "id1", "", {"--tracebed_libvirt_uri=qemu+ssh://a/system"}},
+               {"k2", "id2", "", {"--tracebed_libvirt_uri=qemu+ssh://b/system"}}};
+  o.suites = {suite};
+  o.suite_args = {"--tracebed_launcher=libvirt"};
+  o.out = dir / "out";
+  ASSERT_TRUE(run_matrix(o).ok());
+  auto argv = vm::read_text_file(dir / "argv.txt");
+  ASSERT_TRUE(argv.ok());
+  std::map<std::string, std::string> by_kernel;  // one line per suite run
+  std::istringstream lines(*argv);
+  for (std::string line; std::getline(lines, line);) by_kernel[line.substr(0, line.find(' '))] = line;
+  EXPECT_THAT(by_kernel["--tracebed_kernel=k1"],
+              HasSubstr("--tracebed_launcher=libvirt --tracebed_libvirt_uri=qemu+ssh://a/system"));
+  EXPECT_THAT(by_kernel["--tracebed_kernel=k2"],
+              HasSubstr("--tracebed_launcher=libvirt --tracebed_libvirt_uri=qemu+ssh://b/system"));
+  EXPECT_THAT(by_kernel["--tracebed_kernel=k1"], testing::Not(HasSubstr("b/system")));
+  fs::remove_all(dir);
+}
+
 TEST(LogTail, LastLines) {
   EXPECT_EQ(log_tail("a\nb\nc\nd\n", 2), "c\nd");
   EXPECT_EQ(log_tail("one line", 5), "one line");
@@ -84,8 +115,8 @@ TEST(LogTail, LastLines) {
 }
 
 TEST(Stamp, DependsOnSuitesKernelAndFilter) {
-  KernelJob a{"debian-6.12", "linux-image=1 sha", "6.12"};
-  KernelJob b{"debian-6.12", "linux-image=2 sha", "6.12"};
+  KernelJob a{"debian-6.12", "linux-image=1 sha", "6.12", {}};
+  KernelJob b{"debian-6.12", "linux-image=2 sha", "6.12", {}};
   std::chrono::seconds t(3600);
   std::string base = stamp_for(a, "h1", "", "", t);
   EXPECT_EQ(base, stamp_for(a, "h1", "", "", t));
