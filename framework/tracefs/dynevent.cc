@@ -325,13 +325,7 @@ Result<std::vector<DynEventEntry>> parse_dynamic_events(std::string_view text, s
       e.event = std::string(rest.substr(0, sp));
       if (e.event.empty()) return bad("empty user event name");
       rest = sp == std::string_view::npos ? std::string_view{} : rest.substr(sp + 1);
-      while (!rest.empty()) {
-        size_t semi = rest.find(';');
-        std::string_view f = trim(rest.substr(0, semi));
-        if (!f.empty()) e.args.emplace_back(f);
-        if (semi == std::string_view::npos) break;
-        rest.remove_prefix(semi + 1);
-      }
+      for (std::string_view f : split_fields(rest)) e.args.emplace_back(f);
       out.push_back(std::move(e));
       continue;
     }
@@ -357,13 +351,7 @@ Result<std::vector<DynEventEntry>> parse_dynamic_events(std::string_view text, s
       // Synthetic fields are separated by "; " (trace_events_synth.c
       // synth_event_show).
       e.kind = DynEventKind::synth;
-      while (!rest.empty()) {
-        size_t semi = rest.find(';');
-        std::string_view f = trim(rest.substr(0, semi));
-        if (!f.empty()) e.args.emplace_back(f);
-        if (semi == std::string_view::npos) break;
-        rest.remove_prefix(semi + 1);
-      }
+      for (std::string_view f : split_fields(rest)) e.args.emplace_back(f);
       out.push_back(std::move(e));
       continue;
     }

@@ -29,6 +29,19 @@ inline std::vector<std::string_view> split_lines(std::string_view text) {
   return lines;
 }
 
+// The non-empty fields of a ';'-separated list, each trimmed (how the
+// kernel shows synthetic and user event fields in dynamic_events).
+inline std::vector<std::string_view> split_fields(std::string_view text) {
+  std::vector<std::string_view> fields;
+  for (;;) {
+    size_t semi = text.find(';');
+    std::string_view f = trim(text.substr(0, semi));
+    if (!f.empty()) fields.push_back(f);
+    if (semi == std::string_view::npos) return fields;
+    text.remove_prefix(semi + 1);
+  }
+}
+
 // Words separated by blanks (spaces, tabs, newlines).
 inline std::vector<std::string_view> split_words(std::string_view text) {
   std::vector<std::string_view> words;
