@@ -21,6 +21,7 @@ struct DeclaredTools {
   std::vector<std::string> tools;
   std::vector<std::string> dirs;
   std::string bootconfig;
+  std::vector<vm::DebianToolRequest> debian_tools;
 };
 DeclaredTools& declared() {
   static DeclaredTools d;  // filled by static initialisers in suite binaries
@@ -55,9 +56,54 @@ void GuestEnvironment::SetUp() {
   // never asks for the guest does not pay for one.
 }
 
+// The release of the kernel `name` names, without booting it: the catalogue
+// pins it; a local image carries it in its setup header.
+Result<std::string> kernel_release_of(const std::string& name) {
+  TRACEBED_ASSIGN_OR_RETURN(vm::Catalogue catalogue, vm::Catalogue::load());
+  TRACEBED_ASSIGN_OR_RETURN(vm::KernelSpec spec, catalogue.resolve(name));
+  if (spec.local()) return vm::bzimage_release(spec.local_image);
+  if (spec.release.empty()) return Error{fmt::format("kernel {}: the catalogue names no release", name)};
+  return spec.release;
+}
+
+void GuestEnvironment::fetch_debian_tools() {
+  if (debian_tools_fetched_) return;
+  debian_tools_fetched_ = true;
+  if (declared().debian_tools.empty()) return;
+  auto release = kernel_release_of(options_.kernel);
+  auto catalogue = vm::Catalogue::load();
+  for (const auto& request : declared().debian_tools) {
+    Result<vm::DebianTool> tool = Error{""};
+    if (!release) tool = release.error();
+    else if (!catalogue) tool = catalogue.error();
+    else tool = vm::fetch_debian_tool(*catalogue, request, *release);
+    if (tool) {
+      for (auto& p : vm::guest_payloads(*tool)) options_.image.files.push_back(std::move(p));
+      fmt::print(stderr, "tracebed: {} ({}) for {} in {}\n", tool->describe(), tool->version_output,
+                 options_.kernel, tool->guest_root());
+    } else {
+      fmt::print(stderr, "tracebed: no {} for {}: {}\n", request.package, options_.kernel, tool.error().message);
+    }
+    debian_tools_.insert_or_assign(request.package, std::move(tool));
+  }
+}
+
+const Result<vm::DebianTool>& GuestEnvironment::debian_tool(const std::string& package) {
+  fetch_debian_tools();
+  auto it = debian_tools_.find(package);
+  if (it == debian_tools_.end()) {
+    it = debian_tools_
+             .insert_or_assign(package, Result<vm::DebianTool>(Error{fmt::format(
+                                            "{} was not declared (tracebed_guest_suite DEBIAN_TOOLS)", package)}))
+             .first;
+  }
+  return it->second;
+}
+
 void GuestEnvironment::boot() {
   booted_ = true;
   ++boots_;
+  fetch_debian_tools();
   auto g = vm::Guest::boot(options_);
   if (!g) {
     // Not a FAIL() here: gtest would then skip every test. Each test fails
@@ -85,6 +131,13 @@ bool require_guest_tools(std::vector<std::string> tools, std::vector<std::string
 }
 
 const std::vector<std::string>& guest_tools() { return declared().tools; }
+
+bool require_debian_tool(std::string package, std::string binary) {
+  declared().debian_tools.push_back({std::move(package), std::move(binary)});
+  return true;
+}
+
+const Result<vm::DebianTool>& debian_tool(const std::string& package) { return environment().debian_tool(package); }
 
 bool boot_with_bootconfig(std::string text) {
   declared().bootconfig = std::move(text);

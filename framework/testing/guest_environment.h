@@ -14,12 +14,14 @@
 //   }
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "framework/vm/debian_tool.h"
 #include "framework/vm/guest.h"
 
 namespace tracebed::testing {
@@ -43,11 +45,16 @@ class GuestEnvironment : public ::testing::Environment {
   vm::Guest* guest() { return guest_.get(); }
   const vm::GuestOptions& options() const { return options_; }
   const std::string& boot_error() const { return boot_error_; }
+  // Fetches the declared Debian tools once and adds them to the image.
+  void fetch_debian_tools();
+  const Result<vm::DebianTool>& debian_tool(const std::string& package);
 
  private:
   vm::GuestOptions options_;
   std::unique_ptr<vm::Guest> guest_;
   std::string boot_error_;
+  std::map<std::string, Result<vm::DebianTool>> debian_tools_;  // package -> the tool or why not
+  bool debian_tools_fetched_ = false;
   bool booted_ = false;
   uint64_t boots_ = 0;
 };
@@ -70,6 +77,18 @@ GuestEnvironment& environment();
 bool require_guest_tools(std::vector<std::string> tools, std::vector<std::string> dirs = {});
 // What has been declared, for tests to say what their guest holds.
 const std::vector<std::string>& guest_tools();
+
+// A Debian tool package for this binary's guest, chosen for the kernel under
+// test: the package's version of the kernel's series, else the nearest
+// (vm::fetch_debian_tool), with its own libraries and loader. A suite
+// declares it with tracebed_guest_suite(... DEBIAN_TOOLS PACKAGE:BINARY),
+// which generates the call. Fetched before the guest boots; a fetch that
+// fails does not stop the boot: debian_tool() returns the error, and the
+// tests that need the tool skip with it.
+bool require_debian_tool(std::string package, std::string binary);
+// The tool fetched for this binary's kernel (fetching it if the guest has
+// not booted yet), or why there is none.
+const Result<vm::DebianTool>& debian_tool(const std::string& package);
 
 // A boot configuration for this binary's guest (vm::GuestOptions::bootconfig):
 // a suite whose tests check what the kernel did at boot declares it during

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/base/bytes.h"
+#include "framework/vm/apt.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::vm {
@@ -39,67 +40,24 @@ Result<std::string> sha256_of(const fs::path& file) {
   return r.output.substr(0, 64);
 }
 
-std::vector<std::string> apt_options(const fs::path& apt) {
-  return {"-o", "Dir::Etc::SourceList=" + (apt / "sources.list").string(),
-          "-o", "Dir::Etc::SourceParts=/dev/null",
-          "-o", "Dir::State::Lists=" + (apt / "lists").string(),
-          "-o", "Dir::Cache=" + (apt / "cache").string(),
-          "-o", "Debug::NoLocking=1",
-          "-o", "APT::Sandbox::User=root",
-          "-q"};
-}
-
-// Writes the private sources.list; returns true when it changed (lists are stale).
-Result<bool> prepare_apt(const Catalogue& catalogue, const fs::path& apt) {
-  std::error_code ec;
-  fs::create_directories(apt / "lists" / "partial", ec);
-  fs::create_directories(apt / "cache" / "archives" / "partial", ec);
-  std::string sources;
-  for (const auto& s : catalogue.apt_sources()) sources += s + "\n";
-  auto old = read_text_file(apt / "sources.list");
-  if (old && *old == sources) return false;
-  TRACEBED_TRY(write_file_atomic(apt / "sources.list", sources));
-  return true;
-}
-
-Status apt_update(const fs::path& apt) {
-  progress("updating the private apt lists (Debian suites named in the catalogue)");
-  std::vector<std::string> argv = {"apt-get"};
-  auto opts = apt_options(apt);
-  argv.insert(argv.end(), opts.begin(), opts.end());
-  argv.push_back("update");
-  TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process(argv, 600s, Output::to_stderr));
-  if (r.status != 0) return Error{fmt::format("apt-get update with the private sources in {} failed (status {})", apt.string(), r.status)};
-  return {};
-}
-
 Status download(const Catalogue& catalogue, const KernelSpec& spec, const DebPackage& pkg, const fs::path& dest) {
   // spec carries only the name and suite here (fetch_deb).
-  fs::path apt = cache_dir() / "apt";
-  TRACEBED_ASSIGN_OR_RETURN(bool changed, prepare_apt(catalogue, apt));
-  bool have_lists = false;
-  std::error_code ec;
-  for (auto it = fs::directory_iterator(apt / "lists", ec); !ec && it != fs::directory_iterator(); ++it)
-    // apt stores lists compressed (…_Packages.lz4) where it can.
-    if (it->path().filename().string().find("_Packages") != std::string::npos) have_lists = true;
-  if (changed || !have_lists) TRACEBED_TRY(apt_update(apt));
+  PrivateApt apt(catalogue.apt_sources());
+  TRACEBED_TRY(apt.ensure_lists());
 
+  std::error_code ec;
   fs::path tmp = dest.parent_path() / fmt::format("partial-{}", getpid());
   fs::create_directories(tmp, ec);
-  std::vector<std::string> argv = {"apt-get"};
-  auto opts = apt_options(apt);
-  argv.insert(argv.end(), opts.begin(), opts.end());
-  argv.push_back("download");
-  argv.push_back(pkg.name + "=" + pkg.version);
   progress(fmt::format("{}: downloading {} {}", spec.name, pkg.name, pkg.version));
   for (int attempt = 0; attempt < 2; ++attempt) {
-    TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process(argv, 1200s, Output::tee, tmp));
+    TRACEBED_ASSIGN_OR_RETURN(ProcessResult r,
+                              apt.run("apt-get", {"download", pkg.name + "=" + pkg.version}, 1200s, Output::tee, tmp));
     if (r.status == 0) break;
     bool not_found = r.output.find("not found") != std::string::npos ||
                      r.output.find("Unable to locate") != std::string::npos;
     if (attempt == 0 && not_found) {
       // The lists may predate the pinned version: refresh once.
-      TRACEBED_TRY(apt_update(apt));
+      TRACEBED_TRY(apt.update());
       continue;
     }
     fs::remove_all(tmp, ec);

@@ -1,5 +1,6 @@
-// perf (the host's, copied into the guest with its libraries) against
-// ftrace, which reads the same tracepoints through another path:
+// perf (Debian's linux-perf of the kernel's series, else the nearest, run
+// through its own loader and libraries) against ftrace, which reads the
+// same tracepoints through another path:
 //   - `perf list`: the tracepoints of a few systems, against tracefs's own
 //     available_events;
 //   - `perf record` + `perf script`: the test's ftrace instance records the
@@ -27,8 +28,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/testing/guest_environment.h"
 #include "framework/tracefs/text.h"
-#include "framework/vm/process.h"
+#include "framework/vm/debian_tool.h"
 #include "suites/tracefs_support/decoded_events.h"
 #include "suites/tracefs_support/tracefs_suite.h"
 
@@ -37,9 +39,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Where `tracebed_guest_suite(... TOOLS ...)` puts a tool in the guest.
-constexpr std::string_view kGuestPerf = "/opt/tracebed/bin/perf";
-constexpr std::string_view kHostPerf = TRACEBED_HOST_PERF;
+// The package `tracebed_guest_suite(... DEBIAN_TOOLS linux-perf:perf)` fetches.
+constexpr const char* kPerfPackage = "linux-perf";
 constexpr std::string_view kGuestData = "/tmp/tracebed-perf.data";
 // perf stat's count may exceed the instance's by the switches between perf
 // enabling its counter and the workload's first write to tracing_on, and
@@ -197,24 +198,30 @@ class Perf : public TracefsTest {
   void SetUp() override {
     TracefsTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    if (kHostPerf.empty()) GTEST_SKIP() << "needs perf: there was none on the host when the suite was configured";
+    const auto& tool = testing::debian_tool(kPerfPackage);
+    if (!tool) GTEST_SKIP() << "needs Debian's " << kPerfPackage << ": " << tool.error().message;
     // kernel/sysctl.c lists it only with CONFIG_PERF_EVENTS.
     if (!fs().ops().exists("/proc/sys/kernel/perf_event_paranoid")) {
       GTEST_SKIP() << "needs PERF_EVENTS: the guest has no /proc/sys/kernel/perf_event_paranoid";
     }
-    static std::string version = [] {
-      auto r = vm::run_process({std::string(kHostPerf), "--version"}, 30s);
-      std::string v = r ? std::string(tracefs::trim(r->output)) : "";
-      v = v.empty() ? std::string("perf (version unknown)") : v;
-      fmt::print(stderr, "tracebed: {} (the host's) runs on {} ({})\n", v, testing::environment().options().kernel,
+    command_ = vm::guest_command(*tool);
+    // What the guest's perf says of itself, beside the package it came from.
+    static std::string version = [&] {
+      auto argv = command_;
+      argv.push_back("--version");
+      auto r = testing::guest().run(argv, 60s);
+      std::string v = r && r->ok() ? std::string(tracefs::trim(r->out)) : "";
+      v = fmt::format("{} from {}", v.empty() ? std::string("perf (version unknown)") : v, tool->describe());
+      fmt::print(stderr, "tracebed: {} runs on {} ({})\n", v, testing::environment().options().kernel,
                  testing::guest().release());
       return v;
     }();
     version_ = version;
     RecordProperty("tool", version_);
+    RecordProperty("perf_package", tool->describe());
   }
 
-  // "perf version 6.1.192 on debian-6.12 (6.12.…): `perf record …`"
+  // "perf version 6.12.117 from linux-perf 6.12.117-1 (trixie) on debian-6.12 (6.12.…): `perf record …`"
   std::string where(std::string_view cmdline) {
     return fmt::format("{} on {} ({}): `{}`", version_, testing::environment().options().kernel,
                        testing::guest().release(), cmdline);
@@ -222,7 +229,7 @@ class Perf : public TracefsTest {
 
   // Runs perf in the guest; a failure fails the test (nullopt).
   std::optional<agent::RunResult> perf(const std::vector<std::string>& args, std::string& cmdline) {
-    std::vector<std::string> argv = {std::string(kGuestPerf)};
+    std::vector<std::string> argv = command_;
     argv.insert(argv.end(), args.begin(), args.end());
     cmdline = "perf";
     for (const auto& a : args) cmdline += " " + shell_word(a);
@@ -302,6 +309,7 @@ class Perf : public TracefsTest {
   }
 
   std::string version_;
+  std::vector<std::string> command_;  // the tree's loader, --library-path, perf
 };
 
 TEST_F(Perf, ListShowsTheTracepointsOfTracefs) {
