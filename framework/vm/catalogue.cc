@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "framework/base/bytes.h"
@@ -40,18 +41,25 @@ Result<std::string> sha256_of(const fs::path& file) {
   return r.output.substr(0, 64);
 }
 
-Status download(const Catalogue& catalogue, const KernelSpec& spec, const DebPackage& pkg, const fs::path& dest) {
-  // spec carries only the name and suite here (fetch_deb).
+// Downloads `pkgs` into `debs` with one apt-get call (its start-up over six
+// suites' lists costs seconds) and checks each against its sha256.
+Status download(const Catalogue& catalogue, const std::string& who, const std::string& suite,
+                const std::vector<DebPackage>& pkgs, const fs::path& debs) {
   PrivateApt apt(catalogue.apt_sources());
   TRACEBED_TRY(apt.ensure_lists());
 
   std::error_code ec;
-  fs::path tmp = dest.parent_path() / fmt::format("partial-{}", getpid());
+  fs::path tmp = debs / fmt::format("partial-{}", getpid());
   fs::create_directories(tmp, ec);
-  progress(fmt::format("{}: downloading {} {}", spec.name, pkg.name, pkg.version));
+  std::vector<std::string> args = {"download"};
+  std::vector<std::string> names;
+  for (const auto& pkg : pkgs) {
+    args.push_back(pkg.name + "=" + pkg.version);
+    names.push_back(fmt::format("{} {}", pkg.name, pkg.version));
+  }
+  progress(fmt::format("{}: downloading {}", who, fmt::join(names, ", ")));
   for (int attempt = 0; attempt < 2; ++attempt) {
-    TRACEBED_ASSIGN_OR_RETURN(ProcessResult r,
-                              apt.run("apt-get", {"download", pkg.name + "=" + pkg.version}, 1200s, Output::tee, tmp));
+    TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, apt.run("apt-get", args, 1200s, Output::tee, tmp));
     if (r.status == 0) break;
     bool not_found = r.output.find("not found") != std::string::npos ||
                      r.output.find("Unable to locate") != std::string::npos;
@@ -62,24 +70,30 @@ Status download(const Catalogue& catalogue, const KernelSpec& spec, const DebPac
     }
     fs::remove_all(tmp, ec);
     if (not_found)
-      return Error{fmt::format("{}: package {} version {} not found in the apt sources ({}): {}", spec.name, pkg.name,
-                               pkg.version, spec.suite, r.output)};
-    return Error{fmt::format("{}: apt-get download {}={} failed: {}", spec.name, pkg.name, pkg.version, r.output)};
+      return Error{fmt::format("{}: {} not found in the apt sources ({}): {}", who, fmt::join(names, ", "), suite,
+                               r.output)};
+    return Error{fmt::format("{}: apt-get download {} failed (is the Debian archive reachable?): {}", who,
+                             fmt::join(names, ", "), r.output)};
   }
-  fs::path got = tmp / deb_file_name(pkg);
-  if (!fs::exists(got)) {
-    fs::remove_all(tmp, ec);
-    return Error{fmt::format("{}: apt-get download did not produce {}", spec.name, got.filename().string())};
+  for (const auto& pkg : pkgs) {
+    fs::path got = tmp / deb_file_name(pkg);
+    if (!fs::exists(got)) {
+      fs::remove_all(tmp, ec);
+      return Error{fmt::format("{}: apt-get download did not produce {}", who, got.filename().string())};
+    }
+    TRACEBED_ASSIGN_OR_RETURN(std::string sum, sha256_of(got));
+    if (sum != pkg.sha256) {
+      fs::remove_all(tmp, ec);
+      return Error{fmt::format("{}: {} {} has sha256 {}, the catalogue pins {}", who, pkg.name, pkg.version, sum,
+                               pkg.sha256)};
+    }
+    fs::rename(got, debs / deb_file_name(pkg), ec);
+    if (ec) {
+      fs::remove_all(tmp);
+      return Error{fmt::format("{}: {}", (debs / deb_file_name(pkg)).string(), ec.message())};
+    }
   }
-  TRACEBED_ASSIGN_OR_RETURN(std::string sum, sha256_of(got));
-  if (sum != pkg.sha256) {
-    fs::remove_all(tmp, ec);
-    return Error{fmt::format("{}: {} {} has sha256 {}, the catalogue pins {}", spec.name, pkg.name, pkg.version, sum,
-                             pkg.sha256)};
-  }
-  fs::rename(got, dest, ec);
-  fs::remove_all(tmp);
-  if (ec) return Error{fmt::format("{}: {}", dest.string(), ec.message())};
+  fs::remove_all(tmp, ec);
   return {};
 }
 
@@ -119,26 +133,32 @@ std::string build_recipe_key(const BuildRecipe& recipe) {
 
 fs::path kernel_cache_dir(const KernelSpec& spec) { return kernel_root(spec); }
 
-Result<fs::path> fetch_deb(const Catalogue& catalogue, const std::string& who, const std::string& suite,
-                           const DebPackage& pkg) {
+Result<std::vector<fs::path>> fetch_debs(const Catalogue& catalogue, const std::string& who, const std::string& suite,
+                                         const std::vector<DebPackage>& pkgs) {
   fs::path debs = cache_dir() / "debs";
   std::error_code ec;
   fs::create_directories(debs, ec);
-  fs::path deb = debs / deb_file_name(pkg);
-  if (fs::exists(deb)) {
-    TRACEBED_ASSIGN_OR_RETURN(std::string sum, sha256_of(deb));
-    if (sum != pkg.sha256) {
+  std::vector<fs::path> out;
+  std::vector<DebPackage> missing;
+  for (const auto& pkg : pkgs) {
+    fs::path deb = debs / deb_file_name(pkg);
+    out.push_back(deb);
+    if (fs::exists(deb)) {
+      TRACEBED_ASSIGN_OR_RETURN(std::string sum, sha256_of(deb));
+      if (sum == pkg.sha256) continue;
       progress(fmt::format("{}: cached {} does not match its sha256, downloading again", who, deb.filename().string()));
       fs::remove(deb, ec);
     }
+    missing.push_back(pkg);
   }
-  if (!fs::exists(deb)) {
-    KernelSpec named;
-    named.name = who;
-    named.suite = suite;
-    TRACEBED_TRY(download(catalogue, named, pkg, deb));
-  }
-  return deb;
+  if (!missing.empty()) TRACEBED_TRY(download(catalogue, who, suite, missing, debs));
+  return out;
+}
+
+Result<fs::path> fetch_deb(const Catalogue& catalogue, const std::string& who, const std::string& suite,
+                           const DebPackage& pkg) {
+  TRACEBED_ASSIGN_OR_RETURN(auto debs, fetch_debs(catalogue, who, suite, {pkg}));
+  return debs.front();
 }
 
 fs::path Catalogue::default_path() {

@@ -101,6 +101,11 @@ bool kernel_cached(const KernelSpec& spec);
 // <cache>/kernels/NAME-HASH, the hash covering the pins or the recipe.
 std::filesystem::path kernel_cache_dir(const KernelSpec& spec);
 
+// Pinned .debs of one suite in <cache>/debs, those not cached yet
+// downloaded with one apt-get call; paths in the order of `pkgs`.
+Result<std::vector<std::filesystem::path>> fetch_debs(const Catalogue& catalogue, const std::string& who,
+                                                      const std::string& suite, const std::vector<DebPackage>& pkgs);
+
 // One pinned .deb in <cache>/debs, downloaded through the private apt lists
 // if missing and checked against its sha256. `who` names the kernel in errors.
 Result<std::filesystem::path> fetch_deb(const Catalogue& catalogue, const std::string& who, const std::string& suite,

@@ -137,19 +137,23 @@ class ToolTree {
       suite_of[name] = best->suite;
     }
     TRACEBED_ASSIGN_OR_RETURN(auto stanzas, apt_.show(wanted));
-    for (auto& s : stanzas) {
-      if (pkgs_.count(s.package) || !suite_of.count(s.package)) continue;
-      std::string suite = suite_of[s.package];
-      TRACEBED_ASSIGN_OR_RETURN(fs::path deb,
-                                fetch_deb(catalogue_, who_, suite, {s.package, s.version, s.sha256, s.architecture}));
-      fs::path dir = root_ / "pkgs" / s.package;
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-      fs::create_directories(dir, ec);
-      TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process({"dpkg", "-x", deb.string(), dir.string()}, 600s));
-      if (r.status != 0) return Error{fmt::format("{}: dpkg -x {} failed: {}", who_, deb.string(), r.output)};
-      std::string name = s.package;
-      pkgs_[name] = {std::move(s), suite, dir};
+    std::map<std::string, std::vector<AptStanza>> by_suite;
+    for (auto& s : stanzas)
+      if (!pkgs_.count(s.package) && suite_of.count(s.package)) by_suite[suite_of[s.package]].push_back(std::move(s));
+    for (auto& [suite, list] : by_suite) {
+      std::vector<DebPackage> debs;
+      for (const auto& s : list) debs.push_back({s.package, s.version, s.sha256, s.architecture});
+      TRACEBED_ASSIGN_OR_RETURN(auto files, fetch_debs(catalogue_, who_, suite, debs));
+      for (size_t i = 0; i < list.size(); ++i) {
+        fs::path dir = root_ / "pkgs" / list[i].package;
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+        fs::create_directories(dir, ec);
+        TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process({"dpkg", "-x", files[i].string(), dir.string()}, 600s));
+        if (r.status != 0) return Error{fmt::format("{}: dpkg -x {} failed: {}", who_, files[i].string(), r.output)};
+        std::string name = list[i].package;
+        pkgs_[name] = {std::move(list[i]), suite, dir};
+      }
     }
     for (const auto& name : names)
       if (!pkgs_.count(name)) return Error{fmt::format("{}: apt-cache show gave no stanza for {}", who_, name)};
