@@ -36,6 +36,24 @@ void add_depends(std::string_view field, std::vector<std::string>& out) {
   }
 }
 
+bool have_package_lists(const fs::path& lists) {
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(lists, ec); !ec && it != fs::directory_iterator(); ++it)
+    // apt stores lists compressed (…_Packages.lz4) where it can.
+    if (it->path().filename().string().find("_Packages") != std::string::npos) return true;
+  return false;
+}
+
+// apt's warnings and errors ("W: Failed to fetch …: Could not connect …"), for an error message.
+std::string apt_complaints(const std::string& output) {
+  std::string out;
+  std::stringstream ss(output);
+  for (std::string line; std::getline(ss, line);)
+    if ((line.starts_with("W: ") || line.starts_with("E: ") || line.starts_with("Err:")) && out.size() < 800)
+      out += "\n  " + line;
+  return out;
+}
+
 }  // namespace
 
 std::vector<AptCandidate> parse_madison(std::string_view text) {
@@ -121,13 +139,14 @@ Result<ProcessResult> PrivateApt::run(const std::string& tool, const std::vector
 Status PrivateApt::update() {
   progress("updating the private apt lists (Debian suites named in the catalogue)");
   TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run("apt-get", {"update"}, 600s, Output::tee));
-  if (r.status != 0)
-    return Error{fmt::format("apt-get update with the private sources in {} failed (status {}): is the Debian archive "
-                             "reachable?",
-                             dir_.string(), r.status)};
-  // Exit 0 with "W: Failed to fetch": the old lists stay; a download from them says what is missing.
+  // apt-get update exits 0 when lists cannot be fetched ("W: Failed to
+  // fetch"); the lists it kept from before are still usable.
+  if (r.status != 0 || !have_package_lists(dir_ / "lists"))
+    return Error{fmt::format("apt-get update with the private sources in {} got no package lists (status {}); is the "
+                             "Debian archive reachable?{}",
+                             dir_.string(), r.status, apt_complaints(r.output))};
   if (r.output.find("Failed to fetch") != std::string::npos)
-    progress("apt-get update could not fetch every list (the archive may be unreachable); using what is cached");
+    progress("apt-get update could not fetch every list (is the archive reachable?); using those cached before");
   return {};
 }
 
@@ -143,10 +162,7 @@ Status PrivateApt::ensure_lists() {
     TRACEBED_TRY(write_file_atomic(dir_ / "sources.list", sources));
     changed = true;
   }
-  bool have_lists = false;
-  for (auto it = fs::directory_iterator(dir_ / "lists", ec); !ec && it != fs::directory_iterator(); ++it)
-    // apt stores lists compressed (…_Packages.lz4) where it can.
-    if (it->path().filename().string().find("_Packages") != std::string::npos) have_lists = true;
+  bool have_lists = have_package_lists(dir_ / "lists");
   if (changed || !have_lists) TRACEBED_TRY(update());
   return {};
 }
