@@ -74,7 +74,9 @@ void GuestEnvironment::fetch_debian_tools() {
   auto catalogue = vm::Catalogue::load();
   for (const auto& request : declared().debian_tools) {
     Result<vm::DebianTool> tool = Error{""};
-    if (!release) tool = release.error();
+    if (options_.launcher == "local")
+      tool = Error{fmt::format("{} travels in a guest image, and the local launcher boots none", request.package)};
+    else if (!release) tool = release.error();
     else if (!catalogue) tool = catalogue.error();
     else tool = vm::fetch_debian_tool(*catalogue, request, *release);
     if (tool) {
