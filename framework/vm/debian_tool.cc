@@ -259,6 +259,27 @@ Result<DebianTool> from_json(const fs::path& root, const std::string& text) {
   }
 }
 
+// The tree tool.json describes, when every file it names is still there
+// (a cache cleaned by hand must not give an image build an Error); else the
+// tree is fetched again.
+std::optional<DebianTool> cached_tool(const fs::path& root) {
+  auto text = read_text_file(root / "tool.json");
+  if (!text) return std::nullopt;
+  auto tool = from_json(root, *text);
+  if (!tool) {
+    progress(fmt::format("{}: fetching again", tool.error().message));
+    return std::nullopt;
+  }
+  std::error_code ec;
+  bool whole = fs::is_regular_file(tool->binary, ec);
+  for (const auto& [soname, f] : tool->libraries) whole = whole && fs::is_regular_file(f, ec);
+  if (!whole) {
+    progress(fmt::format("{}: files named in tool.json are gone, fetching again", root.string()));
+    return std::nullopt;
+  }
+  return std::move(tool).value();
+}
+
 // Unpacks the package and as much of its Depends closure as the binary's
 // DT_NEEDED closure needs: a package's Depends are followed only while the
 // binary is not found yet or one of its files needs a library not found yet.
@@ -369,7 +390,7 @@ Result<DebianTool> fetch_debian_tool(const Catalogue& catalogue, const DebianToo
   if (!choice) return choice.error().within(who);
   AptCandidate chosen = *choice;
   fs::path root = cache_dir() / "tools" / fmt::format("{}_{}", chosen.package, file_safe(chosen.version));
-  if (auto text = read_text_file(root / "tool.json")) return from_json(root, *text);
+  if (auto tool = cached_tool(root)) return *tool;
 
   // Two suite binaries may fetch at once: one unpacks, the other waits and finds it done.
   std::error_code ec;
@@ -382,7 +403,7 @@ Result<DebianTool> fetch_debian_tool(const Catalogue& catalogue, const DebianToo
       if (fd >= 0) close(fd);
     }
   } unlock{lock};
-  if (auto text = read_text_file(root / "tool.json")) return from_json(root, *text);
+  if (auto tool = cached_tool(root)) return *tool;
 
   progress(fmt::format("{}: {} {} from {}", who, chosen.package, chosen.version, chosen.suite));
   fs::remove_all(root, ec);
