@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,6 +20,10 @@
 namespace tracebed {
 namespace {
 
+// Comms longer than this (never from a kernel: TASK_COMM_LEN is 16) have
+// their line head written in place.
+constexpr size_t kHeadCommCapacity = 16;
+
 // libtraceevent find_cmdline: pid 0 is the idle task, unknown pids "<...>".
 std::string_view comm_of(TraceContext& ctx, int pid) {
   if (pid == 0) return "<idle>";
@@ -25,19 +31,96 @@ std::string_view comm_of(TraceContext& ctx, int pid) {
   return "<...>";
 }
 
-// Buffered output: one fwrite per 256 KiB instead of one per line. With a
-// second CPU the fwrite runs on a writer thread while the next buffer fills
-// (writing into a pipe costs about a fifth of report's time).
+// Work the formatting thread leaves for the writer thread, which has a CPU
+// of its own: a line's head, "%16s-%-5d [%03d] %5llu.%06llu: %s: %*s" (or
+// %9 digits with -t), from its parts; or an event's print fmt, with a copy
+// of the record's bytes. Plugins keep state from record to record and stay
+// on the formatting thread; a print fmt depends on its record alone.
+struct Deferred {
+  enum class Kind : uint8_t { head, print_fmt };
+  Kind kind;
+  size_t at;                  // where in the text its output goes
+  const EventFormat* event;
+  // head:
+  uint64_t ts;
+  int32_t pid;
+  int32_t cpu;                // 0 ... 999
+  uint8_t comm_size;
+  char comm[kHeadCommCapacity];
+  // print_fmt: where the record's bytes are in Pending::records.
+  size_t record_at;
+  size_t record_size;
+};
+
+// Event names longer than this have their line head written in place.
+constexpr size_t kHeadNameCapacity = 128;
+// The longest deferred head: a 16-byte comm, "-" and an 11-character pid,
+// " [999] ", 20-digit seconds, "." and 9 digits, ": ", the name, ": ".
+constexpr size_t kHeadMax = kHeadCommCapacity + 12 + 7 + 20 + 10 + 2 + kHeadNameCapacity + 2;
+
+void write_head(const Deferred& head, bool raw_timestamps, CharWriter& w) {
+  w.right(std::string_view(head.comm, head.comm_size), 16);
+  w.put('-');
+  w.int_left(head.pid, 5);
+  w.put(" [");
+  w.zero_padded(static_cast<uint32_t>(head.cpu), 3);
+  w.put("] ");
+  if (raw_timestamps) {  // append_event_time(ts, 9, 1)
+    w.uint(head.ts / 1000000000, 5);
+    w.put('.');
+    w.zero_padded(head.ts % 1000000000, 9);
+  } else {  // append_event_time(ts, 6, 1000)
+    const uint64_t us = (head.ts + 500) / 1000;
+    w.uint(us / 1000000, 5);
+    w.put('.');
+    w.zero_padded(us % 1000000, 6);
+  }
+  w.put(": ");
+  w.put(head.event->name);
+  w.put(": ");
+  if (head.event->name.size() < 20) w.pad(20 - head.event->name.size());
+}
+
+// Text with what is still to be written into it, and where.
+struct Pending {
+  std::string text;
+  std::vector<Deferred> deferred;
+  std::vector<uint8_t> records;
+  // Hand a buffer on when any part is this full (a batch of a few
+  // thousand lines stays in the CPUs' caches).
+  static constexpr size_t kFullText = 256 * 1024;
+  static constexpr size_t kFullDeferred = 4096;
+  static constexpr size_t kFullRecords = 64 * 1024;
+  bool full() const {
+    return text.size() >= kFullText || deferred.size() >= kFullDeferred || records.size() >= kFullRecords;
+  }
+  void reserve() {
+    text.reserve(kFullText + 4096);
+    deferred.reserve(kFullDeferred + 2);
+    records.reserve(kFullRecords + 4096);
+  }
+  void clear() {
+    text.clear();
+    deferred.clear();
+    records.clear();
+  }
+};
+
+// Buffered output: one fwrite per batch of lines instead of one per line.
+// With a second CPU, a writer thread finishes and writes each batch while
+// the next one fills: it writes the line heads, formats the print fmts and
+// does the fwrite (into a pipe, about a fifth of report's time).
 class Output {
  public:
-  explicit Output(std::FILE* file) : file_(file) {
-    text_.reserve(kFlushAt + 4096);
+  Output(std::FILE* file, const TraceContext& ctx, bool raw_timestamps)
+      : file_(file), ctx_(ctx), raw_timestamps_(raw_timestamps) {
+    filling_.reserve();
     if (usable_cpus() > 1) {
       try {
         writer_ = std::thread([this] { write_loop(); });
-        spare_.reserve(kFlushAt + 4096);
+        spare_.reserve();
       } catch (const std::system_error&) {
-        // No thread to be had: fwrite here.
+        // No thread to be had: write here.
       }
     }
   }
@@ -55,9 +138,39 @@ class Output {
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
 
-  std::string& text() { return text_; }
+  std::string& text() { return filling_.text; }
+  // The head of the line that starts here. False if it does not fit the
+  // deferred form (a long comm or name): then the caller writes it itself.
+  bool head_here(const EventFormat& event, std::string_view comm, int pid, int cpu, uint64_t ts) {
+    if (comm.size() > kHeadCommCapacity || event.name.size() > kHeadNameCapacity || cpu < 0 || cpu > 999)
+      return false;
+    Deferred& head = filling_.deferred.emplace_back();
+    head.kind = Deferred::Kind::head;
+    head.at = filling_.text.size();
+    head.event = &event;
+    head.ts = ts;
+    head.pid = pid;
+    head.cpu = cpu;
+    head.comm_size = static_cast<uint8_t>(comm.size());
+    std::memcpy(head.comm, comm.data(), comm.size());
+    return true;
+  }
+  // The event's print fmt of `record` goes here, the end of its line's text,
+  // with trace-cmd's dropping of one trailing newline. False when there is
+  // no writer thread: then the caller formats it itself.
+  bool print_fmt_here(const EventFormat& event, const Record& record) {
+    if (!writer_.joinable()) return false;
+    Deferred& d = filling_.deferred.emplace_back();
+    d.kind = Deferred::Kind::print_fmt;
+    d.at = filling_.text.size();
+    d.event = &event;
+    d.record_at = filling_.records.size();
+    d.record_size = record.data.size();
+    filling_.records.insert(filling_.records.end(), record.data.begin(), record.data.end());
+    return true;
+  }
   void maybe_flush() {
-    if (text_.size() >= kFlushAt) hand_off();
+    if (filling_.full()) hand_off();
   }
   // Writes everything so far; false if any write failed.
   bool flush() {
@@ -72,17 +185,44 @@ class Output {
  private:
   void hand_off() {
     if (!writer_.joinable()) {
-      ok_ = std::fwrite(text_.data(), 1, text_.size(), file_) == text_.size() && ok_;
-      text_.clear();
+      ok_ = write(filling_) && ok_;
+      filling_.clear();
       return;
     }
     std::unique_lock lock(mu_);
     idle_.wait(lock, [&] { return !busy_; });  // the spare is written
-    spare_.swap(text_);
-    text_.clear();
+    std::swap(spare_, filling_);
+    filling_.clear();
     busy_ = true;
     lock.unlock();
     wake_.notify_all();
+  }
+  // The text with what was deferred in place, to the file.
+  bool write(const Pending& pending) {
+    if (pending.deferred.empty())
+      return std::fwrite(pending.text.data(), 1, pending.text.size(), file_) == pending.text.size();
+    out_.clear();
+    const std::string_view text = pending.text;
+    size_t from = 0;
+    for (const Deferred& d : pending.deferred) {
+      out_ += text.substr(from, d.at - from);
+      from = d.at;
+      if (d.kind == Deferred::Kind::head) {
+        char head[kHeadMax];
+        CharWriter w(head);
+        write_head(d, raw_timestamps_, w);
+        out_.append(head, w.size());
+      } else {
+        Record record;
+        record.data = Bytes(pending.records.data() + d.record_at, d.record_size);
+        d.event->printer->format(record, *d.event, ctx_, out_);
+        // trace-cmd drops one trailing newline of the event's text (the
+        // line's head is in out_ already, so it is not empty).
+        if (!out_.empty() && out_.back() == '\n') out_.pop_back();
+      }
+    }
+    out_ += text.substr(from);
+    return std::fwrite(out_.data(), 1, out_.size(), file_) == out_.size();
   }
   void write_loop() {
     std::unique_lock lock(mu_);
@@ -90,7 +230,7 @@ class Output {
       wake_.wait(lock, [&] { return stop_ || busy_; });
       if (busy_) {
         lock.unlock();
-        const bool ok = std::fwrite(spare_.data(), 1, spare_.size(), file_) == spare_.size();
+        const bool ok = write(spare_);
         lock.lock();
         ok_ = ok_ && ok;
         busy_ = false;
@@ -101,10 +241,12 @@ class Output {
     }
   }
 
-  static constexpr size_t kFlushAt = 256 * 1024;
   std::FILE* file_;
-  std::string text_;    // being filled
-  std::string spare_;   // being written, while busy_
+  const TraceContext& ctx_;
+  const bool raw_timestamps_;
+  Pending filling_;     // being filled
+  Pending spare_;       // being written, while busy_
+  std::string out_;     // the text with what was deferred, on the writing thread
   std::mutex mu_;
   std::condition_variable wake_, idle_;
   bool busy_ = false, stop_ = false, ok_ = true;
@@ -125,34 +267,38 @@ RecordPrinter::RecordPrinter(TraceContext& ctx, const ReportOptions& options)
 RecordPrinter::~RecordPrinter() = default;
 
 void RecordPrinter::format_fields(const Record& record, EventStream& stream, std::string& out) {
+  if (const EventFormat* event = format_fields_but_print_fmt(record, stream, out))
+    event->printer->format(record, *event, impl_->ctx, out);
+}
+
+const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& record, EventStream& stream,
+                                                              std::string& out) {
   const EventFormat* event = impl_->ctx.event_of(record.data);
   if (!event) {
     out += "[UNKNOWN EVENT]";
-    return;
+    return nullptr;
   }
   if (impl_->options.raw_fields) {
     format_raw_fields(record, *event, impl_->ctx, out);
-    return;
+    return nullptr;
   }
   switch (impl_->plugins.print(record, *event, stream, out)) {
     case Plugins::Outcome::printed:
-      return;
+      return nullptr;
     case Plugins::Outcome::not_handled:
     case Plugins::Outcome::print_fmt_next:
       break;
   }
-  if (event->printer) {
-    event->printer->format(record, *event, impl_->ctx, out);
-  } else {
-    // libtraceevent pretty_print on an event whose print fmt did not parse.
-    out += "[FAILED TO PARSE]";
-    format_raw_fields(record, *event, impl_->ctx, out);
-  }
+  if (event->printer) return event;
+  // libtraceevent pretty_print on an event whose print fmt did not parse.
+  out += "[FAILED TO PARSE]";
+  format_raw_fields(record, *event, impl_->ctx, out);
+  return nullptr;
 }
 
 Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out_file) {
   TraceContext& ctx = file.context();
-  Output out(out_file);
+  Output out(out_file, ctx, options.raw_timestamps);
   std::string& text = out.text();
   fmt::format_to(std::back_inserter(text), "cpus={}\n", file.cpu_count());
 
@@ -218,35 +364,8 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
       text += "[UNKNOWN EVENT][UNKNOWN EVENT] (NULL): ";
       text.append(20 - 6, ' ');
     } else if (const int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
-               in_ns && record.cpu >= 0 && comm_of(ctx, pid).size() + event->name.size() < 128) {
-      // The common case, written into one buffer: "%16s-%-5d [%03d] %5llu.%06llu: %s: %*s"
-      // (or %9 digits with -t).
-      char head[256];
-      CharWriter w(head);
-      w.right(comm_of(ctx, pid), 16);
-      w.put('-');
-      w.int_left(pid, 5);
-      w.put(" [");
-      if (record.cpu < 1000)
-        w.zero_padded(static_cast<uint32_t>(record.cpu), 3);
-      else
-        w.uint(static_cast<uint32_t>(record.cpu));
-      w.put("] ");
-      if (options.raw_timestamps) {  // append_event_time(ts, 9, 1)
-        w.uint(record.ts / 1000000000, 5);
-        w.put('.');
-        w.zero_padded(record.ts % 1000000000, 9);
-      } else {  // append_event_time(ts, 6, 1000)
-        const uint64_t us = (record.ts + 500) / 1000;
-        w.uint(us / 1000000, 5);
-        w.put('.');
-        w.zero_padded(us % 1000000, 6);
-      }
-      w.put(": ");
-      w.put(event->name);
-      w.put(": ");
-      if (event->name.size() < 20) w.pad(20 - event->name.size());
-      text.append(head, w.size());
+               in_ns && out.head_here(*event, comm_of(ctx, pid), pid, record.cpu, record.ts)) {
+      // The common case: the head is written when the text is (Output).
     } else {
       // "%16s-%-5d [%03d]"
       append_right(text, comm_of(ctx, pid), 16);
@@ -274,7 +393,14 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
       text += ": ";
       if (event->name.size() < 20) text.append(20 - event->name.size(), ' ');
     }
-    printer.format_fields(record, stream, text);
+    if (const EventFormat* rest = printer.format_fields_but_print_fmt(record, stream, text)) {
+      if (out.print_fmt_here(*rest, record)) {
+        text += '\n';
+        out.maybe_flush();
+        continue;
+      }
+      rest->printer->format(record, *rest, ctx, text);
+    }
     // trace-cmd drops one trailing newline of the event's text.
     if (text.size() > line_start && text.back() == '\n') text.pop_back();
     text += '\n';

@@ -123,10 +123,12 @@ void TraceContext::parse_kallsyms(std::string_view input) {
   text.storage.assign(input.begin(), input.end());
   text.size = input.size();
   kallsyms_sources_.push_back({std::move(text), nullptr, {}});
+  kallsyms_loaded_ = false;
 }
 
 void TraceContext::defer_kallsyms(std::function<Result<KallsymsText>()> load) {
   kallsyms_sources_.push_back({{}, std::move(load), {}});
+  kallsyms_loaded_ = false;
 }
 
 void TraceContext::start_kallsyms() const {
@@ -189,10 +191,11 @@ struct KallsymsPart {
   bool stopped = false;          // a line without the kallsyms shape ended it
 };
 
-// Parses kallsyms lines in [p, end).
-void parse_kallsyms_part(const char* p, const char* const end, KallsymsPart& part) {
+// Parses kallsyms lines in [p, end), with room for the symbols of
+// `room_for_bytes` of text (the first half keeps room for the second's).
+void parse_kallsyms_part(const char* p, const char* const end, size_t room_for_bytes, KallsymsPart& part) {
   std::vector<TraceContext::KSym>& added = part.syms;
-  added.reserve(static_cast<size_t>(end - p) / 40);  // /proc/kallsyms lines average 40-50 bytes
+  added.reserve(room_for_bytes / 40);  // /proc/kallsyms lines average 40-50 bytes
   auto stop = [&] { part.stopped = true; };
   auto add = [&](uint64_t addr, char type, const char* name, const char* line_end) {
     // Same filters as libtraceevent: ARM's bogus '$a' symbols and x86-64
@@ -259,12 +262,14 @@ void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
   std::future<void> second_done;
   if (mid < end) {
     try {
-      second_done = std::async(std::launch::async, [&] { parse_kallsyms_part(mid, end, second); });
+      second_done = std::async(std::launch::async,
+                               [&] { parse_kallsyms_part(mid, end, static_cast<size_t>(end - mid), second); });
     } catch (const std::system_error&) {
       mid = end;  // no thread to be had
     }
   }
-  parse_kallsyms_part(p, mid, first);
+  // Room for both halves: appending the second then touches no new copy.
+  parse_kallsyms_part(p, mid, t.size, first);
   if (second_done.valid()) {
     second_done.get();
     // The second half counts only if the first ran to its end.
@@ -334,14 +339,48 @@ void TraceContext::merge_kallsyms(KallsymsBatch batch) const {
   kallsyms_ = std::move(added);
 }
 
-std::optional<Symbol> TraceContext::lookup_symbol(uint64_t addr) const {
-  if (kallsyms_parsed_ < kallsyms_sources_.size()) {
-    load_kallsyms();
-    symbol_slots_.clear();
+namespace {
+
+std::atomic<uint64_t> next_kallsyms_generation{1};
+
+// Recent lookups by address (direct-mapped), one cache per thread: traces
+// repeat the same few thousand addresses, and a binary search over 100k+
+// symbols misses the CPU's cache.
+struct SymbolCache {
+  struct Slot {
+    uint64_t address = 0;
+    bool used = false;
+    std::optional<Symbol> symbol;
+  };
+  static constexpr size_t kSlots = 4096;
+  uint64_t generation = 0;   // the kallsyms the slots are from
+  std::vector<Slot> slots;
+  Slot& slot(uint64_t generation_now, uint64_t addr) {
+    if (generation != generation_now) {
+      slots.assign(kSlots, Slot{});
+      generation = generation_now;
+    }
+    return slots[((addr >> 2) * 0x9e3779b97f4a7c15ull) >> 52];
   }
-  if (symbol_slots_.empty()) symbol_slots_.resize(kSymbolSlots);
-  SymbolSlot& slot = symbol_slots_[((addr >> 2) * 0x9e3779b97f4a7c15ull) >> 52];
-  if (!slot.used || slot.address != addr) slot = SymbolSlot{addr, true, search_symbol(addr)};
+};
+thread_local SymbolCache symbol_cache;
+
+}  // namespace
+
+void TraceContext::ensure_kallsyms() const {
+  if (kallsyms_loaded_.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(kallsyms_mu_);
+  if (kallsyms_parsed_ < kallsyms_sources_.size() || kallsyms_generation_ == 0) {
+    load_kallsyms();
+    kallsyms_generation_ = next_kallsyms_generation.fetch_add(1);
+  }
+  kallsyms_loaded_.store(true, std::memory_order_release);
+}
+
+std::optional<Symbol> TraceContext::lookup_symbol(uint64_t addr) const {
+  ensure_kallsyms();
+  SymbolCache::Slot& slot = symbol_cache.slot(kallsyms_generation_, addr);
+  if (!slot.used || slot.address != addr) slot = SymbolCache::Slot{addr, true, search_symbol(addr)};
   return slot.symbol;
 }
 
@@ -376,7 +415,7 @@ std::optional<Symbol> TraceContext::search_symbol(uint64_t addr) const {
 }
 
 std::optional<uint64_t> TraceContext::symbol_address(std::string_view name) const {
-  if (kallsyms_parsed_ < kallsyms_sources_.size()) load_kallsyms();
+  ensure_kallsyms();
   for (const KSym& s : kallsyms_) {
     const size_t left = static_cast<size_t>(s.line_end - s.name);
     if (left >= name.size() && std::memcmp(s.name, name.data(), name.size()) == 0 &&

@@ -3,11 +3,13 @@
 // the traced kernel. libtraceevent calls this the tep_handle.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,7 +89,8 @@ class TraceContext {
   // iteration never pays for kallsyms.
   void start_kallsyms() const;
   const std::optional<Error>& kallsyms_error() const { return kallsyms_error_; }
-  // The symbol at or below addr, if any.
+  // The symbol at or below addr, if any. Symbol lookups may run on several
+  // threads at once (report formats on two); the setters above may not.
   std::optional<Symbol> lookup_symbol(uint64_t addr) const;
   // The address of the first symbol (by address) with this name; print fmts
   // may name functions where a number is expected.
@@ -151,15 +154,14 @@ class TraceContext {
   mutable size_t kallsyms_parsed_ = 0;
   mutable std::optional<Error> kallsyms_error_;
   mutable std::vector<KSym> kallsyms_;
-  // Recent lookups by address (direct-mapped): traces repeat the same
-  // few thousand addresses, a binary search over 100k+ symbols misses cache.
-  struct SymbolSlot {
-    uint64_t address = 0;
-    bool used = false;
-    std::optional<Symbol> symbol;
-  };
-  static constexpr size_t kSymbolSlots = 4096;
-  mutable std::vector<SymbolSlot> symbol_slots_;
+  // Loading kallsyms happens once, under this lock, on whichever thread
+  // looks a symbol up first; kallsyms_loaded_ says it is done.
+  mutable std::mutex kallsyms_mu_;
+  mutable std::atomic<bool> kallsyms_loaded_{false};
+  // Names this load of kallsyms for the per-thread caches of recent
+  // lookups (trace_context.cc), unique across contexts.
+  mutable uint64_t kallsyms_generation_ = 0;
+  void ensure_kallsyms() const;
   std::optional<Symbol> search_symbol(uint64_t addr) const;
   void load_kallsyms() const;
   void merge_kallsyms(KallsymsBatch batch) const;
