@@ -530,18 +530,41 @@ class MaxLatency : public Latency, public ::testing::WithParamInterface<MaxTrace
     Latency::TearDown();
   }
 
-  // "# latency: N us, ..." of the max trace's header.
-  std::optional<uint64_t> header_latency() {
-    auto t = top().read_trace();
-    EXPECT_OK(t);
-    if (!t) return std::nullopt;
-    for (auto line : tracefs::split_lines(*t)) {
+  // tracing_max_latency, the max trace and its header's latency.
+  struct MaxState {
+    uint64_t file = 0;
+    std::string trace;
+    std::optional<uint64_t> header;  // "# latency: N us, ..."
+  };
+
+  // The state read while it does not move. tracing_on=0 stops the tracer,
+  // but a probe already past its enabled check on another vCPU can still
+  // swap in a max trace (a TCG vCPU may sit out a whole time slice inside
+  // it), so the file is read before and after the trace and the state kept
+  // once both agree.
+  MaxState settled_max() {
+    uint64_t before = read_number("tracing_max_latency");
+    MaxState s;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      auto t = top().read_trace();
+      EXPECT_OK(t);
+      s.trace = t ? *t : std::string();
+      s.header = header_latency(s.trace);
+      s.file = read_number("tracing_max_latency");
+      if (s.file == before) return s;
+      before = s.file;
+    }
+    ADD_FAILURE() << "tracing_max_latency kept changing with tracing_on=0";
+    return s;
+  }
+
+  static std::optional<uint64_t> header_latency(std::string_view trace) {
+    for (auto line : tracefs::split_lines(trace)) {
       constexpr std::string_view kHead = "# latency: ";
       if (!line.starts_with(kHead)) continue;
       line.remove_prefix(kHead.size());
       return std::stoull(std::string(line.substr(0, line.find(' '))));
     }
-    ADD_FAILURE() << "no \"# latency:\" line in the " << GetParam().name << " trace:\n" << *t;
     return std::nullopt;
   }
 
@@ -565,13 +588,14 @@ TEST_P(MaxLatency, MaxTraceFollowsMaxLatencyAndThreshold) {
   activity();
   // Stopped before reading: the guest's agent wakes tasks all the time.
   ASSERT_OK(top().set_tracing_on(false));
-  uint64_t max = read_number("tracing_max_latency");
+  const MaxState first = settled_max();
+  const uint64_t max = first.file;
   if (max == 0 && is_wakeup() && !features().has(kTimerlat)) {
     GTEST_SKIP() << "no task woke from lower priority during the window (no timerlat to make one)";
   }
   ASSERT_GT(max, 0u) << tracer << " recorded no latency";
   // The max trace is what `trace` shows; its header carries the same latency.
-  EXPECT_EQ(header_latency().value_or(UINT64_MAX), max);
+  EXPECT_EQ(first.header.value_or(UINT64_MAX), max) << "the " << tracer << " max trace:\n" << first.trace;
   // Latency tracers own the snapshot buffer (ftrace.rst: EBUSY).
   if (features().has(tracefs::features::snapshot)) {
     EXPECT_EQ(write_errno("snapshot", "1"), EBUSY) << "snapshot under " << tracer;
@@ -579,8 +603,6 @@ TEST_P(MaxLatency, MaxTraceFollowsMaxLatencyAndThreshold) {
   // The max trace stays until a larger latency comes: with 10 s written to
   // tracing_max_latency, nothing replaces it (ftrace.rst: "no latency will
   // be recorded unless it is greater than the time in this file").
-  auto max_trace = top().read_trace();
-  ASSERT_OK(max_trace);
   ASSERT_OK(f.write("tracing_max_latency", "10000000"));
   ASSERT_OK(top().set_tracing_on(true));
   activity();
@@ -588,8 +610,8 @@ TEST_P(MaxLatency, MaxTraceFollowsMaxLatencyAndThreshold) {
   EXPECT_EQ(read_number("tracing_max_latency"), 10000000u);
   auto kept = top().read_trace();
   ASSERT_OK(kept);
-  EXPECT_TRUE(*kept == *max_trace) << "the max trace changed under tracing_max_latency=10 s:\nbefore:\n"
-                                   << *max_trace << "\nafter:\n" << *kept;
+  EXPECT_TRUE(*kept == first.trace) << "the max trace changed under tracing_max_latency=10 s:\nbefore:\n"
+                                     << first.trace << "\nafter:\n" << *kept;
   // Writing 0 resets the max.
   ASSERT_OK(f.write("tracing_max_latency", "0"));
   EXPECT_EQ(read_number("tracing_max_latency"), 0u);
@@ -608,9 +630,9 @@ TEST_P(MaxLatency, MaxTraceFollowsMaxLatencyAndThreshold) {
   ASSERT_OK(top().set_tracing_on(true));
   activity();
   ASSERT_OK(top().set_tracing_on(false));
-  uint64_t last = read_number("tracing_max_latency");
-  EXPECT_GE(last, 1u);
-  EXPECT_EQ(header_latency().value_or(UINT64_MAX), last);
+  const MaxState last = settled_max();
+  EXPECT_GE(last.file, 1u);
+  EXPECT_EQ(last.header.value_or(UINT64_MAX), last.file) << "the " << tracer << " max trace:\n" << last.trace;
 }
 
 INSTANTIATE_TEST_SUITE_P(Tracers, MaxLatency,
