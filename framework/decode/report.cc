@@ -115,6 +115,9 @@ class Output {
   Output(std::FILE* file, const TraceContext& ctx, bool raw_timestamps)
       : file_(file), ctx_(ctx), raw_timestamps_(raw_timestamps) {
     filling_.reserve();
+    // A batch's text with its heads and print fmts in place: room for it
+    // once, not the copies of growing by doubling.
+    out_.reserve(2 * Pending::kFullText);
     if (usable_cpus() > 1) {
       try {
         writer_ = std::thread([this] { write_loop(); });
@@ -298,11 +301,15 @@ const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& reco
 
 Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out_file) {
   TraceContext& ctx = file.context();
+  const bool latency_format = !file.buffers().empty() && file.buffers()[0].latency;
+  // Symbols are needed soon: let a second core load them meanwhile, from
+  // before the writer thread starts.
+  if (!latency_format) ctx.start_kallsyms();
   Output out(out_file, ctx, options.raw_timestamps);
   std::string& text = out.text();
   fmt::format_to(std::back_inserter(text), "cpus={}\n", file.cpu_count());
 
-  if (!file.buffers().empty() && file.buffers()[0].latency) {
+  if (latency_format) {
     auto latency = file.latency_text();
     if (!latency) return latency.error();
     text += *latency;
@@ -316,9 +323,6 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
   bool prefix_buffers = buffers.size() > 1;
   size_t name_width = 0;
   for (size_t i = 1; i < buffers.size(); ++i) name_width = std::max(name_width, buffers[i].name.size());
-
-  // Symbols are needed soon: let a second core load them meanwhile.
-  ctx.start_kallsyms();
 
   // trace_cmd_events: what trace-cmd 3.1.6 reads, which for some instance
   // layouts is less than the kernel wrote (see trace_dat.h).

@@ -186,7 +186,7 @@ namespace {
 constexpr size_t kParallelKallsymsBytes = size_t{1} << 20;
 
 struct KallsymsPart {
-  std::vector<TraceContext::KSym> syms;
+  TraceContext::KSyms syms;
   std::vector<size_t> runs{0};   // where each ascending run of addresses starts
   bool stopped = false;          // a line without the kallsyms shape ended it
 };
@@ -194,7 +194,7 @@ struct KallsymsPart {
 // Parses kallsyms lines in [p, end), with room for the symbols of
 // `room_for_bytes` of text (the first half keeps room for the second's).
 void parse_kallsyms_part(const char* p, const char* const end, size_t room_for_bytes, KallsymsPart& part) {
-  std::vector<TraceContext::KSym>& added = part.syms;
+  TraceContext::KSyms& added = part.syms;
   added.reserve(room_for_bytes / 40);  // /proc/kallsyms lines average 40-50 bytes
   auto stop = [&] { part.stopped = true; };
   auto add = [&](uint64_t addr, char type, const char* name, const char* line_end) {
@@ -285,7 +285,7 @@ void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
 }
 
 void TraceContext::merge_kallsyms(KallsymsBatch batch) const {
-  std::vector<KSym> added = std::move(batch.syms);
+  KSyms added = std::move(batch.syms);
   std::vector<size_t> runs = std::move(batch.runs);
   if (runs.empty()) runs.push_back(0);
   runs.push_back(added.size());
@@ -306,7 +306,7 @@ void TraceContext::merge_kallsyms(KallsymsBatch batch) const {
   for (size_t r = 0; r + 1 < runs.size(); ++r)
     if (runs[r + 1] - runs[r] > runs[longest + 1] - runs[longest]) longest = r;
   const auto at = [&](size_t i) { return added.begin() + static_cast<ptrdiff_t>(i); };
-  std::vector<KSym> rest(at(0), at(runs[longest]));
+  KSyms rest(at(0), at(runs[longest]));
   rest.insert(rest.end(), at(runs[longest + 1]), added.end());
   std::sort(rest.begin(), rest.end(), later_first);
   // The long run moves to the front; it ascends, so only its equal
@@ -330,7 +330,7 @@ void TraceContext::merge_kallsyms(KallsymsBatch batch) const {
   if (!kallsyms_.empty()) {
     // An earlier call's symbols go after this call's among equal addresses:
     // std::merge takes the first range's element on ties.
-    std::vector<KSym> both;
+    KSyms both;
     both.reserve(added.size() + kallsyms_.size());
     std::merge(added.begin(), added.end(), kallsyms_.begin(), kallsyms_.end(), std::back_inserter(both),
                [](const KSym& a, const KSym& b) { return a.address < b.address; });

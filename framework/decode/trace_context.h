@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "framework/base/bytes.h"
+#include "framework/base/huge_pages.h"
 #include "framework/base/result.h"
 #include "framework/decode/event_format.h"
 
@@ -125,6 +126,8 @@ class TraceContext {
     const char* name;
     const char* line_end;
   };
+  // A whole kernel's symbols are megabytes, filled once: huge pages.
+  using KSyms = std::vector<KSym, HugePageAllocator<KSym>>;
 
  private:
   std::vector<std::unique_ptr<EventFormat>> events_;
@@ -136,7 +139,7 @@ class TraceContext {
   // One kallsyms text and its symbols in file order, cut into ascending runs.
   struct KallsymsBatch {
     KallsymsText text;
-    std::vector<KSym> syms;
+    KSyms syms;
     std::vector<size_t> runs;   // where each ascending run of addresses starts
     KallsymsBatch() = default;
     explicit KallsymsBatch(KallsymsText t) : text(std::move(t)) {}
@@ -153,7 +156,7 @@ class TraceContext {
   mutable std::vector<KallsymsText> kallsyms_texts_;   // what kallsyms_ points into
   mutable size_t kallsyms_parsed_ = 0;
   mutable std::optional<Error> kallsyms_error_;
-  mutable std::vector<KSym> kallsyms_;
+  mutable KSyms kallsyms_;
   // Loading kallsyms happens once, under this lock, on whichever thread
   // looks a symbol up first; kallsyms_loaded_ says it is done.
   mutable std::mutex kallsyms_mu_;
