@@ -64,7 +64,7 @@ Result<std::shared_ptr<const uint8_t>> DataFile::map(uint64_t offset, uint64_t s
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t start = offset / page * page;
   const size_t length = static_cast<size_t>(offset + size - start);
-  void* base = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd_, static_cast<off_t>(start));
+  void* base = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd_, static_cast<off_t>(start));
   if (base == MAP_FAILED) return error_at(offset, fmt::format("{}: mmap failed: {}", what, std::strerror(errno)));
   std::shared_ptr<const uint8_t> mapping(static_cast<const uint8_t*>(base),
                                          [length](const uint8_t* p) { ::munmap(const_cast<uint8_t*>(p), length); });

@@ -1,5 +1,8 @@
 #include "framework/decode/report.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
@@ -106,6 +109,16 @@ struct Pending {
   }
 };
 
+// A pipe holds 64 KiB unless told otherwise: a batch then goes through in
+// several blocking writes, each waiting for the reader to be scheduled.
+// Room for a whole batch (the unprivileged limit is 1 MiB; a failure
+// leaves the pipe as it was) lets the writer go on with the next one.
+void grow_pipe(std::FILE* file) {
+  const int fd = fileno(file);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+}
+
 // Buffered output: one fwrite per batch of lines instead of one per line.
 // With a second CPU, a writer thread finishes and writes each batch while
 // the next one fills: it writes the line heads, formats the print fmts and
@@ -118,6 +131,7 @@ class Output {
     // A batch's text with its heads and print fmts in place: room for it
     // once, not the copies of growing by doubling.
     out_.reserve(2 * Pending::kFullText);
+    grow_pipe(file);
     if (usable_cpus() > 1) {
       try {
         writer_ = std::thread([this] { write_loop(); });
@@ -270,13 +284,12 @@ RecordPrinter::RecordPrinter(TraceContext& ctx, const ReportOptions& options)
 RecordPrinter::~RecordPrinter() = default;
 
 void RecordPrinter::format_fields(const Record& record, EventStream& stream, std::string& out) {
-  if (const EventFormat* event = format_fields_but_print_fmt(record, stream, out))
+  if (const EventFormat* event = format_fields_but_print_fmt(record, impl_->ctx.event_of(record.data), stream, out))
     event->printer->format(record, *event, impl_->ctx, out);
 }
 
-const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& record, EventStream& stream,
-                                                              std::string& out) {
-  const EventFormat* event = impl_->ctx.event_of(record.data);
+const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& record, const EventFormat* event,
+                                                              EventStream& stream, std::string& out) {
   if (!event) {
     out += "[UNKNOWN EVENT]";
     return nullptr;
@@ -397,7 +410,7 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
       text += ": ";
       if (event->name.size() < 20) text.append(20 - event->name.size(), ' ');
     }
-    if (const EventFormat* rest = printer.format_fields_but_print_fmt(record, stream, text)) {
+    if (const EventFormat* rest = printer.format_fields_but_print_fmt(record, event, stream, text)) {
       if (out.print_fmt_here(*rest, record)) {
         text += '\n';
         out.maybe_flush();

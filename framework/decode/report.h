@@ -32,9 +32,11 @@ class RecordPrinter {
   // The event's own text: plugin output, print fmt, or -R field list.
   // `stream` is where `record` came from (for look-ahead).
   void format_fields(const Record& record, EventStream& stream, std::string& out);
-  // The same but for the last step: returns the event whose print fmt is
-  // still to be applied to `record` after `out`, or null when none is.
-  const EventFormat* format_fields_but_print_fmt(const Record& record, EventStream& stream, std::string& out);
+  // The same but for the last step, given the record's event (null if
+  // unknown): returns the event whose print fmt is still to be applied to
+  // `record` after `out`, or null when none is.
+  const EventFormat* format_fields_but_print_fmt(const Record& record, const EventFormat* event,
+                                                 EventStream& stream, std::string& out);
 
  private:
   struct Impl;

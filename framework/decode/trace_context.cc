@@ -282,14 +282,15 @@ void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
   }
   batch.syms = std::move(first.syms);
   batch.runs = std::move(first.runs);
+  // Ordered here, still on the loading thread when there is one.
+  order_kallsyms(batch);
 }
 
-void TraceContext::merge_kallsyms(KallsymsBatch batch) const {
-  KSyms added = std::move(batch.syms);
-  std::vector<size_t> runs = std::move(batch.runs);
+void TraceContext::order_kallsyms(KallsymsBatch& batch) {
+  KSyms& added = batch.syms;
+  std::vector<size_t>& runs = batch.runs;
   if (runs.empty()) runs.push_back(0);
   runs.push_back(added.size());
-  kallsyms_texts_.push_back(std::move(batch.text));  // the storage does not move with it
 
   // libtraceevent keeps a list with the newest symbol first and sorts it with
   // glibc's (stable, merge) qsort: by address, the later line first among
@@ -327,6 +328,12 @@ void TraceContext::merge_kallsyms(KallsymsBatch batch) const {
     else
       added[--k] = rest[--j];
   }
+  runs.clear();
+}
+
+void TraceContext::merge_kallsyms(KallsymsBatch batch) const {
+  KSyms added = std::move(batch.syms);
+  kallsyms_texts_.push_back(std::move(batch.text));  // the storage does not move with it
   if (!kallsyms_.empty()) {
     // An earlier call's symbols go after this call's among equal addresses:
     // std::merge takes the first range's element on ties.

@@ -136,15 +136,17 @@ class TraceContext {
   // every record looks its event up.
   static constexpr uint32_t kDenseIds = 1 << 16;
   std::vector<const EventFormat*> dense_by_id_;
-  // One kallsyms text and its symbols in file order, cut into ascending runs.
+  // One kallsyms text and its symbols: parsed in file order, cut into
+  // ascending runs, then ordered as libtraceevent orders them.
   struct KallsymsBatch {
     KallsymsText text;
     KSyms syms;
-    std::vector<size_t> runs;   // where each ascending run of addresses starts
+    std::vector<size_t> runs;   // where each ascending run of addresses starts, until ordered
     KallsymsBatch() = default;
     explicit KallsymsBatch(KallsymsText t) : text(std::move(t)) {}
   };
   static void parse_kallsyms_lines(KallsymsBatch& batch);
+  static void order_kallsyms(KallsymsBatch& batch);
   // Every kallsyms text given, in order: parsed into kallsyms_ (sorted by
   // address) on the first lookup.
   struct KallsymsSource {
