@@ -88,17 +88,29 @@ struct Plugins::State {
                                       const TraceContext& c, std::string& out, bool report) {
     const Field* field = any_field(event, name);
     if (!field) {
-      if (report) out += fmt::format("<CANT FIND FIELD {}>", name);
+      if (report) missing_field(name, out);
       return std::nullopt;
     }
     return field->read_uint(record.data, c.endian);
+  }
+  // Out of line: formatting it here made every field_value set up fmt's
+  // frame, on every record.
+  [[gnu::noinline, gnu::cold]] static void missing_field(std::string_view name, std::string& out) {
+    out += fmt::format("<CANT FIND FIELD {}>", name);
   }
 
   enum class Kind { sched_switch, sched_wakeup, function, kernel_stack, raw_data, func_repeats,
                     funcgraph_entry, funcgraph_exit, kmem_call_site, hrtimer_expire_entry, hrtimer_start,
                     tlb_flush, futex };
   std::unordered_map<const EventFormat*, Kind> handlers;
-  std::vector<uint8_t> handled_ids;   // by event id: 1 if some handler's event has that id
+  // By event id: a handled event with that id and its kind (no event if
+  // none has it). Every record asks; ids are unique in a well-formed file,
+  // and the map answers for the others.
+  struct Handler {
+    const EventFormat* event = nullptr;
+    Kind kind = Kind::sched_switch;
+  };
+  std::vector<Handler> handler_by_id;
   const EventFormat* funcgraph_exit = nullptr;
 
   // plugin_function's per-CPU guess of the call chain, grown in blocks of 10
@@ -497,9 +509,10 @@ Plugins::Plugins(TraceContext& ctx, bool ns_stamps) : state_(std::make_unique<St
   add("syscalls", "sys_enter_futex", Kind::futex);
   state_->funcgraph_exit = ctx.event_by_name("ftrace", "funcgraph_exit");
   for (const auto& e : ctx.events())
-    if (e->id < 65536 && e->id >= state_->handled_ids.size()) state_->handled_ids.resize(e->id + 1);
+    if (e->id < 65536 && e->id >= state_->handler_by_id.size()) state_->handler_by_id.resize(e->id + 1);
   for (const auto& [event, kind] : state_->handlers)
-    if (event->id < state_->handled_ids.size()) state_->handled_ids[event->id] = 1;
+    if (event->id < state_->handler_by_id.size() && !state_->handler_by_id[event->id].event)
+      state_->handler_by_id[event->id] = {event, kind};
 }
 
 Plugins::~Plugins() = default;
@@ -507,11 +520,18 @@ Plugins::~Plugins() = default;
 Plugins::Outcome Plugins::print(const Record& record, const EventFormat& event, EventStream& stream,
                                 std::string& out) {
   State& s = *state_;
-  // Most records have no plugin: a table by event id answers that quickly.
-  if (event.id < s.handled_ids.size() && !s.handled_ids[event.id]) return Outcome::not_handled;
-  auto it = s.handlers.find(&event);
-  if (it == s.handlers.end()) return Outcome::not_handled;
-  switch (it->second) {
+  // A table by event id answers most records; the map the rest.
+  State::Kind kind;
+  const State::Handler* by_id = event.id < s.handler_by_id.size() ? &s.handler_by_id[event.id] : nullptr;
+  if (by_id && !by_id->event) return Outcome::not_handled;
+  if (by_id && by_id->event == &event) {
+    kind = by_id->kind;
+  } else {
+    auto it = s.handlers.find(&event);
+    if (it == s.handlers.end()) return Outcome::not_handled;
+    kind = it->second;
+  }
+  switch (kind) {
     case State::Kind::sched_switch: s.sched_switch(record, event, out); break;
     case State::Kind::sched_wakeup: s.sched_wakeup(record, event, out); break;
     case State::Kind::function: s.function(record, event, out); break;

@@ -112,7 +112,7 @@ const EventFormat* TraceContext::event_by_name(std::string_view system, std::str
   return nullptr;
 }
 
-const EventFormat* TraceContext::event_of(Bytes record) const {
+const EventFormat* TraceContext::event_of_any_layout(Bytes record) const {
   const Field* type = common_type();
   if (!type || size_t(type->offset) + type->size > record.size()) return nullptr;
   return event_by_id(static_cast<uint32_t>(type->read_uint(record, endian)));

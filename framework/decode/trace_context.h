@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <map>
@@ -116,7 +117,17 @@ class TraceContext {
   const Field* common_preempt_count() const { return common_preempt_.size ? &common_preempt_ : nullptr; }
 
   // The event a record belongs to (via common_type), or null if unknown.
-  const EventFormat* event_of(Bytes record) const;
+  const EventFormat* event_of(Bytes record) const {
+    // Every record asks, and nearly always common_type is its first two
+    // bytes in host order: ids below 2^16 are all in the dense table.
+    if (common_type_.offset == 0 && common_type_.size == 2 && endian == host_endian() && record.size() >= 2) {
+      uint16_t id;
+      std::memcpy(&id, record.data(), 2);
+      return id < dense_by_id_.size() ? dense_by_id_[id] : nullptr;
+    }
+    return event_of_any_layout(record);
+  }
+  const EventFormat* event_of_any_layout(Bytes record) const;
 
  public:
   // A symbol as a view into its kallsyms line: 24 bytes and no allocation
