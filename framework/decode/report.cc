@@ -176,10 +176,14 @@ class Output {
     return true;
   }
   // The event's print fmt of `record` goes here, the end of its line's text,
-  // with trace-cmd's dropping of one trailing newline. False when there is
-  // no writer thread: then the caller formats it itself.
+  // with trace-cmd's dropping of one trailing newline. False when the caller
+  // is to format it itself: without a writer thread, or for the share of
+  // records that keeps the two threads even (see hand_off).
   bool print_fmt_here(const EventFormat& event, const Record& record) {
     if (!writer_.joinable()) return false;
+    defer_credit_ += defer_share_;
+    if (defer_credit_ < 1) return false;
+    defer_credit_ -= 1;
     Deferred& d = filling_.deferred.emplace_back();
     d.kind = Deferred::Kind::print_fmt;
     d.at = filling_.text.size();
@@ -210,6 +214,12 @@ class Output {
       return;
     }
     std::unique_lock lock(mu_);
+    // Which thread waits says which has too much: plugins make the
+    // formatting thread the slow one (function tracing), print fmts the
+    // writer (plain events). Hand the writer a smaller share of the print
+    // fmts while it is still busy with the last batch, a larger one while
+    // it waits for this one.
+    defer_share_ = busy_ ? std::max(0.0, defer_share_ - kShareStep) : std::min(1.0, defer_share_ + kShareStep);
     idle_.wait(lock, [&] { return !busy_; });  // the spare is written
     std::swap(spare_, filling_);
     filling_.clear();
@@ -270,6 +280,10 @@ class Output {
   std::mutex mu_;
   std::condition_variable wake_, idle_;
   bool busy_ = false, stop_ = false, ok_ = true;
+  // The share of print fmts left to the writer, and how far it moves per
+  // batch; the credit spreads that share evenly over the records.
+  static constexpr double kShareStep = 0.125;
+  double defer_share_ = 1, defer_credit_ = 0;
   std::thread writer_;
 };
 
