@@ -146,6 +146,7 @@ class TraceContext {
   // Ids below kDenseIds (all the kernel hands out in practice) by index:
   // every record looks its event up.
   static constexpr uint32_t kDenseIds = 1 << 16;
+  static_assert(kDenseIds >= 1 << 16, "event_of's inline path looks every 16-bit id up in the dense table alone");
   std::vector<const EventFormat*> dense_by_id_;
   // One kallsyms text and its symbols: parsed in file order, cut into
   // ascending runs, then ordered as libtraceevent orders them.
