@@ -118,15 +118,17 @@ TEST_F(LocalTracefs, FilterSetReadAndCleared) {
 
 TEST_F(LocalTracefs, TriggersAddedReadBackAndRemoved) {
   Event ev = inst_->event("sched", "sched_switch");
-  // A pid no task has: the trigger never fires, so its count stays.
+  // A pid no task has: neither trigger fires, so the count stays and the
+  // target stays armed. Without the filter any context switch on this busy
+  // machine fires enable_event between adding it and reading "0*".
   Trigger off = Trigger::traceoff().count(3).filter("prev_pid == 999999999");
-  Trigger en = Trigger::enable_event("sched", "sched_wakeup");
+  Trigger en = Trigger::enable_event("sched", "sched_wakeup").filter("prev_pid == 999999999");
   ASSERT_TRUE(ev.add_trigger(off).ok());
   ASSERT_TRUE(ev.add_trigger(en).ok());
   auto t = ev.triggers();
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->size(), 2u);
-  EXPECT_EQ((*t)[0].line, "enable_event:sched:sched_wakeup:unlimited");
+  EXPECT_EQ((*t)[0].line, "enable_event:sched:sched_wakeup:unlimited if prev_pid == 999999999");
   EXPECT_EQ((*t)[1].line, "traceoff:count=3 if prev_pid == 999999999");
   // enable_event arms the target in soft mode.
   EXPECT_EQ(inst_->event("sched", "sched_wakeup").enable_state().value(), "0*");
