@@ -78,23 +78,36 @@ std::optional<uint64_t> hex_after(std::string_view s, std::string_view label) {
   return std::strtoull(std::string(t).c_str(), nullptr, 16);
 }
 
-// One line of `perf script -F tid,cpu,event,trace`:
-// "   245 [001] sched:sched_switch: prev_comm=sh prev_pid=245 ...".
+// One line of `perf script --ns -F tid,cpu,time,event,trace`:
+// "   245 [001]    12.345678901: sched:sched_switch: prev_comm=sh prev_pid=245 ...".
 struct ScriptLine {
   int tid = 0;
   int cpu = 0;
+  uint64_t ns = 0;
   std::string event;
   std::string trace;
 };
 
+// "12.345678901:" as nanoseconds.
+std::optional<uint64_t> script_time(std::string_view w) {
+  size_t dot = w.find('.');
+  if (!w.ends_with(':') || dot == std::string_view::npos || w.size() - dot - 2 != 9) return std::nullopt;
+  std::string digits = std::string(w.substr(0, dot)) + std::string(w.substr(dot + 1, 9));
+  if (digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::strtoull(digits.c_str(), nullptr, 10);
+}
+
 std::optional<ScriptLine> parse_script_line(std::string_view line) {
   auto w = tracefs::split_words(line);
-  if (w.size() < 3 || !w[1].starts_with('[') || !w[1].ends_with(']') || !w[2].ends_with(':')) return std::nullopt;
+  if (w.size() < 4 || !w[1].starts_with('[') || !w[1].ends_with(']') || !w[3].ends_with(':')) return std::nullopt;
+  auto ns = script_time(w[2]);
+  if (!ns) return std::nullopt;
   ScriptLine out;
   out.tid = std::atoi(std::string(w[0]).c_str());
   out.cpu = std::atoi(std::string(w[1].substr(1, w[1].size() - 2)).c_str());
-  out.event = std::string(w[2].substr(0, w[2].size() - 1));
-  size_t at = line.find(w[2]) + w[2].size();
+  out.ns = *ns;
+  out.event = std::string(w[3].substr(0, w[3].size() - 1));
+  size_t at = line.find(w[3], line.find(w[2]) + w[2].size()) + w[3].size();
   out.trace = std::string(tracefs::trim(line.substr(at)));
   return out;
 }
@@ -155,7 +168,14 @@ std::string openat_key_of(const DecodedEvent& e) {
                     path);
 }
 
-using PerCpu = std::map<int, std::vector<std::string>>;
+// An event as compared (key) and when its side stamped it, for the
+// failure message: perf's and ftrace's clocks need not agree, but each
+// side's order on one CPU should follow its own stamps.
+struct Seen {
+  std::string key;
+  uint64_t ns = 0;
+};
+using PerCpu = std::map<int, std::vector<Seen>>;
 
 size_t total(const PerCpu& m) {
   size_t n = 0;
@@ -165,21 +185,38 @@ size_t total(const PerCpu& m) {
 
 // Empty when `inner` is one contiguous run of `outer`; else where the
 // longest match breaks, with the lines around it.
-std::string run_mismatch(const std::vector<std::string>& inner, const std::vector<std::string>& outer) {
+std::string run_mismatch(const std::vector<Seen>& inner, const std::vector<Seen>& outer) {
   if (inner.empty()) return {};
   size_t best_len = 0, best_at = 0;
   for (size_t s = 0; s < outer.size(); ++s) {
     size_t k = 0;
-    while (k < inner.size() && s + k < outer.size() && outer[s + k] == inner[k]) ++k;
+    while (k < inner.size() && s + k < outer.size() && outer[s + k].key == inner[k].key) ++k;
     if (k == inner.size()) return {};
     if (k > best_len) best_len = k, best_at = s;
   }
-  if (best_len == 0) return fmt::format("perf's first event appears nowhere in ftrace's: {}", inner.front());
+  if (best_len == 0) return fmt::format("perf's first event appears nowhere in ftrace's: {}", inner.front().key);
+  auto line = [](const char* side, size_t i, const Seen& e) {
+    return fmt::format("  {} #{} {}.{:09}: {}\n", side, i + 1, e.ns / 1000000000, e.ns % 1000000000, e.key);
+  };
   std::string out = fmt::format("perf's events 1..{} match ftrace's {}..{}, then:\n", best_len, best_at + 1,
                                 best_at + best_len);
-  for (size_t k = best_len; k < std::min(inner.size(), best_len + 4); ++k) out += fmt::format("  perf:   {}\n", inner[k]);
-  for (size_t k = best_at + best_len; k < std::min(outer.size(), best_at + best_len + 4); ++k)
-    out += fmt::format("  ftrace: {}\n", outer[k]);
+  size_t from = best_len > 2 ? best_len - 2 : 0;
+  for (size_t k = from; k < std::min(inner.size(), best_len + 6); ++k) out += line("perf:  ", k, inner[k]);
+  for (size_t k = best_at + from; k < std::min(outer.size(), best_at + best_len + 6); ++k)
+    out += line("ftrace:", k, outer[k]);
+  // Where perf's next event is in ftrace's list: the nearest three.
+  const std::string& next = inner[best_len].key;
+  std::vector<size_t> at;
+  for (size_t k = 0; k < outer.size(); ++k) {
+    if (outer[k].key == next) at.push_back(k);
+  }
+  size_t expected = best_at + best_len;
+  auto distance = [&](size_t k) { return k > expected ? k - expected : expected - k; };
+  std::sort(at.begin(), at.end(), [&](size_t x, size_t y) { return distance(x) < distance(y); });
+  at.resize(std::min<size_t>(at.size(), 3));
+  std::sort(at.begin(), at.end());
+  out += at.empty() ? "  perf's next event is nowhere in ftrace's list\n" : "  perf's next event in ftrace's list:\n";
+  for (size_t k : at) out += line("ftrace:", k, outer[k]);
   return out;
 }
 
@@ -251,8 +288,9 @@ class Perf : public TracefsTest {
   template <typename KeyOf>
   PerCpu script(std::string_view event, KeyOf key) {
     std::string cmdline;
-    auto r = perf({"script", "-i", std::string(kGuestData), "-F", "tid,cpu,event,trace"}, cmdline);
+    auto r = perf({"script", "-i", std::string(kGuestData), "--ns", "-F", "tid,cpu,time,event,trace"}, cmdline);
     if (!r) return {};
+    script_err_ = r->err;  // "lost N chunks", out-of-order warnings
     PerCpu out;
     for (auto line : tracefs::split_lines(r->out)) {
       if (tracefs::trim(line).empty()) continue;
@@ -266,7 +304,7 @@ class Perf : public TracefsTest {
         ADD_FAILURE() << where(cmdline) << ": cannot read the fields of: " << line;
         continue;
       }
-      out[l->cpu].push_back(std::move(*k));
+      out[l->cpu].push_back({std::move(*k), l->ns});
     }
     return out;
   }
@@ -280,7 +318,7 @@ class Perf : public TracefsTest {
     EXPECT_EQ(events->missed, 0u) << "our instance lost events: its window is incomplete";
     PerCpu out;
     for (const auto& e : events->events) {
-      if (e.system == event.system && e.name == event.name) out[e.cpu].push_back(key(e));
+      if (e.system == event.system && e.name == event.name) out[e.cpu].push_back({key(e), e.ts});
     }
     return out;
   }
@@ -290,25 +328,37 @@ class Perf : public TracefsTest {
     for (const auto& [cpu, theirs] : perf) {
       SCOPED_TRACE(fmt::format("cpu{}", cpu));
       auto it = ftrace.find(cpu);
-      std::vector<std::string> none;
+      std::vector<Seen> none;
       const auto& ours = it == ftrace.end() ? none : it->second;
       std::string m = run_mismatch(theirs, ours);
       if (m.empty()) continue;
       // ftrace's window is the longer one: only perf's surplus is news.
-      std::set<std::string> a(ours.begin(), ours.end());
+      std::set<std::string> a;
+      for (const auto& e : ours) a.insert(e.key);
       std::vector<std::string> only_perf;
       for (const auto& e : theirs) {
-        if (!a.count(e) && only_perf.size() < 20) only_perf.push_back(e);
+        if (!a.count(e.key) && only_perf.size() < 20) only_perf.push_back(e.key);
       }
       ADD_FAILURE() << where(cmdline) << ": cpu" << cpu << ": perf's " << theirs.size()
                     << " events are not a contiguous run of the " << ours.size()
                     << " the ftrace instance recorded over a longer window\n"
                     << m << "perf's events ftrace never recorded on this CPU (up to 20): "
-                    << (only_perf.empty() ? std::string("none") : fmt::format("{}", fmt::join(only_perf, "; ")));
+                    << (only_perf.empty() ? std::string("none") : fmt::format("{}", fmt::join(only_perf, "; ")))
+                    << "\nperf script's stderr:\n" << script_err_ << "\nthe guest kernel on perf:\n"
+                    << kernel_perf_messages();
     }
   }
 
+  // The guest kernel's log lines that mention perf (throttling, sample
+  // rate lowered): what could make it drop a sample.
+  std::string kernel_perf_messages() {
+    auto r = testing::guest().run({"sh", "-c", "dmesg | grep -i perf"}, 30s);
+    if (!r) return r.error().message;
+    return r->out.empty() ? std::string("(none)\n") : r->out;
+  }
+
   std::string version_;
+  std::string script_err_;
   std::vector<std::string> command_;  // the tree's loader, --library-path, perf
 };
 
@@ -408,10 +458,10 @@ TEST_F(Perf, RecordSeesTheOpenatsFtraceSees) {
   EXPECT_GE(total(theirs), static_cast<size_t>(kOpens)) << where(cmdline) << ": fewer openat calls than cat ran";
   // Where the kernel records the path, cat's opens are recognisable.
   size_t with_path = 0, of_version = 0;
-  for (const auto& [cpu, keys] : theirs) {
-    for (const auto& k : keys) {
-      with_path += k.ends_with('"');
-      of_version += k.ends_with(" \"/proc/version\"");
+  for (const auto& [cpu, seen] : theirs) {
+    for (const auto& e : seen) {
+      with_path += e.key.ends_with('"');
+      of_version += e.key.ends_with(" \"/proc/version\"");
     }
   }
   if (with_path > 0) {
