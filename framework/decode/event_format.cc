@@ -161,21 +161,6 @@ Result<Field> parse_field_line(std::string_view line, bool common, std::string_v
 
 }  // namespace
 
-uint64_t Field::read_uint(Bytes record, Endian e) const {
-  if (size_t(offset) + size > record.size()) return 0;
-  return load_uint(record.data() + offset, size, e);
-}
-
-int64_t Field::read_int(Bytes record, Endian e) const {
-  uint64_t v = read_uint(record, e);
-  switch (size) {
-    case 1: return static_cast<int8_t>(v);
-    case 2: return static_cast<int16_t>(v);
-    case 4: return static_cast<int32_t>(v);
-    default: return static_cast<int64_t>(v);
-  }
-}
-
 Bytes Field::payload(Bytes record, Endian e) const {
   if (has(kFieldDataLoc)) {
     if (size_t(offset) + size > record.size() || (size != 2 && size != 4 && size != 8)) return {};

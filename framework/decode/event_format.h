@@ -46,8 +46,20 @@ struct Field {
 
   // Integer value of a scalar field (1/2/4/8 bytes), zero-extended; 0 when the
   // record is too short. Use read_int for sign extension.
-  uint64_t read_uint(Bytes record, Endian e) const;
-  int64_t read_int(Bytes record, Endian e) const;
+  // Inline: plugins and print fmts read a few fields of every record.
+  uint64_t read_uint(Bytes record, Endian e) const {
+    if (size_t(offset) + size > record.size()) return 0;
+    return load_uint(record.data() + offset, size, e);
+  }
+  int64_t read_int(Bytes record, Endian e) const {
+    const uint64_t v = read_uint(record, e);
+    switch (size) {
+      case 1: return static_cast<int8_t>(v);
+      case 2: return static_cast<int16_t>(v);
+      case 4: return static_cast<int32_t>(v);
+      default: return static_cast<int64_t>(v);
+    }
+  }
   // Payload of a __data_loc/__rel_loc field, or the bytes of a static array;
   // empty when the location points outside the record.
   Bytes payload(Bytes record, Endian e) const;

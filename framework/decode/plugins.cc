@@ -144,13 +144,23 @@ struct Plugins::State {
     return 0;
   }
 
+  // The fields function() reads, found once per event: with function
+  // tracing nearly every record asks for them.
+  struct FunctionFields {
+    const EventFormat* event = nullptr;
+    const Field* ip = nullptr;
+    const Field* parent_ip = nullptr;
+  };
+  FunctionFields function_fields;
+
   void function(const Record& record, const EventFormat& event, std::string& out) {
-    auto ip = field_value(event, "ip", record, ctx, out, true);
-    if (!ip) { out += '!'; return; }
-    auto func = function_at(ctx, *ip);
-    auto parent_ip = field_value(event, "parent_ip", record, ctx, out, true);
-    if (!parent_ip) { out += '!'; return; }
-    auto parent = function_at(ctx, *parent_ip);
+    FunctionFields& f = function_fields;
+    if (f.event != &event) f = {&event, any_field(event, "ip"), any_field(event, "parent_ip")};
+    if (!f.ip) { missing_field("ip", out); out += '!'; return; }
+    const uint64_t ip = f.ip->read_uint(record.data, ctx.endian);
+    auto func = function_at(ctx, ip);
+    if (!f.parent_ip) { missing_field("parent_ip", out); out += '!'; return; }
+    auto parent = function_at(ctx, f.parent_ip->read_uint(record.data, ctx.endian));
     size_t index = 0;
     if (parent) {
       std::optional<std::string_view> child;
@@ -162,7 +172,7 @@ struct Plugins::State {
       out += func->name;
     } else {
       out += "0x";
-      append_hex(out, *ip);
+      append_hex(out, ip);
     }
   }
 
