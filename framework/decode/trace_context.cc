@@ -11,6 +11,9 @@
 #include <bit>
 #include <cstring>
 #include <system_error>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "framework/base/cpus.h"
 
@@ -73,6 +76,50 @@ int hex_value(char c) { return kChars.hex[static_cast<unsigned char>(c)]; }
   out = static_cast<uint32_t>((n & 0xFFFF) << 16 | (n >> 32));
   return true;
 }
+
+// A kallsyms address: sixteen hex digits at p.
+#if defined(__SSE2__)
+// SSE2, all sixteen at once (the eight-at-a-time form above was still a
+// third of the parse).
+[[gnu::always_inline]] inline bool hex16(const char* p, uint64_t& out) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  // x <= n unsigned, per byte: min(x, n) == x.
+  const __m128i digit = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+  const __m128i letter = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+  const __m128i is_digit = _mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit);
+  const __m128i is_letter = _mm_cmpeq_epi8(_mm_min_epu8(letter, _mm_set1_epi8(5)), letter);
+  if (_mm_movemask_epi8(_mm_or_si128(is_digit, is_letter)) != 0xFFFF) return false;
+  const __m128i value = _mm_or_si128(_mm_and_si128(is_digit, digit),
+                                     _mm_and_si128(is_letter, _mm_add_epi8(letter, _mm_set1_epi8(10))));
+  // 16-bit lane i holds digits 2i (low byte) and 2i+1: one byte of the number.
+  const __m128i pairs =
+      _mm_and_si128(_mm_or_si128(_mm_slli_epi16(value, 4), _mm_srli_epi16(value, 8)), _mm_set1_epi16(0x00FF));
+  const uint64_t bytes = static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs)));
+  out = __builtin_bswap64(bytes);  // the first pair is the most significant
+  return true;
+}
+
+// The first '\n' in [p, end), sixteen bytes at a time while they lie inside.
+[[gnu::always_inline]] inline const char* find_newline(const char* p, const char* end) {
+  const __m128i nl = _mm_set1_epi8('\n');
+  for (; end - p >= 16; p += 16) {
+    const int m = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), nl));
+    if (m) return p + __builtin_ctz(static_cast<unsigned>(m));
+  }
+  return static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+}
+#else
+[[gnu::always_inline]] inline bool hex16(const char* p, uint64_t& out) {
+  uint32_t high, low;
+  if (!hex8(p, high) || !hex8(p + 8, low)) return false;
+  out = uint64_t{high} << 32 | low;
+  return true;
+}
+
+inline const char* find_newline(const char* p, const char* end) {
+  return static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+}
+#endif
 
 }  // namespace
 
@@ -205,23 +252,27 @@ void parse_kallsyms_part(const char* p, const char* const end, size_t room_for_b
     added.push_back(TraceContext::KSym{addr, name, line_end});
   };
   while (p < end) {
+    // sscanf("%16llx %c %n%*s%n%*1[\t][%n%*s%n"): up to 16 hex digits, the
+    // type letter, the name, then "\t[module]". Like trace-cmd, stop at the
+    // first line that does not have that shape.
+    // The shape the kernel prints, "%016lx %c name": 16 digits, a space, the
+    // type, a space, a name; no '\n' among those first 20 bytes, so the
+    // line's end is searched from there. Other shapes take the general path.
+    if (end - p >= 20 && p[16] == ' ' && p[18] == ' ' && !c_space(p[17]) && !c_space(p[19])) {
+      uint64_t addr;
+      if (hex16(p, addr)) {
+        const char* nl = find_newline(p + 20, end);
+        const char* const le = nl ? nl : end;
+        add(addr, p[17], p + 19, le);
+        p = nl ? nl + 1 : end;
+        continue;
+      }
+    }
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
     const char* const le = nl ? nl : end;
     const char* const line = p;
     p = nl ? nl + 1 : end;
     if (le == line) continue;  // strtok_r skips empty lines
-    // sscanf("%16llx %c %n%*s%n%*1[\t][%n%*s%n"): up to 16 hex digits, the
-    // type letter, the name, then "\t[module]". Like trace-cmd, stop at the
-    // first line that does not have that shape.
-    // The shape the kernel prints, "%016lx %c name": 16 digits, a space, the
-    // type, a space; other shapes take the general path below.
-    if (le - line >= 20 && line[16] == ' ' && line[18] == ' ' && !c_space(line[17]) && !c_space(line[19])) {
-      uint32_t high, low;
-      if (hex8(line, high) && hex8(line + 8, low)) {
-        add(uint64_t{high} << 32 | low, line[17], line + 19, le);
-        continue;
-      }
-    }
     const char* i = line;
     while (i < le && c_space(*i)) ++i;
     if (i + 1 < le && i[0] == '0' && (i[1] == 'x' || i[1] == 'X')) i += 2;

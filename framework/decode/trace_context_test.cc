@@ -96,6 +96,20 @@ TEST(TraceContext, KallsymsDuplicatesAndOrder) {
   EXPECT_FALSE(ctx.lookup_symbol(0x10));
 }
 
+// Addresses in the kernel's shape are read sixteen digits at once: every
+// digit value in either case, and a last line without its newline.
+TEST(TraceContext, KallsymsAddressDigits) {
+  TraceContext ctx;
+  ctx.parse_kallsyms(
+      "0123456789abcdef T low\nFEDCBA9876543210 T upper_case\n7fFfFfFf0000aB01 t mixed\n"
+      "fedcba9876543211 T last_without_newline");
+  EXPECT_EQ(ctx.symbol_address("low"), 0x0123456789abcdefu);
+  EXPECT_EQ(ctx.symbol_address("upper_case"), 0xfedcba9876543210u);
+  EXPECT_EQ(ctx.symbol_address("mixed"), 0x7fffffff0000ab01u);
+  EXPECT_EQ(ctx.symbol_address("last_without_newline"), 0xfedcba9876543211u);
+  EXPECT_EQ(ctx.lookup_symbol(0x0123456789abcdf0)->name, "low");
+}
+
 // Over a megabyte, kallsyms is parsed in two halves (on two threads where
 // there are two CPUs): the halves join into one run, and a bad line in the
 // first half still ends the symbols there, as trace-cmd's one loop does.
