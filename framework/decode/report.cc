@@ -332,9 +332,6 @@ const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& reco
 Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out_file) {
   TraceContext& ctx = file.context();
   const bool latency_format = !file.buffers().empty() && file.buffers()[0].latency;
-  // Symbols are needed soon: let a second core load them meanwhile, from
-  // before the writer thread starts.
-  if (!latency_format) ctx.start_kallsyms();
   Output out(out_file, ctx, options.raw_timestamps);
   std::string& text = out.text();
   fmt::format_to(std::back_inserter(text), "cpus={}\n", file.cpu_count());

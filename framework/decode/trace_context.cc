@@ -10,6 +10,7 @@
 #include <cctype>
 #include <bit>
 #include <cstring>
+#include <future>
 #include <system_error>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -169,54 +170,32 @@ void TraceContext::parse_kallsyms(std::string_view input) {
   KallsymsText text;
   text.storage.assign(input.begin(), input.end());
   text.size = input.size();
-  kallsyms_sources_.push_back({std::move(text), nullptr, {}});
+  kallsyms_sources_.push_back({std::move(text), nullptr});
   kallsyms_loaded_ = false;
 }
 
 void TraceContext::defer_kallsyms(std::function<Result<KallsymsText>()> load) {
-  kallsyms_sources_.push_back({{}, std::move(load), {}});
+  kallsyms_sources_.push_back({{}, std::move(load)});
   kallsyms_loaded_ = false;
-}
-
-void TraceContext::start_kallsyms() const {
-  for (size_t i = kallsyms_parsed_; i < kallsyms_sources_.size(); ++i) {
-    KallsymsSource& source = kallsyms_sources_[i];
-    if (!source.load || source.pending.valid()) continue;
-    try {
-      source.pending = std::async(std::launch::async, [load = source.load]() -> Result<KallsymsBatch> {
-        auto text = load();
-        if (!text.ok()) return text.error();
-        KallsymsBatch batch(std::move(text).value());
-        parse_kallsyms_lines(batch);
-        return batch;
-      });
-    } catch (const std::system_error&) {
-      return;  // no thread to be had: the first lookup loads it
-    }
-  }
 }
 
 void TraceContext::load_kallsyms() const {
   for (; kallsyms_parsed_ < kallsyms_sources_.size(); ++kallsyms_parsed_) {
     KallsymsSource& source = kallsyms_sources_[kallsyms_parsed_];
     Result<KallsymsBatch> batch = Error{};
-    if (source.pending.valid()) {
-      batch = source.pending.get();
-    } else {
-      KallsymsBatch b(std::move(source.text));
-      bool loaded_ok = true;
-      if (source.load) {
-        auto loaded = source.load();
-        loaded_ok = loaded.ok();
-        if (loaded_ok)
-          b.text = std::move(loaded).value();
-        else
-          batch = loaded.error();
-      }
-      if (loaded_ok) {
-        parse_kallsyms_lines(b);
-        batch = std::move(b);
-      }
+    KallsymsBatch b(std::move(source.text));
+    bool loaded_ok = true;
+    if (source.load) {
+      auto loaded = source.load();
+      loaded_ok = loaded.ok();
+      if (loaded_ok)
+        b.text = std::move(loaded).value();
+      else
+        batch = loaded.error();
+    }
+    if (loaded_ok) {
+      parse_kallsyms_lines(b);
+      batch = std::move(b);
     }
     source.load = nullptr;
     if (!batch.ok()) {

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -83,13 +82,12 @@ class TraceContext {
   // `storage[offset, offset + size)` is the text. If `load` fails, its
   // symbols are missing and kallsyms_error() says why.
   using KallsymsText = tracebed::KallsymsText;
-  // `load` must be safe to call from another thread: see start_kallsyms().
+  // The first lookup loads it, on whichever thread asks; plain iteration
+  // and reports that print no symbol never pay for it. (Starting the load
+  // up front on a thread of its own bought nothing: a report of function
+  // tracing looks its first symbol up at once, and one of plain events
+  // lost ~2 ms to the thread it never needed.)
   void defer_kallsyms(std::function<Result<KallsymsText>()> load);
-  // Starts loading and parsing deferred kallsyms on a thread of its own, so
-  // a second core does it while the caller decodes (the first lookup waits
-  // for it). For callers that will look symbols up, like `report`; plain
-  // iteration never pays for kallsyms.
-  void start_kallsyms() const;
   const std::optional<Error>& kallsyms_error() const { return kallsyms_error_; }
   // The symbol at or below addr, if any. Symbol lookups may run on several
   // threads at once (report formats on two); the setters above may not.
@@ -164,7 +162,6 @@ class TraceContext {
   struct KallsymsSource {
     KallsymsText text;
     std::function<Result<KallsymsText>()> load;
-    std::future<Result<KallsymsBatch>> pending;   // loading in the background
   };
   mutable std::vector<KallsymsSource> kallsyms_sources_;
   mutable std::vector<KallsymsText> kallsyms_texts_;   // what kallsyms_ points into

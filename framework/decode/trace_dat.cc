@@ -693,8 +693,7 @@ Result<std::vector<uint8_t>> TraceDatImpl::read_section(uint64_t offset, uint16_
 }
 
 // kallsyms is most of a trace.dat's metadata and only symbol lookups need
-// it: check where it lies now, read (and decompress) it on the first lookup
-// or when the caller starts it on a thread (TraceContext::start_kallsyms).
+// it: check where it lies now, read (and decompress) it on the first lookup.
 // What can only fail then (a corrupt compressed block, a bad size inside)
 // is reported by TraceContext::kallsyms_error().
 Status TraceDatImpl::defer_v6_kallsyms(FileCursor& c) {
