@@ -26,50 +26,11 @@
 
 #include <fmt/format.h>
 
+#include "framework/cli/stream_hash.h"
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed::cli {
 namespace {
-
-// A 64-bit hash of a byte stream, the same however the stream is cut into
-// reads (8-byte words, with the tail carried over).
-class StreamHash {
- public:
-  void update(const uint8_t* p, size_t n) {
-    bytes_ += n;
-    while (n && tail_len_) {
-      tail_[tail_len_++] = *p++;
-      --n;
-      if (tail_len_ == 8) {
-        mix(load_word(tail_));
-        tail_len_ = 0;
-      }
-    }
-    for (; n >= 8; p += 8, n -= 8) mix(load_word(p));
-    while (n--) tail_[tail_len_++] = *p++;
-  }
-  uint64_t finish() {
-    for (size_t i = 0; i < tail_len_; ++i) mix(tail_[i] | 0x100u);
-    mix(bytes_);
-    return h_ ^ (h_ >> 29);
-  }
-  uint64_t bytes() const { return bytes_; }
-
- private:
-  static uint64_t load_word(const uint8_t* p) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    return w;
-  }
-  void mix(uint64_t w) {
-    h_ = (h_ ^ w) * 0x9e3779b97f4a7c15ull;
-    h_ ^= h_ >> 32;
-  }
-  uint64_t h_ = 0x243f6a8885a308d3ull;
-  uint64_t bytes_ = 0;
-  uint8_t tail_[8] = {};
-  size_t tail_len_ = 0;
-};
 
 struct RunResult {
   bool ok = false;
