@@ -123,19 +123,23 @@ void grow_pipe(std::FILE* file) {
 }
 
 // Buffered output: one fwrite per batch of lines instead of one per line.
-// With a second CPU, a writer thread finishes and writes each batch while
+// With a CPU to spare, a writer thread finishes and writes each batch while
 // the next one fills: it writes the line heads, formats the print fmts and
 // does the fwrite (into a pipe, about a fifth of report's time).
 class Output {
  public:
-  Output(std::FILE* file, const TraceContext& ctx, bool raw_timestamps)
+  Output(std::FILE* file, const TraceContext& ctx, bool raw_timestamps, std::optional<bool> writer_thread)
       : file_(file), ctx_(ctx), raw_timestamps_(raw_timestamps) {
     filling_.reserve();
     // A batch's text with its heads and print fmts in place: room for it
     // once, not the copies of growing by doubling.
     out_.reserve(2 * Pending::kFullText);
     grow_pipe(file);
-    if (usable_cpus() > 1) {
+    // Whatever reads the text (a pager, grep, a test's pipe) needs a CPU as
+    // well. On two CPUs a writer thread beside it made things slower, not
+    // faster (s2 x20 into a pipe: 157 ms with it, 121 ms without; s1 x20:
+    // 332 and 325): keep it for machines with a CPU to spare.
+    if (writer_thread.value_or(usable_cpus() > 2)) {
       try {
         writer_ = std::thread([this] { write_loop(); });
         spare_.reserve();
@@ -164,6 +168,22 @@ class Output {
   bool head_here(const EventFormat& event, std::string_view comm, int pid, int cpu, uint64_t ts) {
     if (comm.size() > kHeadCommCapacity || event.name.size() > kHeadNameCapacity || cpu < 0 || cpu > 999)
       return false;
+    if (!writer_.joinable()) {
+      // Alone: write it now, from a buffer on the stack (deferring it would
+      // only copy the whole text once more).
+      Deferred head;
+      head.event = &event;
+      head.ts = ts;
+      head.pid = pid;
+      head.cpu = cpu;
+      head.comm_size = static_cast<uint8_t>(comm.size());
+      std::memcpy(head.comm, comm.data(), comm.size());
+      char buf[kHeadMax];
+      CharWriter w(buf);
+      write_head(head, raw_timestamps_, w);
+      filling_.text.append(buf, w.size());
+      return true;
+    }
     Deferred& head = filling_.deferred.emplace_back();
     head.kind = Deferred::Kind::head;
     head.at = filling_.text.size();
@@ -332,7 +352,7 @@ const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& reco
 Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out_file) {
   TraceContext& ctx = file.context();
   const bool latency_format = !file.buffers().empty() && file.buffers()[0].latency;
-  Output out(out_file, ctx, options.raw_timestamps);
+  Output out(out_file, ctx, options.raw_timestamps, options.writer_thread);
   std::string& text = out.text();
   fmt::format_to(std::back_inserter(text), "cpus={}\n", file.cpu_count());
 

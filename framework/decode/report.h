@@ -21,6 +21,9 @@ struct ReportOptions {
   bool raw_timestamps = false;   // -t: nanoseconds
   bool raw_fields = false;       // -R: "name=value" of every field, no print fmt
   std::optional<std::set<int>> cpus;  // --cpu LIST
+  // A second thread that writes the text while the next lines are made:
+  // unset, only with a CPU to spare beside one for the reader (report.cc).
+  std::optional<bool> writer_thread;
 };
 
 // Formats single records; keeps the per-CPU state plugins need
