@@ -110,9 +110,10 @@ TEST(TraceContext, KallsymsAddressDigits) {
   EXPECT_EQ(ctx.lookup_symbol(0x0123456789abcdf0)->name, "low");
 }
 
-// Over a megabyte, kallsyms is parsed in two halves (on two threads where
-// there are two CPUs): the halves join into one run, and a bad line in the
-// first half still ends the symbols there, as trace-cmd's one loop does.
+// Over a megabyte, kallsyms is parsed in two halves on two threads where
+// there are more than two CPUs (in one pass otherwise): the halves join into
+// one run, and a bad line in the first half still ends the symbols there, as
+// trace-cmd's one loop does. The same answers either way.
 std::string big_kallsyms(size_t lines, size_t bad_line) {
   std::string text;
   for (size_t i = 0; i < lines; ++i) {
