@@ -64,27 +64,102 @@ constexpr size_t kHeadNameCapacity = 128;
 // " [999] ", 20-digit seconds, "." and 9 digits, ": ", the name, ": ".
 constexpr size_t kHeadMax = kHeadCommCapacity + 12 + 7 + 20 + 10 + 2 + kHeadNameCapacity + 2;
 
-void write_head(const Deferred& head, bool raw_timestamps, CharWriter& w) {
-  w.right(std::string_view(head.comm, head.comm_size), 16);
-  w.put('-');
-  w.int_left(head.pid, 5);
-  w.put(" [");
-  w.zero_padded(static_cast<uint32_t>(head.cpu), 3);
-  w.put("] ");
+// write_head stores up to this many bytes past the head's end (fixed-size
+// copies instead of calls to memcpy and memset for a few bytes each).
+constexpr size_t kHeadSlack = 32;
+constexpr char kSpaces[] = "                                ";
+static_assert(sizeof kSpaces - 1 == kHeadSlack);
+
+// n <= 16 bytes by two fixed-size moves that may overlap.
+[[gnu::always_inline]] inline void copy_upto16(char* dst, const char* src, size_t n) {
+  if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, src, 8);
+    std::memcpy(&b, src + n - 8, 8);
+    std::memcpy(dst, &a, 8);
+    std::memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, src, 4);
+    std::memcpy(&b, src + n - 4, 4);
+    std::memcpy(dst, &a, 4);
+    std::memcpy(dst + n - 4, &b, 4);
+  } else if (n > 0) {
+    dst[0] = src[0];
+    dst[n / 2] = src[n / 2];
+    dst[n - 1] = src[n - 1];
+  }
+}
+
+[[gnu::always_inline]] inline char* put_text(char* p, std::string_view s) {
+  if (s.size() <= 16)
+    copy_upto16(p, s.data(), s.size());
+  else
+    std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+// "%*llu" (width <= 16, v's digits then right-aligned).
+[[gnu::always_inline]] inline char* put_uint_right(char* p, uint64_t v, size_t width) {
+  char buf[24];
+  char* const end = buf + sizeof buf;
+  const char* q = format_decimal(v, end);
+  const size_t n = static_cast<size_t>(end - q);
+  if (n < width) {
+    std::memcpy(p, kSpaces, 16);
+    p += width - n;
+  }
+  return put_text(p, std::string_view(q, n));
+}
+
+// "%0*llu" where v < 10^digits.
+[[gnu::always_inline]] inline char* put_zero_padded(char* p, uint64_t v, unsigned digits) {
+  CharWriter w(p);
+  w.zero_padded(v, digits);
+  return p + digits;
+}
+
+// "%16s-%-5d [%03d] %5llu.%06llu: %s: %*s" (or %9 digits with -t) at p,
+// which has room for kHeadMax + kHeadSlack bytes; returns the head's end.
+char* write_head(const Deferred& head, bool raw_timestamps, char* p) {
+  std::memcpy(p, kSpaces, 16);  // "%16s"
+  copy_upto16(p + 16 - head.comm_size, head.comm, head.comm_size);
+  p += 16;
+  *p++ = '-';
+  {  // "%-5d"
+    char buf[24];
+    char* const end = buf + sizeof buf;
+    const uint64_t mag = head.pid < 0 ? 0 - static_cast<uint64_t>(head.pid) : static_cast<uint64_t>(head.pid);
+    char* q = format_decimal(mag, end);
+    if (head.pid < 0) *--q = '-';
+    const size_t n = static_cast<size_t>(end - q);
+    copy_upto16(p, q, n);
+    if (n < 5) std::memcpy(p + n, kSpaces, 8);
+    p += n < 5 ? 5 : n;
+  }
+  std::memcpy(p, " [", 2);
+  p = put_zero_padded(p + 2, static_cast<uint32_t>(head.cpu), 3);
+  std::memcpy(p, "] ", 2);
+  p += 2;
   if (raw_timestamps) {  // append_event_time(ts, 9, 1)
-    w.uint(head.ts / 1000000000, 5);
-    w.put('.');
-    w.zero_padded(head.ts % 1000000000, 9);
+    p = put_uint_right(p, head.ts / 1000000000, 5);
+    *p++ = '.';
+    p = put_zero_padded(p, head.ts % 1000000000, 9);
   } else {  // append_event_time(ts, 6, 1000)
     const uint64_t us = (head.ts + 500) / 1000;
-    w.uint(us / 1000000, 5);
-    w.put('.');
-    w.zero_padded(us % 1000000, 6);
+    p = put_uint_right(p, us / 1000000, 5);
+    *p++ = '.';
+    p = put_zero_padded(p, us % 1000000, 6);
   }
-  w.put(": ");
-  w.put(head.event->name);
-  w.put(": ");
-  if (head.event->name.size() < 20) w.pad(20 - head.event->name.size());
+  std::memcpy(p, ": ", 2);
+  p = put_text(p + 2, head.event->name);
+  std::memcpy(p, ": ", 2);
+  p += 2;
+  if (head.event->name.size() < 20) {
+    std::memcpy(p, kSpaces, 32);
+    p += 20 - head.event->name.size();
+  }
+  return p;
 }
 
 // Text with what is still to be written into it, and where.
@@ -178,10 +253,8 @@ class Output {
       head.cpu = cpu;
       head.comm_size = static_cast<uint8_t>(comm.size());
       std::memcpy(head.comm, comm.data(), comm.size());
-      char buf[kHeadMax];
-      CharWriter w(buf);
-      write_head(head, raw_timestamps_, w);
-      filling_.text.append(buf, w.size());
+      char buf[kHeadMax + kHeadSlack];
+      filling_.text.append(buf, static_cast<size_t>(write_head(head, raw_timestamps_, buf) - buf));
       return true;
     }
     Deferred& head = filling_.deferred.emplace_back();
@@ -258,10 +331,8 @@ class Output {
       out_ += text.substr(from, d.at - from);
       from = d.at;
       if (d.kind == Deferred::Kind::head) {
-        char head[kHeadMax];
-        CharWriter w(head);
-        write_head(d, raw_timestamps_, w);
-        out_.append(head, w.size());
+        char head[kHeadMax + kHeadSlack];
+        out_.append(head, static_cast<size_t>(write_head(d, raw_timestamps_, head) - head));
       } else {
         Record record;
         record.data = Bytes(pending.records.data() + d.record_at, d.record_size);
