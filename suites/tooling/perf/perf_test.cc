@@ -7,7 +7,11 @@
 //     same event from before perf starts until after it exits, so on every
 //     CPU perf's events must be one unbroken run of the instance's (decoded
 //     by framework/decode). No tolerance: a missing, extra or reordered
-//     event fails;
+//     event fails. perf script orders samples by their time stamps, ftrace
+//     keeps each CPU's buffer order: perf records with CLOCK_MONOTONIC
+//     (-k), not its default local_clock, which can step back on a CPU when
+//     a loaded TCG guest finds its TSC unstable and sched_clock leaves its
+//     stable mode (the likeliest cause of a rare reorder seen in CI);
 //   - `perf stat`: the workload itself turns the instance on and off, so
 //     ftrace's window lies inside perf's: ftrace's count <= perf's <=
 //     ftrace's + kStatSlack (the switches of perf starting the workload and
@@ -344,15 +348,16 @@ class Perf : public TracefsTest {
                     << " the ftrace instance recorded over a longer window\n"
                     << m << "perf's events ftrace never recorded on this CPU (up to 20): "
                     << (only_perf.empty() ? std::string("none") : fmt::format("{}", fmt::join(only_perf, "; ")))
-                    << "\nperf script's stderr:\n" << script_err_ << "\nthe guest kernel on perf:\n"
+                    << "\nperf script's stderr:\n" << script_err_ << "\nthe guest kernel on perf and its clocks:\n"
                     << kernel_perf_messages();
     }
   }
 
-  // The guest kernel's log lines that mention perf (throttling, sample
-  // rate lowered): what could make it drop a sample.
+  // The guest kernel's log lines on perf (throttling, sample rate lowered)
+  // and on its clocks (TSC unstable, sched_clock mode): what could make it
+  // drop a sample or stamp one out of order.
   std::string kernel_perf_messages() {
-    auto r = testing::guest().run({"sh", "-c", "dmesg | grep -i perf"}, 30s);
+    auto r = testing::guest().run({"sh", "-c", "dmesg | grep -iE 'perf|clocksource|tsc|sched_clock'"}, 30s);
     if (!r) return r.error().message;
     return r->out.empty() ? std::string("(none)\n") : r->out;
   }
@@ -395,7 +400,8 @@ TEST_F(Perf, RecordSeesTheSwitchesFtraceSees) {
   // Processes that sleep, so each CPU switches to and from them.
   constexpr int kSleeps = 8;
   std::string cmdline;
-  auto r = perf({"record", "-q", "-B", "-N", "-e", "sched:sched_switch", "-a", "-o", std::string(kGuestData), "--",
+  auto r = perf({"record", "-q", "-B", "-N", "-k", "monotonic", "-e", "sched:sched_switch", "-a", "-o",
+                 std::string(kGuestData), "--",
                  "sh", "-c", "for i in 1 2 3 4; do sleep 0.01 & sleep 0.01; wait; done"},
                 cmdline);
   ASSERT_OK(inst().set_tracing_on(false));
@@ -445,7 +451,8 @@ TEST_F(Perf, RecordSeesTheOpenatsFtraceSees) {
   ASSERT_OK(ev.enable());
   constexpr int kOpens = 5;
   std::string cmdline;
-  auto r = perf({"record", "-q", "-B", "-N", "-e", "syscalls:sys_enter_openat", "-a", "-o", std::string(kGuestData),
+  auto r = perf({"record", "-q", "-B", "-N", "-k", "monotonic", "-e", "syscalls:sys_enter_openat", "-a", "-o",
+                 std::string(kGuestData),
                  "--", "sh", "-c", "for i in 1 2 3 4 5; do cat /proc/version > /dev/null; done"},
                 cmdline);
   ASSERT_OK(inst().set_tracing_on(false));
