@@ -496,7 +496,7 @@ class MergedStream final : public EventStream {
     bool compressed = false;
     for (const auto& buffer : setup_.buffers)
       for (const CpuSpan& span : buffer) compressed = compressed || span.compressed;
-    if (compressed && setup_.prefetch_chunks && usable_cpus() > 1) {
+    if (compressed && setup_.prefetch_chunks.value_or(usable_cpus() > 2)) {
       try {
         prefetch_ = std::make_unique<ChunkPrefetcher>(setup_.codec);
       } catch (const std::system_error&) {

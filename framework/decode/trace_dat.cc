@@ -416,8 +416,11 @@ class TraceDatImpl final : public TraceDat {
     s.cpus = std::move(cpus);
     s.context = &ctx_;
     s.as_trace_cmd = as_trace_cmd;
+    s.prefetch_chunks = decompress_ahead_;
     return make_event_stream(std::move(s));
   }
+
+  void set_decompress_ahead(std::optional<bool> on) override { decompress_ahead_ = on; }
 
   Result<std::string> latency_text() override {
     if (!latency_) return Error{"not a latency-format file"};
@@ -487,6 +490,7 @@ class TraceDatImpl final : public TraceDat {
   std::vector<std::vector<CpuSpan>> spans_;
   bool latency_ = false;
   bool latency_compressed_ = false;
+  std::optional<bool> decompress_ahead_;
   uint64_t latency_offset_ = 0;
   uint64_t latency_size_ = 0;
 };

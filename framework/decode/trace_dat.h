@@ -94,6 +94,9 @@ class TraceDat {
   virtual Result<std::unique_ptr<EventStream>> trace_cmd_events(std::optional<std::set<int>> cpus = {}) = 0;
   // For latency-format files: the stored text.
   virtual Result<std::string> latency_text() = 0;
+  // Whether streams made from here on decompress ahead on a thread of
+  // their own (StreamSetup::prefetch_chunks; unset: by the CPUs there are).
+  virtual void set_decompress_ahead(std::optional<bool> on) = 0;
 };
 
 }  // namespace tracebed

@@ -224,6 +224,22 @@ TEST_P(RecordedFixture, TreeMergeMatchesScan) {
   }
 }
 
+// Compressed files: the same records at the same places whether the next
+// chunks are decompressed ahead on a thread or by the reading one.
+TEST_P(RecordedFixture, DecompressingAheadChangesNothing) {
+  dat_->set_decompress_ahead(false);
+  std::vector<Got> alone = read_all(*dat_, {}, true);
+  dat_->set_decompress_ahead(true);
+  std::vector<Got> ahead = read_all(*dat_, {}, true);
+  ASSERT_EQ(ahead.size(), alone.size());
+  for (size_t i = 0; i < ahead.size(); ++i) {
+    ASSERT_EQ(ahead[i].cpu, alone[i].cpu) << i;
+    ASSERT_EQ(ahead[i].ts, alone[i].ts) << i;
+    ASSERT_EQ(ahead[i].name, alone[i].name) << i;
+    ASSERT_EQ(ahead[i].offset, alone[i].offset) << i;
+  }
+}
+
 // peek_next_in_buffer() shows what next() returns; consume_peeked() drops it.
 TEST_P(RecordedFixture, PeekAndConsume) {
   for (size_t limit : {kMergeLinearMax, size_t{0}}) {
