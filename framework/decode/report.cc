@@ -243,16 +243,19 @@ class Output {
   bool head_here(const EventFormat& event, std::string_view comm, int pid, int cpu, uint64_t ts) {
     if (comm.size() > kHeadCommCapacity || event.name.size() > kHeadNameCapacity || cpu < 0 || cpu > 999)
       return false;
-    if (!writer_.joinable()) {
-      // Alone: write it now, from a buffer on the stack (deferring it would
-      // only copy the whole text once more).
-      Deferred head;
+    auto fill = [&](Deferred& head) {
       head.event = &event;
       head.ts = ts;
       head.pid = pid;
       head.cpu = cpu;
       head.comm_size = static_cast<uint8_t>(comm.size());
       std::memcpy(head.comm, comm.data(), comm.size());
+    };
+    if (!writer_.joinable()) {
+      // Alone: write it now, from a buffer on the stack (deferring it would
+      // only copy the whole text once more).
+      Deferred head;
+      fill(head);
       char buf[kHeadMax + kHeadSlack];
       filling_.text.append(buf, static_cast<size_t>(write_head(head, raw_timestamps_, buf) - buf));
       return true;
@@ -260,12 +263,7 @@ class Output {
     Deferred& head = filling_.deferred.emplace_back();
     head.kind = Deferred::Kind::head;
     head.at = filling_.text.size();
-    head.event = &event;
-    head.ts = ts;
-    head.pid = pid;
-    head.cpu = cpu;
-    head.comm_size = static_cast<uint8_t>(comm.size());
-    std::memcpy(head.comm, comm.data(), comm.size());
+    fill(head);
     return true;
   }
   // The event's print fmt of `record` goes here, the end of its line's text,
