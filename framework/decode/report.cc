@@ -206,9 +206,6 @@ class Output {
   Output(std::FILE* file, const TraceContext& ctx, bool raw_timestamps, std::optional<bool> writer_thread)
       : file_(file), ctx_(ctx), raw_timestamps_(raw_timestamps) {
     filling_.reserve();
-    // A batch's text with its heads and print fmts in place: room for it
-    // once, not the copies of growing by doubling.
-    out_.reserve(2 * Pending::kFullText);
     grow_pipe(file);
     // Whatever reads the text (a pager, grep, a test's pipe) needs a CPU as
     // well. On two CPUs a writer thread beside it made things slower, not
@@ -218,6 +215,10 @@ class Output {
       try {
         writer_ = std::thread([this] { write_loop(); });
         spare_.reserve();
+        // A batch's text with its heads and print fmts in place (only the
+        // writer defers them): room for it once, not the copies of growing
+        // by doubling.
+        out_.reserve(2 * Pending::kFullText);
       } catch (const std::system_error&) {
         // No thread to be had: write here.
       }

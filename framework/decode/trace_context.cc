@@ -314,7 +314,6 @@ void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
   }
   batch.syms = std::move(first.syms);
   batch.runs = std::move(first.runs);
-  // Ordered here, still on the loading thread when there is one.
   order_kallsyms(batch);
 }
 
