@@ -287,6 +287,14 @@ class Perf : public TracefsTest {
     return std::move(*r);
   }
 
+  // `perf record` of `event` on every CPU into kGuestData while `sh -c
+  // workload` runs. Stamped with CLOCK_MONOTONIC (see the top of the file).
+  std::optional<agent::RunResult> record(const std::string& event, const std::string& workload, std::string& cmdline) {
+    return perf({"record", "-q", "-B", "-N", "-k", "monotonic", "-e", event, "-a", "-o", std::string(kGuestData), "--",
+                 "sh", "-c", workload},
+                cmdline);
+  }
+
   // `perf script` of kGuestData: the lines of `event`, keyed by `key`, per
   // CPU in perf's order. A line that does not parse fails the test.
   template <typename KeyOf>
@@ -400,10 +408,7 @@ TEST_F(Perf, RecordSeesTheSwitchesFtraceSees) {
   // Processes that sleep, so each CPU switches to and from them.
   constexpr int kSleeps = 8;
   std::string cmdline;
-  auto r = perf({"record", "-q", "-B", "-N", "-k", "monotonic", "-e", "sched:sched_switch", "-a", "-o",
-                 std::string(kGuestData), "--",
-                 "sh", "-c", "for i in 1 2 3 4; do sleep 0.01 & sleep 0.01; wait; done"},
-                cmdline);
+  auto r = record("sched:sched_switch", "for i in 1 2 3 4; do sleep 0.01 & sleep 0.01; wait; done", cmdline);
   ASSERT_OK(inst().set_tracing_on(false));
   ASSERT_TRUE(r);
   PerCpu theirs = script("sched:sched_switch", [](const ScriptLine& l) { return switch_key_of(l); });
@@ -451,10 +456,8 @@ TEST_F(Perf, RecordSeesTheOpenatsFtraceSees) {
   ASSERT_OK(ev.enable());
   constexpr int kOpens = 5;
   std::string cmdline;
-  auto r = perf({"record", "-q", "-B", "-N", "-k", "monotonic", "-e", "syscalls:sys_enter_openat", "-a", "-o",
-                 std::string(kGuestData),
-                 "--", "sh", "-c", "for i in 1 2 3 4 5; do cat /proc/version > /dev/null; done"},
-                cmdline);
+  auto r = record("syscalls:sys_enter_openat", "for i in 1 2 3 4 5; do cat /proc/version > /dev/null; done",
+                  cmdline);
   ASSERT_OK(inst().set_tracing_on(false));
   ASSERT_TRUE(r);
   PerCpu theirs = script("syscalls:sys_enter_openat", [](const ScriptLine& l) { return openat_key_of(l); });
