@@ -114,23 +114,24 @@ uint32_t dynamic_elem_size(std::string_view type) {
   return 0;
 }
 
-Result<Field> parse_field_line(std::string_view line, bool common, std::string_view where) {
+// Errors say what is wrong; the caller says where.
+Result<Field> parse_field_line(std::string_view line, bool common) {
   size_t colon = line.find("field:");
   size_t semi = line.find(';');
   if (colon == std::string_view::npos || semi == std::string_view::npos || semi < colon)
-    return Error{fmt::format("{}: expected `field:TYPE NAME;`", where)};
+    return Error{"expected `field:TYPE NAME;`"};
   Field f;
   std::string_view decl = line.substr(colon + 6, semi - colon - 6);
   // ftrace's own formats may say "field:special ..." in old kernels.
   if (decl.substr(0, 8) == "special ") decl.remove_prefix(8);
   if (!split_declaration(decl, f))
-    return Error{fmt::format("{}: cannot split `{}` into type and name", where, trim(decl))};
+    return Error{fmt::format("cannot split `{}` into type and name", trim(decl))};
   std::string_view attrs = line.substr(semi + 1);
   uint64_t offset = 0, size = 0, is_signed = 0;
-  if (!find_attr(attrs, "offset", offset)) return Error{fmt::format("{}: field {} has no offset", where, f.name)};
-  if (!find_attr(attrs, "size", size)) return Error{fmt::format("{}: field {} has no size", where, f.name)};
+  if (!find_attr(attrs, "offset", offset)) return Error{fmt::format("field {} has no offset", f.name)};
+  if (!find_attr(attrs, "size", size)) return Error{fmt::format("field {} has no size", f.name)};
   if (offset > UINT32_MAX || size > UINT32_MAX)
-    return Error{fmt::format("{}: field {} offset/size out of range", where, f.name)};
+    return Error{fmt::format("field {} offset/size out of range", f.name)};
   f.offset = static_cast<uint32_t>(offset);
   f.size = static_cast<uint32_t>(size);
   if (find_attr(attrs, "signed", is_signed) && is_signed) f.flags |= kFieldSigned;
@@ -184,6 +185,19 @@ std::string_view Field::read_string(Bytes record, Endian e) const {
   return std::string_view(s, nul ? static_cast<const char*>(nul) - s : p.size());
 }
 
+void EventFormat::parse_print_fmt() const {
+  std::lock_guard lock(print_fmt_mu_);
+  if (print_fmt_parsed_.load(std::memory_order_relaxed)) return;
+  if (!has_print_fmt) {
+    print_fmt_error_ = "no `print fmt:` line";
+  } else if (auto parsed = PrintFmt::parse(print_fmt, *this); parsed.ok()) {
+    printer_ = std::shared_ptr<const PrintFmt>(std::move(parsed).value());
+  } else {
+    print_fmt_error_ = parsed.error().message;
+  }
+  print_fmt_parsed_.store(true, std::memory_order_release);
+}
+
 const Field* EventFormat::field(std::string_view n) const {
   for (const Field& f : fields)
     if (f.name == n) return &f;
@@ -204,7 +218,9 @@ Result<std::unique_ptr<EventFormat>> parse_event_format(std::string_view text, s
     size_t line_start = pos;
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     ++line_no;
-    std::string where = fmt::format("{}: line {}", origin, line_no);
+    // Only errors name the line: formatting it for every line of thousands
+    // of formats cost more than parsing them.
+    auto where = [&] { return fmt::format("{}: line {}", origin, line_no); };
     std::string_view line = trim(raw);
 
     if (line.substr(0, 10) == "print fmt:") {
@@ -229,7 +245,7 @@ Result<std::unique_ptr<EventFormat>> parse_event_format(std::string_view text, s
       uint64_t id = 0;
       auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
       if (ec != std::errc() || p != v.data() + v.size() || id > UINT32_MAX)
-        return Error{fmt::format("{}: bad event ID `{}`", where, v)};
+        return Error{fmt::format("{}: bad event ID `{}`", where(), v)};
       ev->id = static_cast<uint32_t>(id);
       have_id = true;
       continue;
@@ -239,13 +255,14 @@ Result<std::unique_ptr<EventFormat>> parse_event_format(std::string_view text, s
       continue;
     }
     if (line.substr(0, 6) == "field:") {
-      if (!in_format) return Error{fmt::format("{}: field before `format:`", where)};
-      TRACEBED_ASSIGN_OR_RETURN(Field f, parse_field_line(line, section == 0, where));
-      ev->fields.push_back(std::move(f));
+      if (!in_format) return Error{fmt::format("{}: field before `format:`", where())};
+      auto f = parse_field_line(line, section == 0);
+      if (!f.ok()) return Error{fmt::format("{}: {}", where(), f.error().message)};
+      ev->fields.push_back(std::move(f).value());
       if (section == 0) ev->common_count = ev->fields.size();
       continue;
     }
-    return Error{fmt::format("{}: unexpected line `{}`", where, line)};
+    return Error{fmt::format("{}: unexpected line `{}`", where(), line)};
   }
   if (!have_name) return Error{fmt::format("{}: no `name:` line", origin)};
   if (!have_id) return Error{fmt::format("{}: event {} has no `ID:` line", origin, ev->name)};
@@ -256,15 +273,7 @@ Result<std::unique_ptr<EventFormat>> parse_event_format(std::string_view text, s
     for (Field& f : ev->fields) f.flags &= ~kFieldCommon;
     ev->common_count = 0;
   }
-  if (!have_print) {
-    ev->print_fmt_error = "no `print fmt:` line";
-    return ev;
-  }
-  auto printer = PrintFmt::parse(ev->print_fmt, *ev);
-  if (printer.ok())
-    ev->printer = std::shared_ptr<const PrintFmt>(std::move(printer).value());
-  else
-    ev->print_fmt_error = printer.error().message;
+  ev->has_print_fmt = have_print;
   return ev;
 }
 
@@ -278,8 +287,9 @@ Result<HeaderPage> parse_header_page(std::string_view text, std::string_view ori
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     ++line_no;
     if (line.empty()) continue;
-    std::string where = fmt::format("{}: line {}", origin, line_no);
-    TRACEBED_ASSIGN_OR_RETURN(Field f, parse_field_line(line, false, where));
+    auto parsed = parse_field_line(line, false);
+    if (!parsed.ok()) return Error{fmt::format("{}: line {}: {}", origin, line_no, parsed.error().message)};
+    Field f = std::move(parsed).value();
     if (f.name == "timestamp") {
       hp.timestamp_offset = f.offset;
       hp.timestamp_size = f.size;

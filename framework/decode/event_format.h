@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,10 +76,30 @@ struct EventFormat {
   std::vector<Field> fields;   // common fields first, in file order
   size_t common_count = 0;     // how many of `fields` are common_*
   std::string print_fmt;       // text after "print fmt: "
-  std::shared_ptr<const PrintFmt> printer;  // print_fmt parsed once; null if it did not parse
-  std::string print_fmt_error;  // why it did not parse (shown instead of the fields)
+  bool has_print_fmt = false;  // false when the file had no `print fmt:` line
+
+  // print_fmt parsed on first use, on whichever thread asks first: a
+  // recording keeps every format of the kernel (thousands with `-e all`)
+  // and a report prints a few of them. Null if it did not parse. Inline:
+  // a report asks once per record.
+  const PrintFmt* printer() const {
+    if (!print_fmt_parsed_.load(std::memory_order_acquire)) parse_print_fmt();
+    return printer_.get();
+  }
+  // Why it did not parse (shown instead of the fields); empty if it did.
+  const std::string& print_fmt_error() const {
+    if (!print_fmt_parsed_.load(std::memory_order_acquire)) parse_print_fmt();
+    return print_fmt_error_;
+  }
 
   const Field* field(std::string_view name) const;
+
+ private:
+  void parse_print_fmt() const;
+  mutable std::atomic<bool> print_fmt_parsed_{false};
+  mutable std::mutex print_fmt_mu_;
+  mutable std::shared_ptr<const PrintFmt> printer_;
+  mutable std::string print_fmt_error_;
 };
 
 // Parses the text of an events/<system>/<name>/format file (or one of the

@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tracebed::Record record;
   record.data = tracebed::Bytes(nul + 1, size - text_size - 1);
   std::string out;
-  if ((*event)->printer) (*event)->printer->format(record, **event, ctx, out);
+  if ((*event)->printer()) (*event)->printer()->format(record, **event, ctx, out);
   tracebed::format_raw_fields(record, **event, ctx, out);
   return 0;
 }

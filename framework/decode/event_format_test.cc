@@ -5,6 +5,8 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -59,7 +61,7 @@ TEST(EventFormat, SchedSwitchFieldsAndFlags) {
   EXPECT_TRUE(state->has(kFieldSigned));
   EXPECT_EQ(ev->field("next_pid")->offset, 56u);
   EXPECT_EQ(ev->print_fmt.substr(0, 17), "\"prev_comm=%s pre");
-  EXPECT_TRUE(ev->printer) << ev->print_fmt_error;
+  EXPECT_TRUE(ev->printer()) << ev->print_fmt_error();
 }
 
 TEST(EventFormat, PointersLongsAndSizeT) {
@@ -218,8 +220,35 @@ TEST(EventFormat, EveryCapturedFormatParses) {
     ASSERT_TRUE(ev);
     EXPECT_GT(ev->fields.size(), ev->common_count);
     // Only dma_free_sgt uses sizeof(u64), which libtraceevent 1.7.1 rejects.
-    EXPECT_EQ(ev->printer == nullptr, std::string(f) == "dma_free_sgt-7.2.format") << ev->print_fmt_error;
+    EXPECT_EQ(ev->printer() == nullptr, std::string(f) == "dma_free_sgt-7.2.format") << ev->print_fmt_error();
   }
+}
+
+// The print fmt is parsed by the first printer() or print_fmt_error() call,
+// and a report may make that call from two threads at once: both must see
+// the one result.
+TEST(EventFormat, PrintFmtParsedOnceByWhicheverThreadAsksFirst) {
+  auto ev = parse("sched_switch-6.1.format", "sched");
+  ASSERT_TRUE(ev);
+  std::vector<const PrintFmt*> seen(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < seen.size(); ++i) threads.emplace_back([&, i] { seen[i] = ev->printer(); });
+  for (auto& t : threads) t.join();
+  ASSERT_NE(seen[0], nullptr) << ev->print_fmt_error();
+  for (const PrintFmt* p : seen) EXPECT_EQ(p, seen[0]);
+  EXPECT_EQ(ev->print_fmt_error(), "");
+
+  auto broken = parse_event_format("name: x\nID: 3\nformat:\n\tfield:int a;\toffset:0;\tsize:4;\tsigned:1;\n\n"
+                                   "print fmt: \"a=%d\", frobnicate(REC->a)",
+                                   "s", "fmt");
+  ASSERT_TRUE(broken.ok()) << "a print fmt that does not parse leaves the event usable";
+  EXPECT_EQ((*broken)->printer(), nullptr);
+  EXPECT_NE((*broken)->print_fmt_error().find("frobnicate"), std::string::npos) << (*broken)->print_fmt_error();
+
+  auto none = parse_event_format("name: x\nID: 3\nformat:\n\tfield:int a;\toffset:0;\tsize:4;\tsigned:1;\n", "s", "fmt");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ((*none)->printer(), nullptr);
+  EXPECT_EQ((*none)->print_fmt_error(), "no `print fmt:` line");
 }
 
 }  // namespace

@@ -2181,7 +2181,7 @@ void format_bprint(const Record& record, const EventFormat& event, const TraceCo
 
 void format_raw_fields(const Record& record, const EventFormat& event, const TraceContext& ctx,
                        std::string& out) {
-  if (auto* impl = dynamic_cast<const PrintFmtImpl*>(event.printer.get())) {
+  if (auto* impl = dynamic_cast<const PrintFmtImpl*>(event.printer())) {
     impl->raw_fields(record, event, ctx, out);
     return;
   }

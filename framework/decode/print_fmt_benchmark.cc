@@ -50,9 +50,9 @@ void BM_PrintFmtRecords(benchmark::State& state, const char* fixture) {
       Record r;
       r.data = Bytes(bytes.data(), bytes.size());
       const EventFormat* ev = ctx.event_of(r.data);
-      if (!ev || !ev->printer) continue;
+      if (!ev || !ev->printer()) continue;
       out.clear();
-      ev->printer->format(r, *ev, ctx, out);
+      ev->printer()->format(r, *ev, ctx, out);
       benchmark::DoNotOptimize(out.data());
     }
   }

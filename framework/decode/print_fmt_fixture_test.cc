@@ -119,8 +119,8 @@ void compare_fixture(const fs::path& dat, bool raw, Tally& tally) {
     out.clear();
     if (raw) {
       format_raw_fields(rec, *ev, ctx, out);
-    } else if (ev->printer) {
-      ev->printer->format(rec, *ev, ctx, out);
+    } else if (ev->printer()) {
+      ev->printer()->format(rec, *ev, ctx, out);
     } else {
       out = "[FAILED TO PARSE]";
       format_raw_fields(rec, *ev, ctx, out);

@@ -111,13 +111,13 @@ class PrintFmtTest : public testing::Test {
     Status st = ctx_.add_event_format(system, testdata(file), file);
     EXPECT_TRUE(st.ok()) << st.error().message;
     const EventFormat& ev = *ctx_.events().back();
-    EXPECT_TRUE(ev.printer) << ev.print_fmt_error;
+    EXPECT_TRUE(ev.printer()) << ev.print_fmt_error();
     return ev;
   }
   std::string print(const EventFormat& ev, RecordBuilder& rb) {
     Record r = rb.record();
     std::string out;
-    if (ev.printer) ev.printer->format(r, ev, ctx_, out);
+    if (ev.printer()) ev.printer()->format(r, ev, ctx_, out);
     return out;
   }
   std::string raw(const EventFormat& ev, RecordBuilder& rb) {
@@ -258,7 +258,7 @@ TEST_F(PrintFmtTest, KernelStackIndexesArrays) {
     for (int b = 0; b < 8; ++b) bytes[ev.field("caller")->offset + 8 * i + b] = static_cast<uint8_t>(callers[i] >> (8 * b));
   r.data = Bytes(bytes.data(), bytes.size());
   std::string out;
-  ev.printer->format(r, ev, ctx_, out);
+  ev.printer()->format(r, ev, ctx_, out);
   EXPECT_EQ(out, "\t=> process_timeout\n\t=> tracing_mark_write\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n\t=> 0x0\n");
 }
 
@@ -339,12 +339,12 @@ class QuirkTest : public PrintFmtTest {
     auto ev = parse_event_format(text, "test", "quirk");
     EXPECT_TRUE(ev.ok());
     if (!ev.ok()) return "<no event>";
-    if (!(*ev)->printer) return "<failed: " + (*ev)->print_fmt_error + ">";
+    if (!(*ev)->printer()) return "<failed: " + (*ev)->print_fmt_error() + ">";
     RecordBuilder rb(**ev);
     rb.set("a", a).set("b", b).text("c", "ABC");
     Record r = rb.record();
     std::string out;
-    (*ev)->printer->format(r, **ev, ctx_, out);
+    (*ev)->printer()->format(r, **ev, ctx_, out);
     return out;
   }
 };
@@ -395,14 +395,14 @@ TEST_F(PrintFmtTest, ParseFailuresKeepTheReason) {
   Status st = ctx_.add_event_format("dma", testdata("dma_free_sgt-7.2.format"), "dma_free_sgt");
   ASSERT_TRUE(st.ok()) << st.error().message;
   const EventFormat& ev = *ctx_.events().back();
-  EXPECT_FALSE(ev.printer);
-  EXPECT_NE(ev.print_fmt_error.find("sizeof"), std::string::npos) << ev.print_fmt_error;
+  EXPECT_FALSE(ev.printer());
+  EXPECT_NE(ev.print_fmt_error().find("sizeof"), std::string::npos) << ev.print_fmt_error();
   auto unknown = parse_event_format(
       "name: y\nID: 2\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
       "\tfield:int a;\toffset:4;\tsize:4;\tsigned:1;\n\nprint fmt: \"%d\", frobnicate(REC->a)\n",
       "test", "unknown");
   ASSERT_TRUE(unknown.ok());
-  EXPECT_NE((*unknown)->print_fmt_error.find("function frobnicate not defined"), std::string::npos);
+  EXPECT_NE((*unknown)->print_fmt_error().find("function frobnicate not defined"), std::string::npos);
   // -R output still works for such events.
   RecordBuilder rb(**unknown);
   rb.set("a", static_cast<uint32_t>(-5));
@@ -419,7 +419,7 @@ TEST_F(PrintFmtTest, DynamicArrays) {
       "__get_dynamic_array_len(d), __print_array(__get_dynamic_array(d), 2, 4)\n",
       "test", "dynamic");
   ASSERT_TRUE(ev.ok());
-  ASSERT_TRUE((*ev)->printer) << (*ev)->print_fmt_error;
+  ASSERT_TRUE((*ev)->printer()) << (*ev)->print_fmt_error();
   RecordBuilder rb(**ev);
   rb.dynamic("d", std::string("\x11\x22\x33\x44\xaa\xbb\xcc\xdd", 8));
   EXPECT_EQ(print(**ev, rb), "8|1144201745 3721182122");
@@ -430,7 +430,7 @@ TEST_F(PrintFmtTest, DynamicArrays) {
       "\tfield:__data_loc u32[] d;\toffset:4;\tsize:4;\tsigned:1;\n\nprint fmt: \"%x\", __get_dynamic_array(d)[1]\n",
       "test", "indexed");
   ASSERT_TRUE(indexed.ok());
-  EXPECT_FALSE((*indexed)->printer);
+  EXPECT_FALSE((*indexed)->printer());
 }
 
 TEST_F(QuirkTest, HostileNestingIsAnErrorNotACrash) {
@@ -475,7 +475,7 @@ TEST_F(PrintFmtTest, PluginHelperFunctions) {
     for (int b = 0; b < 8; ++b) bytes[xen.field("args")->offset + 8 * i + b] = static_cast<uint8_t>(args[i] >> (8 * b));
   r.data = Bytes(bytes.data(), bytes.size());
   std::string out;
-  xen.printer->format(r, xen, ctx_, out);
+  xen.printer()->format(r, xen, ctx_, out);
   EXPECT_EQ(out, "op 13(multicall) args [1, 20, 3, 4, 5, ffff]");
 }
 
@@ -492,7 +492,7 @@ TEST_F(PrintFmtTest, FormatDoesNotAllocatePerRecord) {
   const EventFormat* events[3] = {&waking, &kmalloc, &myopen};
   std::string out;
   out.reserve(4096);
-  for (int i = 0; i < 3; ++i) events[i]->printer->format(records[i], *events[i], ctx_, out);  // warm up
+  for (int i = 0; i < 3; ++i) events[i]->printer()->format(records[i], *events[i], ctx_, out);  // warm up
   long before = g_allocations.load();
   auto probe = std::make_unique<std::string>(100, 'x');  // the counter does count
   ASSERT_GT(g_allocations.load(), before);
@@ -500,7 +500,7 @@ TEST_F(PrintFmtTest, FormatDoesNotAllocatePerRecord) {
   for (int n = 0; n < 1000; ++n) {
     for (int i = 0; i < 3; ++i) {
       out.clear();
-      events[i]->printer->format(records[i], *events[i], ctx_, out);
+      events[i]->printer()->format(records[i], *events[i], ctx_, out);
     }
   }
   EXPECT_EQ(g_allocations.load() - before, 0);

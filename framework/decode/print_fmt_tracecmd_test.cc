@@ -295,8 +295,8 @@ void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcom
     mine.clear();
     if (raw) {
       format_raw_fields(r, ev, ctx, mine);
-    } else if (ev.printer) {
-      ev.printer->format(r, ev, ctx, mine);
+    } else if (ev.printer()) {
+      ev.printer()->format(r, ev, ctx, mine);
     } else {
       mine = "[FAILED TO PARSE]";
       format_raw_fields(r, ev, ctx, mine);

@@ -335,7 +335,7 @@ class Output {
       } else {
         Record record;
         record.data = Bytes(pending.records.data() + d.record_at, d.record_size);
-        d.event->printer->format(record, *d.event, ctx_, out_);
+        d.event->printer()->format(record, *d.event, ctx_, out_);
         // trace-cmd drops one trailing newline of the event's text (the
         // line's head is in out_ already, so it is not empty).
         if (!out_.empty() && out_.back() == '\n') out_.pop_back();
@@ -392,7 +392,7 @@ RecordPrinter::~RecordPrinter() = default;
 
 void RecordPrinter::format_fields(const Record& record, EventStream& stream, std::string& out) {
   if (const EventFormat* event = format_fields_but_print_fmt(record, impl_->ctx.event_of(record.data), stream, out))
-    event->printer->format(record, *event, impl_->ctx, out);
+    event->printer()->format(record, *event, impl_->ctx, out);
 }
 
 const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& record, const EventFormat* event,
@@ -412,7 +412,7 @@ const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& reco
     case Plugins::Outcome::print_fmt_next:
       break;
   }
-  if (event->printer) return event;
+  if (event->printer()) return event;
   // libtraceevent pretty_print on an event whose print fmt did not parse.
   out += "[FAILED TO PARSE]";
   format_raw_fields(record, *event, impl_->ctx, out);
@@ -520,7 +520,7 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
         out.maybe_flush();
         continue;
       }
-      rest->printer->format(record, *rest, ctx, text);
+      rest->printer()->format(record, *rest, ctx, text);
     }
     // trace-cmd drops one trailing newline of the event's text.
     if (text.size() > line_start && text.back() == '\n') text.pop_back();
