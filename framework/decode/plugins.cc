@@ -184,10 +184,16 @@ struct Plugins::State {
     for (size_t off = caller->offset; off + long_size <= record.data.size(); off += long_size) {
       uint64_t addr = load_uint(record.data.data() + off, long_size, ctx.endian);
       if ((long_size == 8 && addr == ~0ull) || static_cast<int32_t>(addr) == -1) break;
-      if (auto func = function_at(ctx, addr))
-        fmt::format_to(std::back_inserter(out), "=> {} ({:x})\n", func->name, addr);
-      else
-        fmt::format_to(std::back_inserter(out), "=> {:x}\n", addr);
+      out += "=> ";
+      if (auto func = function_at(ctx, addr)) {
+        out += func->name;
+        out += " (";
+        append_hex(out, addr);
+        out += ")\n";
+      } else {
+        append_hex(out, addr);
+        out += '\n';
+      }
     }
   }
 
@@ -209,7 +215,9 @@ struct Plugins::State {
     if (!top) { out += '!'; return; }
     auto bottom = field_value(event, "bottom_delta_ts", record, ctx, out, true);
     if (!bottom) { out += '!'; return; }
-    fmt::format_to(std::back_inserter(out), " (count: {}  last_ts: ", static_cast<int64_t>(*count));
+    out += " (count: ";
+    append_int(out, static_cast<int64_t>(*count));
+    out += "  last_ts: ";
     const uint64_t last_ts = record.ts - ((*top << 32) | *bottom);
     if (ns_stamps)
       append_event_time(last_ts, 9, 1, out);
@@ -421,8 +429,11 @@ struct Plugins::State {
 
   static void graph_duration(uint64_t duration, std::string& out) {
     size_t start = out.size();
-    fmt::format_to(std::back_inserter(out), "{}", duration / 1000);
-    if (out.size() - start < 7) fmt::format_to(std::back_inserter(out), ".{:03}", duration % 1000);
+    append_uint(out, duration / 1000);
+    if (out.size() - start < 7) {
+      out += '.';
+      append_uint(out, duration % 1000, 3, '0');
+    }
     size_t len = out.size() - start;
     out += " us ";
     if (len < 7) out.append(7 - len, ' ');
@@ -433,7 +444,7 @@ struct Plugins::State {
     if (auto func = function_at(ctx, addr))
       out += func->name;
     else
-      fmt::format_to(std::back_inserter(out), "{:x}", addr);
+      append_hex(out, addr);
     out += suffix;
   }
 
@@ -450,8 +461,8 @@ struct Plugins::State {
       if (peeked.ok() && *peeked && is_matching_exit(**peeked, pid, *func)) exit = *peeked;
     }
     if (exit) {
-      const Field* rettime = funcgraph_exit->field("rettime");
-      const Field* calltime = funcgraph_exit->field("calltime");
+      const Field* rettime = any_field(*funcgraph_exit, "rettime");
+      const Field* calltime = any_field(*funcgraph_exit, "calltime");
       if (!rettime || !calltime) { out += '!'; return; }
       uint64_t duration = rettime->read_uint(exit->data, ctx.endian) - calltime->read_uint(exit->data, ctx.endian);
       stream.consume_peeked();
@@ -477,7 +488,7 @@ struct Plugins::State {
     if (!type || !common_pid) return false;
     if (type->read_uint(next.data, ctx.endian) != funcgraph_exit->id) return false;
     if (common_pid->read_uint(next.data, ctx.endian) != pid) return false;
-    const Field* exit_func = funcgraph_exit->field("func");
+    const Field* exit_func = any_field(*funcgraph_exit, "func");
     return exit_func && exit_func->read_uint(next.data, ctx.endian) == func;
   }
 

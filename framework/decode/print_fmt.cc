@@ -1220,7 +1220,7 @@ struct Eval {
     std::string& o = out ? *out : sink;
     if (!out) sink.clear();
     if (a->text == "jiffies_to_msecs") {
-      appendf(o, "%lld", static_cast<long long>(v));
+      append_int(o, static_cast<int64_t>(v));
       return v;
     }
     if (a->text == "jbd2_dev_to_name") {
@@ -1369,7 +1369,8 @@ struct Eval {
         }
         if (val) {
           if (printed && a->has_delim) out += a->text;
-          appendf(out, "0x%llx", val);
+          out += "0x";
+          append_hex(out, static_cast<uint64_t>(val));
         }
         return;
       }
@@ -1381,7 +1382,8 @@ struct Eval {
             return;
           }
         }
-        appendf(out, "0x%llx", val);
+        out += "0x";
+        append_hex(out, static_cast<uint64_t>(val));
         return;
       }
       case K::hex:
@@ -1399,7 +1401,7 @@ struct Eval {
         uint64_t len = num(a->right.get());
         for (uint64_t i = 0; i < len && off + i < data.size(); ++i) {
           if (i && a->kind == K::hex) out += ' ';
-          appendf(out, "%02x", data[off + i]);
+          append_hex(out, data[off + i], 2);
         }
         return;
       }
@@ -1420,8 +1422,7 @@ struct Eval {
         for (uint64_t i = 0; i < len; ++i) {
           if (i) out += ' ';
           if (el == 1 || el == 2 || el == 4 || el == 8) {
-            appendf(out, "%llu", static_cast<unsigned long long>(
-                                     off + el <= data.size() ? load_uint(data.data() + off, el, host_endian()) : 0));
+            append_uint(out, off + el <= data.size() ? load_uint(data.data() + off, el, host_endian()) : 0);
           } else {
             appendf(out, "BAD SIZE:%d 0x%x", static_cast<int>(el), static_cast<unsigned>(read_number(off, 1)));
             el = 1;
@@ -1698,8 +1699,11 @@ struct Eval {
         int n = plen;
         if (len < static_cast<uint32_t>(plen)) n = static_cast<int>(len);
         if (n < 1 || off >= data.size()) return;
-        appendf(out, "%02x", data[off]);
-        for (int i = 1; i < n && off + i < data.size(); i++) appendf(out, "%s%02x", delim, data[off + i]);
+        append_hex(out, data[off], 2);
+        for (int i = 1; i < n && off + i < data.size(); i++) {
+          out += delim;
+          append_hex(out, data[off + i], 2);
+        }
         return;
       }
       default:
@@ -2076,7 +2080,7 @@ void field_raw(std::string& out, const Eval& ev, const Field& f, Bytes wide) {
       out += "ARRAY[";
       for (size_t i = 0; i < avail; i++) {
         if (i) out += ", ";
-        appendf(out, "%02x", p[i]);
+        append_hex(out, p[i], 2);
       }
       out += ']';
       f.raw_not_string = true;
@@ -2084,24 +2088,30 @@ void field_raw(std::string& out, const Eval& ev, const Field& f, Bytes wide) {
     return;
   }
   uint64_t val = ev.read_number(f.offset, f.size);
+  // The printf conversions of libtraceevent's print_field_raw, by hand:
+  // `report -R` prints every field of every record this way.
   if (f.has(kFieldPointer)) {
-    appendf(out, "0x%llx", static_cast<unsigned long long>(val));
+    out += "0x";
+    append_hex(out, val);
   } else if (f.has(kFieldSigned)) {
     switch (f.size) {
       case 4:
-        if (f.has(kFieldLong))
-          appendf(out, "0x%x", static_cast<int>(val));
-        else
-          appendf(out, "%d", static_cast<int>(val));
+        if (f.has(kFieldLong)) {
+          out += "0x";
+          append_hex(out, static_cast<uint32_t>(val));  // "%x" of an int
+        } else {
+          append_int(out, static_cast<int32_t>(val));
+        }
         break;
-      case 2: appendf(out, "%2d", static_cast<short>(val)); break;
-      case 1: appendf(out, "%1d", static_cast<char>(val)); break;
-      default: appendf(out, "%lld", static_cast<long long>(val)); break;
+      case 2: append_int(out, static_cast<int16_t>(val), 2); break;
+      case 1: append_int(out, static_cast<int8_t>(val), 1); break;
+      default: append_int(out, static_cast<int64_t>(val)); break;
     }
   } else if (f.has(kFieldLong)) {
-    appendf(out, "0x%llx", static_cast<unsigned long long>(val));
+    out += "0x";
+    append_hex(out, val);
   } else {
-    appendf(out, "%llu", static_cast<unsigned long long>(val));
+    append_uint(out, val);
   }
 }
 
