@@ -280,7 +280,7 @@ struct Segment {
   int arg = -1;        // index of the argument
   int len_arg = -1;    // index of the `*` argument
   int ls = 0;          // length modifier: -2 hh, -1 h, 0, 1 l, 2 ll
-  // digit segments printf would print as "%[0-][width][hh|h|l|ll|z](d|i|u|x|X)":
+  // digit segments printf would print as "%[0-][width][hh|h|l|ll|z|L](d|i|u|x|X|o)":
   // the conversion, printed without snprintf (most fields of most events).
   char fast_conv = 0;
   bool fast_zero = false, fast_left = false;
@@ -300,10 +300,13 @@ void plan_fast_number(Segment& s) {
   if (i < f.size() && (f[i] == 'z' || f[i] == 'Z') && ls == 0) {  // size_t: a long here
     ls = 1;
     ++i;
+  } else if (i < f.size() && f[i] == 'L' && ls == 0) {  // "%Lu" (sched_stat_runtime): glibc reads a long long
+    ls = 2;
+    ++i;
   }
   if (i + 1 != f.size() || width > 64 || ls != s.ls || ls < -2 || ls > 2 || s.len_arg >= 0) return;
   const char conv = f[i];
-  if (conv != 'd' && conv != 'i' && conv != 'u' && conv != 'x' && conv != 'X') return;
+  if (conv != 'd' && conv != 'i' && conv != 'u' && conv != 'x' && conv != 'X' && conv != 'o') return;
   s.fast_conv = conv;
   s.fast_zero = zero && !left;  // printf: '-' overrides '0'
   s.fast_left = left;
@@ -327,6 +330,13 @@ void append_fast_number(std::string& out, const Segment& s, uint64_t val) {
     const uint64_t v = bytes == 8 ? val : val & ((uint64_t{1} << (bytes * 8)) - 1);
     if (s.fast_conv == 'u') {
       p = format_decimal(v, end);
+    } else if (s.fast_conv == 'o') {  // "mode: 0%03o" (open and friends)
+      p = end;
+      uint64_t x = v;
+      do {
+        *--p = static_cast<char>('0' + (x & 7));
+        x >>= 3;
+      } while (x);
     } else {
       const char* digits = s.fast_conv == 'x' ? "0123456789abcdef" : "0123456789ABCDEF";
       p = end;

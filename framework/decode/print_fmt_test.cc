@@ -7,6 +7,7 @@
 #include "framework/decode/print_fmt.h"
 
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <cstdlib>
 #include <fstream>
@@ -133,6 +134,61 @@ class PrintFmtTest : public testing::Test {
   }
   TraceContext ctx_;
 };
+
+// Numbers are printed without snprintf when the conversion is simple
+// enough; glibc's snprintf of the same conversion and value is the oracle.
+TEST_F(PrintFmtTest, NumbersPrintedByHandMatchSnprintf) {
+  struct Case {
+    const char* conv;  // as written in the print fmt
+    const char* type;  // the field's C type
+    int size;
+    bool is_signed;
+  };
+  const Case cases[] = {
+      {"%d", "int", 4, true},         {"%5d", "int", 4, true},       {"%-5d|", "int", 4, true},
+      {"%05d", "int", 4, true},       {"%u", "unsigned int", 4, false}, {"%x", "unsigned int", 4, false},
+      {"%08X", "unsigned int", 4, false}, {"%ld", "long", 8, true}, {"%lu", "unsigned long", 8, false},
+      {"%lld", "s64", 8, true},       {"%llx", "u64", 8, false},     {"%Lu", "u64", 8, false},
+      {"%Ld", "s64", 8, true},        {"%zu", "size_t", 8, false},   {"%hd", "short", 2, true},
+      {"%hhu", "unsigned char", 1, false}, {"%o", "unsigned int", 4, false}, {"%03o", "umode_t", 2, false},
+      {"%lo", "unsigned long", 8, false}, {"%i", "int", 4, true},
+  };
+  const uint64_t values[] = {0, 1, 7, 8, 42, 511, 0x7fffffff, 0x80000000, 0xffffffff, 0x123456789abcdefull,
+                             ~0ull, 0x8000000000000000ull};
+  uint32_t id = 900;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.conv);
+    const std::string format_file = std::string("name: num\nID: ") + std::to_string(++id) +
+                                    "\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+                                    "\tfield:" + c.type + " v;\toffset:8;\tsize:" + std::to_string(c.size) +
+                                    ";\tsigned:" + (c.is_signed ? "1" : "0") + ";\n\nprint fmt: \"" + c.conv +
+                                    "\", REC->v\n";
+    ASSERT_TRUE(ctx_.add_event_format("test", format_file, "num").ok());
+    const EventFormat& ev = *ctx_.events().back();
+    ASSERT_TRUE(ev.printer()) << ev.print_fmt_error();
+    for (uint64_t v : values) {
+      RecordBuilder rb(ev);
+      rb.set("v", v);
+      // What the kernel stored, read back the way C passes it to printf.
+      const uint64_t stored = c.size == 8 ? v : v & ((uint64_t{1} << (8 * c.size)) - 1);
+      char want[64];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+      const std::string conv = c.conv;
+      if (conv.find("hh") != std::string::npos)
+        std::snprintf(want, sizeof want, c.conv, static_cast<unsigned char>(stored));
+      else if (conv.find('h') != std::string::npos)
+        std::snprintf(want, sizeof want, c.conv, static_cast<short>(stored));
+      else if (conv.find('l') != std::string::npos || conv.find('L') != std::string::npos ||
+               conv.find('z') != std::string::npos)
+        std::snprintf(want, sizeof want, c.conv, static_cast<long long>(stored));
+      else
+        std::snprintf(want, sizeof want, c.conv, static_cast<int>(stored));
+#pragma GCC diagnostic pop
+      EXPECT_EQ(print(ev, rb), want) << "value " << v;
+    }
+  }
+}
 
 TEST_F(PrintFmtTest, SchedWakingMatchesReport) {
   const EventFormat& ev = load("sched_waking-6.12.format");
