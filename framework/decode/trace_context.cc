@@ -228,7 +228,9 @@ void parse_kallsyms_part(const char* p, const char* const end, size_t room_for_b
     // per-cpu offsets reported as absolute symbols.
     if (*name == '$' || type == 'A' || type == 'a') return;
     if (!added.empty() && addr < added.back().address) part.runs.push_back(added.size());
-    added.push_back(TraceContext::KSym{addr, name, line_end});
+    // A line of 4 GiB is cut there (its name, if ever printed, with it).
+    const auto line_size = static_cast<uint32_t>(std::min<size_t>(static_cast<size_t>(line_end - name), UINT32_MAX));
+    added.push_back(TraceContext::KSym{addr, name, line_size});
   };
   while (p < end) {
     // sscanf("%16llx %c %n%*s%n%*1[\t][%n%*s%n"): up to 16 hex digits, the
@@ -433,12 +435,13 @@ std::optional<Symbol> TraceContext::search_symbol(uint64_t addr) const {
     uint64_t next = mid + 1 < kallsyms_.size() ? kallsyms_[mid + 1].address : 0;
     if (addr == s.address || (addr > s.address && addr < next)) {
       const char* i = s.name;
-      while (i < s.line_end && !c_space(*i)) ++i;
+      const char* const line_end = s.line_end();
+      while (i < line_end && !c_space(*i)) ++i;
       const std::string_view name(s.name, static_cast<size_t>(i - s.name));
       std::string_view module;
-      if (i + 1 < s.line_end && i[0] == '\t' && i[1] == '[') {
+      if (i + 1 < line_end && i[0] == '\t' && i[1] == '[') {
         const char* m = i + 2;
-        while (m < s.line_end && !c_space(*m)) ++m;
+        while (m < line_end && !c_space(*m)) ++m;
         module = std::string_view(i + 2, static_cast<size_t>(m - (i + 2)));
         if (!module.empty() && module.back() == ']') module.remove_suffix(1);  // "the extra ']'"
       }
@@ -455,7 +458,7 @@ std::optional<Symbol> TraceContext::search_symbol(uint64_t addr) const {
 std::optional<uint64_t> TraceContext::symbol_address(std::string_view name) const {
   ensure_kallsyms();
   for (const KSym& s : kallsyms_) {
-    const size_t left = static_cast<size_t>(s.line_end - s.name);
+    const size_t left = s.line_size;
     if (left >= name.size() && std::memcmp(s.name, name.data(), name.size()) == 0 &&
         (left == name.size() || c_space(s.name[name.size()])))
       return s.address;

@@ -128,13 +128,18 @@ class TraceContext {
   const EventFormat* event_of_any_layout(Bytes record) const;
 
  public:
-  // A symbol as a view into its kallsyms line: 24 bytes and no allocation
-  // per symbol. The name's end and the module are found when it is looked up.
-  struct KSym {
+  // A symbol as a view into its kallsyms line, with no allocation per
+  // symbol. The name's end and the module are found when it is looked up.
+  // Packed to 20 bytes: a kernel's ~90k symbols then fill one 2 MiB huge
+  // page, where at 24 bytes they took two, and zeroing the second was ~4%
+  // of a function-tracing report.
+  struct [[gnu::packed]] KSym {
     uint64_t address;
     const char* name;
-    const char* line_end;
+    uint32_t line_size;  // from the name to the end of its line
+    const char* line_end() const { return name + line_size; }
   };
+  static_assert(sizeof(KSym) == 20);
   // A whole kernel's symbols are megabytes, filled once: huge pages.
   using KSyms = std::vector<KSym, HugePageAllocator<KSym>>;
 
