@@ -8,15 +8,43 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "framework/base/result.h"
 
 namespace tracebed {
 
 using Bytes = std::span<const uint8_t>;
+
+// An allocator whose resize() leaves new elements uninitialised, for
+// buffers a read or a decompression overwrites at once: zeroing megabytes
+// of metadata first was a tenth of a small report.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) {}
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+
+// Bytes about to be filled by a read or a decompression.
+using ByteBuffer = std::vector<uint8_t, UninitializedAllocator<uint8_t>>;
 
 enum class Endian : uint8_t { little, big };
 

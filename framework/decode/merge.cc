@@ -180,8 +180,8 @@ struct ChunkRead {
 // (grown as needed), checking it lies inside the CPU's data. `last`: the
 // CPU's last chunk, which may hold a partial sub-buffer.
 Result<ChunkRead> read_chunk(const DataFile& file, Decompressor& codec, Endian endian, const CpuSpan& span,
-                             uint64_t at, uint32_t index, uint32_t page_size, bool last, std::vector<uint8_t>& zbuf,
-                             std::vector<uint8_t>& out) {
+                             uint64_t at, uint32_t index, uint32_t page_size, bool last, ByteBuffer& zbuf,
+                             ByteBuffer& out) {
   uint8_t h[8];
   const std::string what = fmt::format("cpu {} chunk {}", span.cpu, index);
   TRACEBED_TRY(file.read(at, std::span<uint8_t>(h, 8), what));
@@ -215,7 +215,7 @@ class ChunkPrefetcher {
     uint64_t at = 0;
     uint32_t index = 0, page_size = 0;
     bool last = false;
-    std::vector<uint8_t> out;        // the decompressed chunk
+    ByteBuffer out;                // the decompressed chunk
     std::optional<Result<ChunkRead>> result;  // set when done
   };
 
@@ -248,7 +248,7 @@ class ChunkPrefetcher {
  private:
   void run() {
     Decompressor codec(codec_);
-    std::vector<uint8_t> zbuf;
+    ByteBuffer zbuf;
     std::unique_lock lock(mu_);
     for (;;) {
       wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
@@ -341,7 +341,7 @@ class CpuCursor {
 
  private:
   struct Block {
-    std::vector<uint8_t> bytes;
+    ByteBuffer bytes;
     size_t len = 0;
     uint64_t base = 0;  // offset of bytes[0]: in the file, or in the CPU's uncompressed data
   };
@@ -482,7 +482,7 @@ class CpuCursor {
   uint64_t chunk_offset_ = 0;
   uint32_t chunk_index_ = 0;   // next chunk to load
   uint32_t loaded_chunk_ = 0;  // the chunk the current page came from
-  std::vector<uint8_t> zbuf_;
+  ByteBuffer zbuf_;
 };
 
 // ---------------------------------------------------------------------------

@@ -56,7 +56,7 @@ class CommStore {
 // `mapped` (a read-only mapping of the file: megabytes of text are then
 // neither zeroed nor copied).
 struct KallsymsText {
-  std::vector<uint8_t> storage;
+  ByteBuffer storage;
   std::shared_ptr<const uint8_t> mapped;
   size_t offset = 0, size = 0;
 };

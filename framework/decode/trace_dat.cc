@@ -114,7 +114,7 @@ class FileCursor {
   const DataFile& file_;
   uint64_t pos_;
   Endian endian_;
-  std::vector<uint8_t> buf_;
+  ByteBuffer buf_;
 };
 
 // ---------------------------------------------------------------------------
@@ -469,7 +469,7 @@ class TraceDatImpl final : public TraceDat {
   Status read_v6_options(FileCursor& c, Options& into);
   Status read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector<CpuSpan>& out);
   // `body` false: only the header (and a compressed block's header) is checked.
-  Result<std::vector<uint8_t>> read_section(uint64_t offset, uint16_t want_id, uint16_t* flags, uint64_t* data_offset,
+  Result<ByteBuffer> read_section(uint64_t offset, uint16_t want_id, uint16_t* flags, uint64_t* data_offset,
                                             bool body = true);
   Status defer_v6_kallsyms(FileCursor& c);
   Status defer_v7_kallsyms();
@@ -655,7 +655,7 @@ Status TraceDatImpl::read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector
   return {};
 }
 
-Result<std::vector<uint8_t>> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id, uint16_t* flags_out,
+Result<ByteBuffer> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id, uint16_t* flags_out,
                                                          uint64_t* data_offset, bool body) {
   uint8_t h[16];
   TRACEBED_TRY(file_->read(offset, std::span<uint8_t>(h, 16), fmt::format("section {} header", want_id)));
@@ -672,8 +672,8 @@ Result<std::vector<uint8_t>> TraceDatImpl::read_section(uint64_t offset, uint16_
   if (!(flags & kSectionCompressed)) {
     if (size > kMaxMetadataBytes)
       return error_at(offset, fmt::format("section {} size {} is implausible", id, size));
-    if (!body) return std::vector<uint8_t>();
-    std::vector<uint8_t> out(size);
+    if (!body) return ByteBuffer();
+    ByteBuffer out(size);
     TRACEBED_TRY(file_->read(data, out, fmt::format("section {}", id)));
     return out;
   }
@@ -688,10 +688,10 @@ Result<std::vector<uint8_t>> TraceDatImpl::read_section(uint64_t offset, uint16_
     return error_at(data, fmt::format("section {} compressed size {} exceeds the section's {} bytes", id, zsize, size));
   if (usize > kMaxMetadataBytes)
     return error_at(data, fmt::format("section {} uncompressed size {} is implausible", id, usize));
-  if (!body) return std::vector<uint8_t>();
-  std::vector<uint8_t> z(zsize);
+  if (!body) return ByteBuffer();
+  ByteBuffer z(zsize);
   TRACEBED_TRY(file_->read(data + 8, z, fmt::format("section {}", id)));
-  std::vector<uint8_t> out(usize);
+  ByteBuffer out(usize);
   TRACEBED_TRY(decompress(codec_, z, out, fmt::format("offset {:#x}: section {}", data, id)));
   return out;
 }
@@ -758,7 +758,7 @@ Status TraceDatImpl::read_v7(uint64_t options_offset) {
       return error_at(next, "options sections form a loop");
     uint16_t flags = 0;
     uint64_t data_at = 0;
-    TRACEBED_ASSIGN_OR_RETURN(std::vector<uint8_t> sec, read_section(next, kOptDone, &flags, &data_at));
+    TRACEBED_ASSIGN_OR_RETURN(ByteBuffer sec, read_section(next, kOptDone, &flags, &data_at));
     const bool packed = flags & kSectionCompressed;
     ByteReader r(sec, ctx_.endian, packed ? 0 : data_at);
     opts_.done = false;
@@ -786,7 +786,7 @@ Status TraceDatImpl::read_v7(uint64_t options_offset) {
     if (it == opts_.sections.end()) return {};
     uint16_t flags = 0;
     uint64_t data_at = 0;
-    TRACEBED_ASSIGN_OR_RETURN(std::vector<uint8_t> sec, read_section(it->second, id, &flags, &data_at));
+    TRACEBED_ASSIGN_OR_RETURN(ByteBuffer sec, read_section(it->second, id, &flags, &data_at));
     const bool packed = flags & kSectionCompressed;
     ByteReader r(sec, ctx_.endian, packed ? 0 : data_at);
     Status st = body(r, s);
