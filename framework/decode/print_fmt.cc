@@ -1179,6 +1179,18 @@ void append_str(std::string& out, const std::string& format, int len_arg, const 
     out.append(s, n);
     return;
   }
+  // "%Ns" and "%-Ns" (osnoise and timerlat events): padded by hand.
+  const bool left = format.size() > 2 && format[1] == '-';
+  size_t width = 0, i = left ? 2 : 1;
+  for (; i < format.size() && format[i] >= '0' && format[i] <= '9' && width < 4096; ++i)
+    width = width * 10 + static_cast<size_t>(format[i] - '0');
+  if (i + 1 == format.size() && format[i] == 's' && i > (left ? 2u : 1u) && format[1] != '0') {
+    const size_t pad = width > n ? width - n : 0;
+    if (!left) out.append(pad, ' ');
+    out.append(s, n);
+    if (left) out.append(pad, ' ');
+    return;
+  }
   thread_local std::string scratch;
   scratch.assign(s, n);
   if (takes_star(format))

@@ -190,6 +190,31 @@ TEST_F(PrintFmtTest, NumbersPrintedByHandMatchSnprintf) {
   }
 }
 
+// Strings in "%Ns" and "%-Ns" are padded by hand; snprintf is the oracle.
+TEST_F(PrintFmtTest, PaddedStringsMatchSnprintf) {
+  uint32_t id = 950;
+  for (const char* conv : {"%s", "%8s", "%-8s", "%3s", "%-3s", "%16s", "%.3s", "%-8.2s", "%08s", "%1s"}) {
+    SCOPED_TRACE(conv);
+    const std::string format_file = std::string("name: str\nID: ") + std::to_string(++id) +
+                                    "\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+                                    "\tfield:char name[16];\toffset:8;\tsize:16;\tsigned:0;\n\nprint fmt: \"<" + conv +
+                                    ">\", REC->name\n";
+    ASSERT_TRUE(ctx_.add_event_format("test", format_file, "str").ok());
+    const EventFormat& ev = *ctx_.events().back();
+    ASSERT_TRUE(ev.printer()) << ev.print_fmt_error();
+    for (const char* text : {"", "a", "kworker", "exactly8", "fifteen-chars-x"}) {
+      RecordBuilder rb(ev);
+      rb.text("name", text);
+      char want[64];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+      std::snprintf(want, sizeof want, (std::string("<") + conv + ">").c_str(), text);
+#pragma GCC diagnostic pop
+      EXPECT_EQ(print(ev, rb), want) << "text \"" << text << "\"";
+    }
+  }
+}
+
 TEST_F(PrintFmtTest, SchedWakingMatchesReport) {
   const EventFormat& ev = load("sched_waking-6.12.format");
   RecordBuilder rb(ev);
