@@ -42,6 +42,45 @@ void write_task_state(uint64_t state, std::string& out) {
   if (!found) out += 'R';
 }
 
+// plugin_futex's operations: after "op=NAME", each argument printed or
+// not, in decimal or as "0x%08x" (its formats, printed by hand).
+struct FutexArg {
+  const char* label = nullptr;  // null: not printed
+  bool hex = false;
+};
+constexpr FutexArg futex_dec(const char* label) { return {label, false}; }
+constexpr FutexArg futex_hex(const char* label) { return {label, true}; }
+struct FutexOp {
+  std::string_view name;
+  FutexArg val, utime, uaddr2, val3;
+};
+constexpr FutexOp kFutexOps[] = {
+    {"FUTEX_WAIT", futex_hex(" val="), futex_hex(" utime="), {}, {}},
+    {"FUTEX_WAKE", futex_dec(" val="), {}, {}, {}},
+    {"FUTEX_FD", futex_dec(" val="), {}, {}, {}},
+    {"FUTEX_REQUEUE", futex_dec(" val="), futex_dec(" val2="), futex_hex(" uaddr2="), {}},
+    {"FUTEX_CMP_REQUEUE", futex_dec(" val="), futex_dec(" val2="), futex_hex(" uaddr2="), futex_hex(" val3=")},
+    {"FUTEX_WAKE_OP", futex_dec(" val="), futex_dec(" val2="), futex_hex(" uaddr2="), futex_hex(" val3=")},
+    {"FUTEX_LOCK_PI", {}, futex_hex(" utime="), {}, {}},
+    {"FUTEX_UNLOCK_PI", {}, {}, {}, {}},
+    {"FUTEX_TRYLOCK_PI", {}, {}, {}, {}},
+    {"FUTEX_WAIT_BITSET", futex_hex(" val="), futex_hex(" utime="), {}, futex_hex(" val3=")},
+    {"FUTEX_WAKE_BITSET", futex_dec(" val="), {}, {}, futex_hex(" val3=")},
+    {"FUTEX_WAIT_REQUEUE_PI", futex_hex(" val="), futex_hex(" utime="), futex_hex(" uaddr2="), futex_hex(" val3=")},
+    {"FUTEX_CMP_REQUEUE_PI", futex_dec(" val="), futex_dec(" val2="), futex_hex(" uaddr2="), futex_hex(" val3=")},
+};
+
+void put_futex_arg(const FutexArg& arg, uint64_t v, std::string& out) {
+  if (!arg.label) return;
+  out += arg.label;
+  if (arg.hex) {
+    out += "0x";
+    append_hex(out, v, 8);
+  } else {
+    append_uint(out, v);
+  }
+}
+
 }  // namespace
 
 void append_event_time(uint64_t ts, int precision, uint64_t divisor, std::string& out) {
@@ -350,7 +389,7 @@ struct Plugins::State {
   bool tlb_flush(const Record& record, const EventFormat& event, std::string& out) {
     out += "pages=";
     if (const Field* pages = any_field(event, "pages"))
-      fmt::format_to(std::back_inserter(out), "{}", static_cast<int64_t>(pages->read_uint(record.data, ctx.endian)));
+      append_int(out, static_cast<int64_t>(pages->read_uint(record.data, ctx.endian)));
     else
       out += "CAN'T FIND FIELD \"pages\"";
     auto reason = field_value(event, "reason", record, ctx, out, true);
@@ -359,7 +398,9 @@ struct Plugins::State {
     static constexpr std::string_view kReasons[] = {"flush on task switch", "remote shootdown", "local shootdown",
                                                     "local mm shootdown"};
     if (*reason < std::size(kReasons)) out += kReasons[*reason];
-    fmt::format_to(std::back_inserter(out), " ({})", static_cast<int64_t>(*reason));
+    out += " (";
+    append_int(out, static_cast<int64_t>(*reason));
+    out += ')';
     return true;
   }
 
@@ -374,41 +415,19 @@ struct Plugins::State {
       args[i] = *value;
     }
     const auto [uaddr, op, val, utime, uaddr2, val3] = std::tuple(args[0], args[1], args[2], args[3], args[4], args[5]);
-    struct FutexOp {
-      std::string_view name;
-      const char *val, *utime, *uaddr2, *val3;  // fmt formats, null = not printed
-    };
-    static constexpr FutexOp kOps[] = {
-        {"FUTEX_WAIT", " val=0x{:08x}", " utime=0x{:08x}", nullptr, nullptr},
-        {"FUTEX_WAKE", " val={}", nullptr, nullptr, nullptr},
-        {"FUTEX_FD", " val={}", nullptr, nullptr, nullptr},
-        {"FUTEX_REQUEUE", " val={}", " val2={}", " uaddr2=0x{:08x}", nullptr},
-        {"FUTEX_CMP_REQUEUE", " val={}", " val2={}", " uaddr2=0x{:08x}", " val3=0x{:08x}"},
-        {"FUTEX_WAKE_OP", " val={}", " val2={}", " uaddr2=0x{:08x}", " val3=0x{:08x}"},
-        {"FUTEX_LOCK_PI", nullptr, " utime=0x{:08x}", nullptr, nullptr},
-        {"FUTEX_UNLOCK_PI", nullptr, nullptr, nullptr, nullptr},
-        {"FUTEX_TRYLOCK_PI", nullptr, nullptr, nullptr, nullptr},
-        {"FUTEX_WAIT_BITSET", " val=0x{:08x}", " utime=0x{:08x}", nullptr, " val3=0x{:08x}"},
-        {"FUTEX_WAKE_BITSET", " val={}", nullptr, nullptr, " val3=0x{:08x}"},
-        {"FUTEX_WAIT_REQUEUE_PI", " val=0x{:08x}", " utime=0x{:08x}", " uaddr2=0x{:08x}", " val3=0x{:08x}"},
-        {"FUTEX_CMP_REQUEUE_PI", " val={}", " val2={}", " uaddr2=0x{:08x}", " val3=0x{:08x}"},
-    };
     constexpr uint64_t kPrivate = 128, kClockRealtime = 256;  // include/uapi/linux/futex.h
     uint64_t cmd = op & ~(kPrivate | kClockRealtime);
-    if (cmd >= std::size(kOps)) return false;
-    const FutexOp& fop = kOps[cmd];
+    if (cmd >= std::size(kFutexOps)) return false;
+    const FutexOp& fop = kFutexOps[cmd];
     out += "op=";
     out += fop.name;
     if (op & kPrivate) out += "|FUTEX_PRIVATE_FLAG";
     if (op & kClockRealtime) out += "|FUTEX_CLOCK_REALTIME";
-    fmt::format_to(std::back_inserter(out), " uaddr=0x{:08x}", uaddr);
-    auto put = [&](const char* format, uint64_t v) {
-      if (format) fmt::format_to(std::back_inserter(out), fmt::runtime(format), v);
-    };
-    put(fop.val, val);
-    put(fop.utime, utime);
-    put(fop.uaddr2, uaddr2);
-    put(fop.val3, val3);
+    put_futex_arg(futex_hex(" uaddr="), uaddr, out);
+    put_futex_arg(fop.val, val, out);
+    put_futex_arg(fop.utime, utime, out);
+    put_futex_arg(fop.uaddr2, uaddr2, out);
+    put_futex_arg(fop.val3, val3, out);
     return true;
   }
 
