@@ -19,6 +19,8 @@
 
 #include "framework/decode/page_writer.h"
 #include "framework/decode/print_fmt.h"
+#include "framework/decode/report.h"
+#include "framework/decode/trace_dat.h"
 #include "framework/decode/trace_context.h"
 #include "framework/decode/trace_dat_writer.h"
 
@@ -356,6 +358,117 @@ void compare_all(bool raw) {
   testing::Test::RecordProperty("records", records);
   EXPECT_GT(events, 1000);
   EXPECT_TRUE(diffs.empty()) << diffs;
+}
+
+// The events trace-cmd prints through a plugin, and we through ours: random
+// records of each (with the futex operations and TLB flush reasons the
+// plugins name), a whole `tracebed report` against `trace-cmd report` of the
+// same file.
+void compare_plugins(const char* fixture, uint64_t seed) {
+  const fs::path dat = fs::path(TRACEBED_SOURCE_DIR) / "fixtures/recorded" / fixture;
+  if (!fs::exists(dat)) GTEST_SKIP() << "no fixture " << fixture;
+  auto contents = read_trace_dat_contents_file(dat.string());
+  ASSERT_TRUE(contents.ok()) << contents.error().message;
+  TraceContext ctx;
+  ctx.endian = contents->endian;
+  auto hp = parse_header_page(contents->header_page, "header_page");
+  ASSERT_TRUE(hp.ok()) << hp.error().message;
+  ctx.long_size = hp->commit_size;
+  for (const auto& sys : contents->systems)
+    for (const auto& text : sys.formats) ASSERT_TRUE(ctx.add_event_format(sys.name, text, sys.name).ok());
+  for (const auto& text : contents->ftrace_formats) ASSERT_TRUE(ctx.add_event_format("ftrace", text, "ftrace").ok());
+  std::vector<uint64_t> text_addrs;
+  for (size_t pos = 0; pos < contents->kallsyms.size() && text_addrs.size() < 4096;) {
+    const size_t nl = contents->kallsyms.find('\n', pos);
+    const std::string line = contents->kallsyms.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? contents->kallsyms.size() : nl + 1;
+    if (line.size() > 19 && (line[17] == 't' || line[17] == 'T'))
+      text_addrs.push_back(std::stoull(line.substr(0, 16), nullptr, 16));
+  }
+
+  const std::set<std::string> kOurs = {"sched_switch", "sched_wakeup", "sched_wakeup_new", "kmalloc",
+                                       "kmalloc_node", "kfree", "kmem_cache_alloc", "kmem_cache_alloc_node",
+                                       "kmem_cache_free", "hrtimer_start", "hrtimer_expire_entry",
+                                       "sys_enter_futex", "tlb_flush"};
+  RecordMaker maker(seed, text_addrs);
+  std::mt19937_64 rng(seed);
+  SubBufferLayout layout;
+  layout.endian = contents->endian;
+  layout.commit_size = hp->commit_size;
+  layout.size = contents->page_size;
+  CpuBufferWriter cpu(layout);
+  uint64_t ts = 1000000000;
+  std::set<std::string> used;
+  for (const auto& ev : ctx.events()) {
+    if (!kOurs.count(ev->name)) continue;
+    used.insert(ev->name);
+    for (int n = 0; n < 64; ++n) {
+      std::vector<uint8_t> rec = maker.make(*ev);
+      auto set = [&](const char* name, uint64_t v) {
+        if (const Field* f = ev->field(name))
+          for (uint32_t i = 0; i < f->size && i < 8; ++i) rec[f->offset + i] = static_cast<uint8_t>(v >> (8 * i));
+      };
+      // Every operation the plugin knows, with and without its two flags,
+      // and a few it does not.
+      if (ev->name == "sys_enter_futex") set("op", (n % 14) | (n / 14 % 2 ? 128 : 0) | (n / 28 % 2 ? 256 : 0));
+      if (ev->name == "tlb_flush") set("reason", n % 6);
+      if (rec.size() > layout.capacity() - 8) continue;
+      ts += 1000 + rng() % 1000;
+      ASSERT_TRUE(cpu.add(ts, Bytes(rec.data(), rec.size())).ok());
+    }
+  }
+  ASSERT_TRUE(used.count("sys_enter_futex") && used.count("tlb_flush")) << fixture << " lacks the plugin events";
+  TraceDatContents out = *contents;
+  out.cpu_count = 1;
+  out.buffers.clear();
+  TraceDatBufferData top;
+  top.cpus.push_back(TraceDatCpuData{0, cpu.finish()});
+  out.buffers.push_back(std::move(top));
+  std::vector<TraceDatOption> kept;
+  for (const auto& o : out.options)
+    if (o.id != static_cast<uint16_t>(TraceDatOptionId::cpustat)) kept.push_back(o);
+  out.options = std::move(kept);
+  const fs::path file =
+      fs::path(testing::TempDir()) / ("plugins_" + dat.stem().string() + "_" + std::to_string(getpid()) + ".dat");
+  TraceDatWriteOptions wo;
+  wo.version = 7;
+  ASSERT_TRUE(write_trace_dat_file(file.string(), out, wo).ok());
+
+  int status = 0;
+  const std::string theirs = run("trace-cmd report -i '" + file.string() + "' 2>/dev/null", &status);
+  auto trace = TraceDat::open(file.string());
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  std::FILE* sink = std::tmpfile();
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(write_report(**trace, ReportOptions{}, sink).ok());
+  std::string mine(static_cast<size_t>(std::ftell(sink)), '\0');
+  std::rewind(sink);
+  ASSERT_EQ(std::fread(mine.data(), 1, mine.size(), sink), mine.size());
+  std::fclose(sink);
+  fs::remove(file);
+  ASSERT_EQ(status, 0) << "trace-cmd report failed";
+  // The first line that differs, with the one before it.
+  size_t line = 0, pos = 0;
+  while (pos < theirs.size() && pos < mine.size()) {
+    const size_t a = theirs.find('\n', pos), b = mine.find('\n', pos);
+    if (a != b || theirs.compare(pos, a - pos, mine, pos, b - pos) != 0) {
+      ADD_FAILURE() << fixture << " line " << line + 1 << "\n  trace-cmd: " << theirs.substr(pos, a - pos)
+                    << "\n  tracebed:  " << mine.substr(pos, b - pos);
+      return;
+    }
+    pos = a == std::string::npos ? theirs.size() : a + 1;
+    ++line;
+  }
+  EXPECT_EQ(theirs.size(), mine.size()) << "one report is a prefix of the other, after " << line << " lines";
+  EXPECT_GT(line, 500u);
+}
+
+TEST(PluginsVsTraceCmd, RandomRecordsOfEveryPluginEvent) {
+  if (!have_trace_cmd()) GTEST_SKIP() << "needs trace-cmd: not found in PATH";
+  for (const char* fixture : {"s6-k5.10-v7zstd-all.dat", "s11-k6.12-v7zstd-all.dat", "s20-k7.3-v7zstd-all.dat"}) {
+    SCOPED_TRACE(fixture);
+    compare_plugins(fixture, 7);
+  }
 }
 
 TEST(PrintFmtVsTraceCmd, RandomRecordsOfEveryFixtureFormat) { compare_all(false); }
