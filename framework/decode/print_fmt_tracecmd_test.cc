@@ -180,34 +180,70 @@ struct Outcome {
   std::map<std::string, std::pair<std::string, std::string>> first;
 };
 
+// A fixture's metadata, its formats registered in `ctx`, the printk formats
+// RecordMaker's bprint records use added, and the first kernel text
+// addresses of its kallsyms (for pointer fields).
+struct LoadedFixture {
+  TraceDatContents contents;
+  HeaderPage header;
+  TraceContext ctx;
+  std::vector<uint64_t> text_addrs;
+};
+void load_fixture(const fs::path& dat, LoadedFixture& into) {
+  TraceDatContents& contents = into.contents;
+  HeaderPage& hp = into.header;
+  TraceContext& ctx = into.ctx;
+  std::vector<uint64_t>& text_addrs = into.text_addrs;
+  auto read = read_trace_dat_contents_file(dat.string());
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  contents = std::move(read).value();
+  ctx.endian = contents.endian;
+  auto header = parse_header_page(contents.header_page, "header_page");
+  ASSERT_TRUE(header.ok()) << header.error().message;
+  hp = *header;
+  ctx.long_size = hp.commit_size;
+  ctx.parse_kallsyms(contents.kallsyms);
+  for (size_t i = 0; i < std::size(RecordMaker::kPrintk); ++i)
+    contents.printk_formats += fmt::format("0x{:x} : \"{}\"\n", RecordMaker::kPrintkBase + i, RecordMaker::kPrintk[i]);
+  ctx.parse_printk_formats(contents.printk_formats);
+  for (const auto& sys : contents.systems)
+    for (const auto& text : sys.formats) ASSERT_TRUE(ctx.add_event_format(sys.name, text, sys.name).ok());
+  for (const auto& text : contents.ftrace_formats) ASSERT_TRUE(ctx.add_event_format("ftrace", text, "ftrace").ok());
+  const std::string& ks = contents.kallsyms;
+  for (size_t pos = 0; pos < ks.size() && text_addrs.size() < 4096;) {
+    size_t nl = ks.find('\n', pos);
+    std::string line = ks.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? ks.size() : nl + 1;
+    if (line.size() > 19 && (line[17] == 't' || line[17] == 'T')) text_addrs.push_back(std::stoull(line.substr(0, 16), nullptr, 16));
+  }
+}
+
+// The fixture's metadata with one CPU of `cpu`'s sub-buffers, as a v7 file.
+void write_one_cpu_file(const TraceDatContents& contents, CpuBufferWriter& cpu, const fs::path& file) {
+  TraceDatContents out = contents;
+  out.cpu_count = 1;
+  out.buffers.clear();
+  TraceDatBufferData top;
+  top.cpus.push_back(TraceDatCpuData{0, cpu.finish()});
+  out.buffers.push_back(std::move(top));
+  std::vector<TraceDatOption> kept;
+  for (const auto& o : out.options)  // per-CPU stats of the original would not fit
+    if (o.id != static_cast<uint16_t>(TraceDatOptionId::cpustat)) kept.push_back(o);
+  out.options = std::move(kept);
+  TraceDatWriteOptions wo;
+  wo.version = 7;
+  ASSERT_TRUE(write_trace_dat_file(file.string(), out, wo).ok());
+}
+
 // `raw`: compare `trace-cmd report -R` with format_raw_fields instead.
 void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcome) {
-  auto contents = read_trace_dat_contents_file(dat.string());
-  ASSERT_TRUE(contents.ok()) << contents.error().message;
-  TraceContext ctx;
-  ctx.endian = contents->endian;
-  auto hp = parse_header_page(contents->header_page, "header_page");
-  ASSERT_TRUE(hp.ok()) << hp.error().message;
-  ctx.long_size = hp->commit_size;
-  ctx.parse_kallsyms(contents->kallsyms);
-  for (size_t i = 0; i < std::size(RecordMaker::kPrintk); ++i)
-    contents->printk_formats += fmt::format("0x{:x} : \"{}\"\n", RecordMaker::kPrintkBase + i, RecordMaker::kPrintk[i]);
-  ctx.parse_printk_formats(contents->printk_formats);
-  for (const auto& sys : contents->systems)
-    for (const auto& text : sys.formats) ASSERT_TRUE(ctx.add_event_format(sys.name, text, sys.name).ok());
-  for (const auto& text : contents->ftrace_formats) ASSERT_TRUE(ctx.add_event_format("ftrace", text, "ftrace").ok());
-
-  std::vector<uint64_t> text_addrs;
-  {
-    size_t pos = 0;
-    const std::string& ks = contents->kallsyms;
-    while (pos < ks.size() && text_addrs.size() < 4096) {
-      size_t nl = ks.find('\n', pos);
-      std::string line = ks.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-      pos = nl == std::string::npos ? ks.size() : nl + 1;
-      if (line.size() > 19 && (line[17] == 't' || line[17] == 'T')) text_addrs.push_back(std::stoull(line.substr(0, 16), nullptr, 16));
-    }
-  }
+  LoadedFixture fixture;
+  load_fixture(dat, fixture);
+  if (testing::Test::HasFatalFailure()) return;
+  const TraceDatContents& contents = fixture.contents;
+  const HeaderPage& header = fixture.header;
+  const TraceContext& ctx = fixture.ctx;
+  const std::vector<uint64_t>& text_addrs = fixture.text_addrs;
 
   // libtraceevent can crash on values a print fmt does not expect (a
   // division by a zero field, as in thermal_power_devfreq_get_power). When
@@ -224,9 +260,9 @@ void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcom
     chunks.clear();
     RecordMaker maker(seed, text_addrs);
     SubBufferLayout layout;
-    layout.endian = contents->endian;
-    layout.commit_size = hp->commit_size;
-    layout.size = contents->page_size;
+    layout.endian = contents.endian;
+    layout.commit_size = header.commit_size;
+    layout.size = contents.page_size;
     CpuBufferWriter cpu(layout);
     uint64_t ts = 1000000000;  // 1 s; one record per microsecond
     for (const auto& ev : ctx.events()) {
@@ -243,22 +279,11 @@ void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcom
       }
     }
     ASSERT_FALSE(records.empty());
-    TraceDatContents out = *contents;
-    out.cpu_count = 1;
-    out.buffers.clear();
-    TraceDatBufferData top;
-    top.cpus.push_back(TraceDatCpuData{0, cpu.finish()});
-    out.buffers.push_back(std::move(top));
-    std::vector<TraceDatOption> kept;
-    for (const auto& o : out.options)  // per-CPU stats of the original would not fit
-      if (o.id != static_cast<uint16_t>(TraceDatOptionId::cpustat)) kept.push_back(o);
-    out.options = std::move(kept);
     // Unique per process and view: CTest runs the raw and the formatted test at once.
     fs::path file = fs::path(testing::TempDir()) / ("print_fmt_" + dat.stem().string() + (raw ? "_raw_" : "_") +
                                                      std::to_string(getpid()) + ".dat");
-    TraceDatWriteOptions wo;
-    wo.version = 7;
-    ASSERT_TRUE(write_trace_dat_file(file.string(), out, wo).ok());
+    write_one_cpu_file(contents, cpu, file);
+    if (testing::Test::HasFatalFailure()) return;
 
     int status = 0;
     std::string report = run(line_buffered + "trace-cmd report " + (raw ? "-R " : "") + "-i '" + file.string() +
@@ -367,35 +392,22 @@ void compare_all(bool raw) {
 void compare_plugins(const char* fixture, uint64_t seed) {
   const fs::path dat = fs::path(TRACEBED_SOURCE_DIR) / "fixtures/recorded" / fixture;
   if (!fs::exists(dat)) GTEST_SKIP() << "no fixture " << fixture;
-  auto contents = read_trace_dat_contents_file(dat.string());
-  ASSERT_TRUE(contents.ok()) << contents.error().message;
-  TraceContext ctx;
-  ctx.endian = contents->endian;
-  auto hp = parse_header_page(contents->header_page, "header_page");
-  ASSERT_TRUE(hp.ok()) << hp.error().message;
-  ctx.long_size = hp->commit_size;
-  for (const auto& sys : contents->systems)
-    for (const auto& text : sys.formats) ASSERT_TRUE(ctx.add_event_format(sys.name, text, sys.name).ok());
-  for (const auto& text : contents->ftrace_formats) ASSERT_TRUE(ctx.add_event_format("ftrace", text, "ftrace").ok());
-  std::vector<uint64_t> text_addrs;
-  for (size_t pos = 0; pos < contents->kallsyms.size() && text_addrs.size() < 4096;) {
-    const size_t nl = contents->kallsyms.find('\n', pos);
-    const std::string line = contents->kallsyms.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    pos = nl == std::string::npos ? contents->kallsyms.size() : nl + 1;
-    if (line.size() > 19 && (line[17] == 't' || line[17] == 'T'))
-      text_addrs.push_back(std::stoull(line.substr(0, 16), nullptr, 16));
-  }
+  LoadedFixture loaded;
+  load_fixture(dat, loaded);
+  if (testing::Test::HasFatalFailure()) return;
+  const TraceDatContents& contents = loaded.contents;
+  const TraceContext& ctx = loaded.ctx;
 
   const std::set<std::string> kOurs = {"sched_switch", "sched_wakeup", "sched_wakeup_new", "kmalloc",
                                        "kmalloc_node", "kfree", "kmem_cache_alloc", "kmem_cache_alloc_node",
                                        "kmem_cache_free", "hrtimer_start", "hrtimer_expire_entry",
                                        "sys_enter_futex", "tlb_flush"};
-  RecordMaker maker(seed, text_addrs);
+  RecordMaker maker(seed, loaded.text_addrs);
   std::mt19937_64 rng(seed);
   SubBufferLayout layout;
-  layout.endian = contents->endian;
-  layout.commit_size = hp->commit_size;
-  layout.size = contents->page_size;
+  layout.endian = contents.endian;
+  layout.commit_size = loaded.header.commit_size;
+  layout.size = contents.page_size;
   CpuBufferWriter cpu(layout);
   uint64_t ts = 1000000000;
   std::set<std::string> used;
@@ -418,21 +430,10 @@ void compare_plugins(const char* fixture, uint64_t seed) {
     }
   }
   ASSERT_TRUE(used.count("sys_enter_futex") && used.count("tlb_flush")) << fixture << " lacks the plugin events";
-  TraceDatContents out = *contents;
-  out.cpu_count = 1;
-  out.buffers.clear();
-  TraceDatBufferData top;
-  top.cpus.push_back(TraceDatCpuData{0, cpu.finish()});
-  out.buffers.push_back(std::move(top));
-  std::vector<TraceDatOption> kept;
-  for (const auto& o : out.options)
-    if (o.id != static_cast<uint16_t>(TraceDatOptionId::cpustat)) kept.push_back(o);
-  out.options = std::move(kept);
   const fs::path file =
       fs::path(testing::TempDir()) / ("plugins_" + dat.stem().string() + "_" + std::to_string(getpid()) + ".dat");
-  TraceDatWriteOptions wo;
-  wo.version = 7;
-  ASSERT_TRUE(write_trace_dat_file(file.string(), out, wo).ok());
+  write_one_cpu_file(contents, cpu, file);
+  if (testing::Test::HasFatalFailure()) return;
 
   int status = 0;
   const std::string theirs = run("trace-cmd report -i '" + file.string() + "' 2>/dev/null", &status);
