@@ -461,7 +461,7 @@ std::optional<uint64_t> TraceContext::symbol_address(std::string_view name) cons
     const size_t left = s.line_size;
     if (left >= name.size() && std::memcmp(s.name, name.data(), name.size()) == 0 &&
         (left == name.size() || c_space(s.name[name.size()])))
-      return s.address;
+      return uint64_t{s.address};  // a copy: a reference to a packed member may be misaligned
   }
   return std::nullopt;
 }
