@@ -6,8 +6,8 @@
 // (`f_show`), which writes these files.
 #pragma once
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
