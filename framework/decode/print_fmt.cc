@@ -330,20 +330,14 @@ void append_fast_number(std::string& out, const Segment& s, uint64_t val) {
     const uint64_t v = bytes == 8 ? val : val & ((uint64_t{1} << (bytes * 8)) - 1);
     if (s.fast_conv == 'u') {
       p = format_decimal(v, end);
-    } else if (s.fast_conv == 'o') {  // "mode: 0%03o" (open and friends)
+    } else {  // x, X, or o ("mode: 0%03o" of open and friends): 3 or 4 bits a digit
+      const char* digits = s.fast_conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
+      const unsigned bits = s.fast_conv == 'o' ? 3 : 4;
       p = end;
       uint64_t x = v;
       do {
-        *--p = static_cast<char>('0' + (x & 7));
-        x >>= 3;
-      } while (x);
-    } else {
-      const char* digits = s.fast_conv == 'x' ? "0123456789abcdef" : "0123456789ABCDEF";
-      p = end;
-      uint64_t x = v;
-      do {
-        *--p = digits[x & 15];
-        x >>= 4;
+        *--p = digits[x & ((1u << bits) - 1)];
+        x >>= bits;
       } while (x);
     }
   }
@@ -1185,10 +1179,12 @@ void append_str(std::string& out, const std::string& format, int len_arg, const 
   for (; i < format.size() && format[i] >= '0' && format[i] <= '9' && width < 4096; ++i)
     width = width * 10 + static_cast<size_t>(format[i] - '0');
   if (i + 1 == format.size() && format[i] == 's' && i > (left ? 2u : 1u) && format[1] != '0') {
-    const size_t pad = width > n ? width - n : 0;
-    if (!left) out.append(pad, ' ');
-    out.append(s, n);
-    if (left) out.append(pad, ' ');
+    if (!left) {
+      append_right(out, std::string_view(s, n), width);
+    } else {
+      out.append(s, n);
+      if (n < width) out.append(width - n, ' ');
+    }
     return;
   }
   thread_local std::string scratch;
