@@ -6,10 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -96,6 +97,8 @@ Status scan_chunks(const DataFile& file, CpuSpan& cpu, Endian endian) {
   const uint64_t end = std::min(file.size(), cpu.offset + 4 + cpu.size);
   uint64_t pos = cpu.offset + 4;
   uint64_t total = 0;
+  auto at = std::make_shared<std::vector<uint64_t>>();
+  at->reserve(count);
   for (uint32_t i = 0; i < count; ++i) {
     if (end - pos < 8)
       return error_at(pos, fmt::format("cpu {} chunk {}: header needs 8 bytes, only {} left in the cpu's data",
@@ -109,11 +112,13 @@ Status scan_chunks(const DataFile& file, CpuSpan& cpu, Endian endian) {
     if (usize > kMaxChunkBytes)
       return error_at(pos, fmt::format("cpu {} chunk {}: uncompressed size {} is implausible (limit {})", cpu.cpu, i,
                                        usize, kMaxChunkBytes));
+    at->push_back(pos);
     pos += 8 + zsize;
     total += usize;
   }
   cpu.chunks = count;
   cpu.data_size = total;
+  cpu.chunk_at = std::move(at);
   return {};
 }
 
@@ -168,7 +173,7 @@ uint64_t TimeSync::apply(uint64_t ts, size_t cpu_index) const {
 }
 
 // ---------------------------------------------------------------------------
-// Reading one compressed chunk, here or on the prefetch thread
+// Reading one compressed chunk, here or on the helper thread
 
 namespace {
 
@@ -203,24 +208,25 @@ Result<ChunkRead> read_chunk(const DataFile& file, Decompressor& codec, Endian e
   return c;
 }
 
-// One thread that decompresses the next chunk of every compressed CPU while
-// the caller decodes and prints the current one: a second core takes the
-// codec off the thread that merges and formats. Jobs run in the order given.
-class ChunkPrefetcher {
+// One helper thread that decompresses the chunks of every compressed CPU
+// ahead of the thread that merges and formats, up to kDepth chunks per CPU.
+// The reader takes each CPU's chunks in order: one the helper finished, or,
+// when the helper has not started it, it decompresses that one itself; while
+// the helper finishes the one it wants, it does the helper's next. Neither
+// thread idles while there are chunks to do (iteration is mostly zstd, a
+// report mostly text).
+//
+// Waking a sleeping thread costs tens of µs on a VM, as much as a chunk: the
+// helper sleeps only when no CPU can take another chunk and is woken when
+// one falls to half its depth, and the reader spins for a while on a chunk
+// the helper is finishing before it sleeps.
+class ChunkPipeline {
  public:
-  struct Job {
-    const DataFile* file = nullptr;
-    Endian endian = Endian::little;
-    const CpuSpan* span = nullptr;
-    uint64_t at = 0;
-    uint32_t index = 0, page_size = 0;
-    bool last = false;
-    ByteBuffer out;                // the decompressed chunk
-    std::optional<Result<ChunkRead>> result;  // set when done
-  };
+  static constexpr uint32_t kDepth = 4;
 
-  explicit ChunkPrefetcher(Codec codec) : codec_(codec), thread_([this] { run(); }) {}
-  ~ChunkPrefetcher() {
+  ChunkPipeline(Codec codec, const DataFile* file, Endian endian) : codec_(codec), file_(file), endian_(endian) {}
+  ~ChunkPipeline() {
+    if (!thread_.joinable()) return;
     {
       std::lock_guard lock(mu_);
       stop_ = true;
@@ -228,48 +234,148 @@ class ChunkPrefetcher {
     wake_.notify_all();
     thread_.join();
   }
-  ChunkPrefetcher(const ChunkPrefetcher&) = delete;
-  ChunkPrefetcher& operator=(const ChunkPrefetcher&) = delete;
+  ChunkPipeline(const ChunkPipeline&) = delete;
+  ChunkPipeline& operator=(const ChunkPipeline&) = delete;
 
-  // `job` stays untouched by the caller until wait(job) returns.
-  void submit(Job* job) {
-    {
-      std::lock_guard lock(mu_);
-      job->result.reset();
-      queue_.push_back(job);
-    }
-    wake_.notify_all();
+  // Before start(): a compressed CPU whose chunks the helper may read.
+  size_t add_lane(const CpuSpan& span, uint32_t page_size) {
+    lanes_.push_back(std::make_unique<Lane>(span, page_size));
+    return lanes_.size() - 1;
   }
-  void wait(Job* job) {
+  // Throws std::system_error when no thread is to be had.
+  void start() { thread_ = std::thread([this] { run(); }); }
+
+  // The lane's next chunk, decompressed into `out`: the helper's, or read
+  // here with `codec` and `zbuf` if the helper has not claimed it.
+  Result<ChunkRead> take(size_t lane, Decompressor& codec, ByteBuffer& zbuf, ByteBuffer& out) {
+    Lane& l = *lanes_[lane];
     std::unique_lock lock(mu_);
-    done_.wait(lock, [&] { return job->result.has_value(); });
+    const uint32_t i = l.taken;
+    if (i >= l.claimed) {
+      l.claimed = i + 1;
+      lock.unlock();
+      Result<ChunkRead> r = read_lane_chunk(l, i, codec, zbuf, out);
+      lock.lock();
+      l.taken = i + 1;
+      poke_helper(l);
+      return r;
+    }
+    Slot& slot = l.slots[i % kDepth];
+    // The helper has it. Rather than wait, do the next chunk it would do.
+    while (!slot.ready.load(std::memory_order_acquire)) {
+      if (Lane* other = next_lane()) {
+        fill_next(*other, codec, zbuf, lock);
+        continue;
+      }
+      lock.unlock();
+      spin_until_ready(slot);
+      lock.lock();
+      if (slot.ready.load(std::memory_order_acquire)) break;
+      l.reader_waiting = true;
+      done_.wait(lock);
+      l.reader_waiting = false;
+    }
+    std::swap(out, slot.out);
+    Result<ChunkRead> r = std::move(*slot.result);
+    slot.result.reset();
+    slot.ready.store(false, std::memory_order_relaxed);
+    l.taken = i + 1;
+    poke_helper(l);
+    return r;
   }
 
  private:
+  struct Slot {
+    ByteBuffer out;
+    std::optional<Result<ChunkRead>> result;
+    std::atomic<bool> ready{false};  // result and out are the helper's until set
+  };
+  struct Lane {
+    Lane(const CpuSpan& s, uint32_t p) : span(s), page_size(p) {}
+    CpuSpan span;
+    uint32_t page_size;
+    uint32_t claimed = 0;  // chunks the helper or the reader has started
+    uint32_t taken = 0;    // chunks the reader has taken; chunk i sits in slots[i % kDepth]
+    bool failed = false;   // the helper met a bad chunk here: it goes no further
+    bool reader_waiting = false;
+    Slot slots[kDepth];
+  };
+
+  Result<ChunkRead> read_lane_chunk(const Lane& l, uint32_t i, Decompressor& codec, ByteBuffer& zbuf,
+                                    ByteBuffer& out) const {
+    return read_chunk(*file_, codec, endian_, l.span, (*l.span.chunk_at)[i], i, l.page_size, i + 1 == l.span.chunks,
+                      zbuf, out);
+  }
+
+  // Under mu_: the helper sleeps and this lane has fallen to half its depth.
+  void poke_helper(const Lane& l) {
+    if (helper_idle_ && !l.failed && l.claimed < l.span.chunks && l.claimed - l.taken <= kDepth / 2)
+      wake_.notify_one();
+  }
+
+  // A chunk takes 20-60 µs to decompress; sleeping and being woken costs
+  // about as much, so spin first (bounded: 200 µs).
+  static void spin_until_ready(const Slot& slot) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (!slot.ready.load(std::memory_order_acquire)) {
+      for (int k = 0; k < 64 && !slot.ready.load(std::memory_order_acquire); ++k) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+      if (std::chrono::steady_clock::now() > give_up) return;
+    }
+  }
+
+  // The lane the reader will want soonest: the one with the fewest chunks ready.
+  Lane* next_lane() {
+    Lane* best = nullptr;
+    for (auto& l : lanes_) {
+      if (l->failed || l->claimed >= l->span.chunks || l->claimed >= l->taken + kDepth) continue;
+      if (!best || l->claimed - l->taken < best->claimed - best->taken) best = l.get();
+    }
+    return best;
+  }
+
   void run() {
     Decompressor codec(codec_);
     ByteBuffer zbuf;
     std::unique_lock lock(mu_);
-    for (;;) {
-      wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (stop_) return;
-      Job* job = queue_.front();
-      queue_.pop_front();
-      lock.unlock();
-      auto r = read_chunk(*job->file, codec, job->endian, *job->span, job->at, job->index, job->page_size,
-                          job->last, zbuf, job->out);
-      lock.lock();
-      job->result = std::move(r);
-      done_.notify_all();
+    while (!stop_) {
+      Lane* l = next_lane();
+      if (!l) {
+        helper_idle_ = true;
+        wake_.wait(lock);
+        helper_idle_ = false;
+        continue;
+      }
+      fill_next(*l, codec, zbuf, lock);
     }
   }
 
+  // Under mu_, released while decompressing: claims the lane's next chunk
+  // and decompresses it into its slot.
+  void fill_next(Lane& l, Decompressor& codec, ByteBuffer& zbuf, std::unique_lock<std::mutex>& lock) {
+    const uint32_t i = l.claimed++;
+    Slot& slot = l.slots[i % kDepth];
+    lock.unlock();
+    Result<ChunkRead> r = read_lane_chunk(l, i, codec, zbuf, slot.out);
+    lock.lock();
+    if (!r.ok()) l.failed = true;
+    slot.result = std::move(r);
+    slot.ready.store(true, std::memory_order_release);
+    if (l.reader_waiting) done_.notify_all();
+  }
+
   Codec codec_;
+  const DataFile* file_;
+  Endian endian_;
+  std::vector<std::unique_ptr<Lane>> lanes_;  // fixed once the helper runs
   std::mutex mu_;
   std::condition_variable wake_, done_;
-  std::deque<Job*> queue_;
+  bool helper_idle_ = false;
   bool stop_ = false;
-  std::thread thread_;  // last: starts after the rest is ready
+  std::thread thread_;
 };
 
 }  // namespace
@@ -281,9 +387,11 @@ namespace {
 
 class CpuCursor {
  public:
-  CpuCursor(const StreamSetup& setup, const CpuSpan& span, uint16_t buffer, size_t index,
-            ChunkPrefetcher* prefetch)
-      : prefetch_(span.compressed ? prefetch : nullptr),
+  // `pipeline`: where this CPU's chunks come from, as its lane `lane`; null: read here.
+  CpuCursor(const StreamSetup& setup, const CpuSpan& span, uint16_t buffer, size_t index, ChunkPipeline* pipeline,
+            size_t lane)
+      : pipeline_(span.compressed ? pipeline : nullptr),
+        lane_(lane),
         file_(setup.file.get()),
         sync_(buffer == 0 ? setup.sync.get() : nullptr),
         index_(index),
@@ -414,17 +522,9 @@ class CpuCursor {
       return false;
     }
     Block& b = next_slot();
-    Result<ChunkRead> got = ChunkRead{};
-    if (job_submitted_) {
-      // The prefetch thread has (or is finishing) this chunk: take its buffer.
-      prefetch_->wait(&job_);
-      job_submitted_ = false;
-      got = std::move(*job_.result);
-      std::swap(b.bytes, job_.out);
-    } else {
-      got = read_chunk(*file_, codec_, layout_.endian, span_, next_read_, chunk_index_, page_size_,
-                       chunks_left_ <= 1, zbuf_, b.bytes);
-    }
+    Result<ChunkRead> got = pipeline_ ? pipeline_->take(lane_, codec_, zbuf_, b.bytes)
+                                      : read_chunk(*file_, codec_, layout_.endian, span_, next_read_, chunk_index_,
+                                                   page_size_, chunks_left_ <= 1, zbuf_, b.bytes);
     if (!got.ok()) return fail(got.error());
     b.len = got->usize;
     b.base = uoffset_;
@@ -433,17 +533,6 @@ class CpuCursor {
     loaded_chunk_ = chunk_index_++;
     next_read_ += 8 + uint64_t{got->zsize};
     --chunks_left_;
-    if (prefetch_ && chunks_left_ > 0) {
-      job_.file = file_;
-      job_.endian = layout_.endian;
-      job_.span = &span_;
-      job_.at = next_read_;
-      job_.index = chunk_index_;
-      job_.page_size = page_size_;
-      job_.last = chunks_left_ <= 1;
-      prefetch_->submit(&job_);
-      job_submitted_ = true;
-    }
     return true;
   }
 
@@ -451,9 +540,8 @@ class CpuCursor {
   // a peeked record, and the one being decoded.
   static constexpr int kRing = 3;
 
-  ChunkPrefetcher* prefetch_;   // null: decompress here
-  ChunkPrefetcher::Job job_;    // the next chunk, while job_submitted_
-  bool job_submitted_ = false;
+  ChunkPipeline* pipeline_;   // null: decompress here
+  size_t lane_;
   const DataFile* file_;
   const TimeSync* sync_;   // guest files: TIME_SHIFT samples (top-level buffer only)
   size_t index_;           // position in the buffer's CPU list (TIME_SHIFT is by index)
@@ -496,18 +584,29 @@ class MergedStream final : public EventStream {
     bool compressed = false;
     for (const auto& buffer : setup_.buffers)
       for (const CpuSpan& span : buffer) compressed = compressed || span.compressed;
-    if (compressed && setup_.prefetch_chunks.value_or(usable_cpus() > 2)) {
+    std::vector<std::vector<size_t>> lanes(setup_.buffers.size());
+    if (compressed && setup_.prefetch_chunks.value_or(usable_cpus() > 1)) {
+      pipeline_ = std::make_unique<ChunkPipeline>(setup_.codec, setup_.file.get(), setup_.layout.endian);
+      for (size_t b = 0; b < setup_.buffers.size(); ++b)
+        for (const CpuSpan& span : setup_.buffers[b]) {
+          const bool has_chunks = span.compressed && span.chunk_at && span.chunk_at->size() == span.chunks;
+          lanes[b].push_back(has_chunks ? pipeline_->add_lane(span, span.page_size ? span.page_size : setup_.page_size)
+                                        : kNoLane);
+        }
       try {
-        prefetch_ = std::make_unique<ChunkPrefetcher>(setup_.codec);
+        pipeline_->start();
       } catch (const std::system_error&) {
         // No thread to be had: every cursor decompresses its own chunks.
+        pipeline_.reset();
       }
     }
     for (size_t b = 0; b < setup_.buffers.size(); ++b) {
       const size_t begin = cursors_.size();
-      for (size_t i = 0; i < setup_.buffers[b].size(); ++i)
+      for (size_t i = 0; i < setup_.buffers[b].size(); ++i) {
+        const size_t lane = pipeline_ ? lanes[b][i] : kNoLane;
         cursors_.push_back(std::make_unique<CpuCursor>(setup_, setup_.buffers[b][i], static_cast<uint16_t>(b), i,
-                                                       prefetch_.get()));
+                                                       lane == kNoLane ? nullptr : pipeline_.get(), lane));
+      }
       ranges_.push_back({begin, cursors_.size()});
     }
     // Every CPU is merged, even those outside the filter: `trace-cmd report
@@ -618,6 +717,7 @@ class MergedStream final : public EventStream {
   // index): the same winner as trace-cmd's linear scan (smallest stamp,
   // lowest index on ties) in log2(cpus) comparisons per record.
   static constexpr uint32_t kNone = ~0u;
+  static constexpr size_t kNoLane = ~size_t{0};
 
   bool before(uint32_t a, uint32_t b) const {
     const bool a_out = a >= n_ || done_[a];
@@ -694,9 +794,9 @@ class MergedStream final : public EventStream {
   std::vector<uint8_t> known_;
   uint32_t type_offset_ = 0;
   uint32_t type_size_ = 0;
-  // Last, so it stops (finishing the chunk in hand) before the cursors whose
-  // buffers it fills go away.
-  std::unique_ptr<ChunkPrefetcher> prefetch_;
+  // Last, so its helper stops (finishing the chunk in hand) before the
+  // cursors that take its chunks go away.
+  std::unique_ptr<ChunkPipeline> pipeline_;
 };
 
 }  // namespace

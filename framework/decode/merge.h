@@ -10,7 +10,7 @@
 // Memory stays flat: each CPU reads one window of pages (uncompressed data)
 // or one chunk (compressed data) at a time, keeping the last three so the
 // record returned last and a peeked record stay valid, plus (compressed, with
-// a second CPU) the next chunk, decompressed ahead on a thread.
+// a second CPU) up to four next chunks per CPU, decompressed ahead on a thread.
 #pragma once
 
 #include <cstdint>
@@ -65,10 +65,14 @@ struct CpuSpan {
   uint64_t data_size = 0;     // uncompressed bytes
   uint32_t page_size = 0;     // sub-buffer size of this buffer; 0 = StreamSetup::page_size
   uint64_t trace_cmd_size = 0;  // what trace-cmd 3.1.6 reads of data_size (TraceDatCpu)
+  // compressed: the file offset of each chunk's header, from scan_chunks, so
+  // a helper thread can start on chunk i before chunk i - 1 is read
+  std::shared_ptr<const std::vector<uint64_t>> chunk_at;
 };
 
 // Walks the chunk headers of a compressed CPU (u32 count; per chunk u32
-// compressed size, u32 uncompressed size, data) and fills chunks/data_size.
+// compressed size, u32 uncompressed size, data) and fills chunks, data_size
+// and chunk_at.
 // Every chunk must lie inside the CPU's span.
 Status scan_chunks(const DataFile& file, CpuSpan& cpu, Endian endian);
 
@@ -119,10 +123,8 @@ struct StreamSetup {
   // few); beyond, a tournament tree. Tests set 0 to run the tree everywhere.
   size_t linear_max = kMergeLinearMax;
   bool as_trace_cmd = false;                   // stop each CPU at its trace_cmd_size
-  // Compressed data: decompress each CPU's next chunk on a second thread
-  // while this one decodes. Unset: only with more than two CPUs; on two
-  // it cost more than it saved (s1 x20: iteration 98 ms with it, 68 ms
-  // without; report into a pipe 308 and 270 ms).
+  // Compressed data: decompress each CPU's next chunks on a second thread
+  // while this one decodes. Unset: when this process may use two CPUs.
   std::optional<bool> prefetch_chunks;
 };
 

@@ -439,7 +439,10 @@ class TraceDatImpl final : public TraceDat {
                                "latency text"));
       return out;
     }
-    CpuSpan span{0, latency_offset_, latency_size_, true};
+    CpuSpan span;
+    span.offset = latency_offset_;
+    span.size = latency_size_;
+    span.compressed = true;
     TRACEBED_TRY(scan_chunks(*file_, span, ctx_.endian));
     std::string out;
     uint64_t pos = span.offset + 4;

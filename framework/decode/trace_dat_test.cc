@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -150,12 +151,19 @@ void expect_raw_report_order(TraceDat& dat, const std::string& fixture) {
   EXPECT_EQ(dat.cpu_count(), std::stoi(zstd_lines(kFixtures + fixture + ".R.report.zst").at(0).substr(5)));
 }
 
-// As the machine decides: on two CPUs or fewer, compressed chunks are
-// decompressed by the reading thread.
+// As the machine decides: with a second CPU, compressed chunks are
+// decompressed ahead on a helper thread as well as by the reading thread.
 TEST_P(RecordedFixture, MergedStreamMatchesRawReport) { expect_raw_report_order(*dat_, GetParam()); }
 
+// Every chunk decompressed by the reading thread, as on one CPU.
+TEST_P(RecordedFixture, MergedStreamMatchesRawReportDecompressingHere) {
+  dat_->set_decompress_ahead(false);
+  expect_raw_report_order(*dat_, GetParam());
+}
+
 // Compressed files with the next chunks decompressed ahead on a thread, as
-// on machines with a CPU to spare, whatever this one has.
+// on machines with a CPU to spare, whatever this one has (on one CPU the
+// two threads take turns).
 TEST_P(RecordedFixture, MergedStreamMatchesRawReportDecompressingAhead) {
   dat_->set_decompress_ahead(true);
   expect_raw_report_order(*dat_, GetParam());
@@ -313,6 +321,13 @@ class BadInput : public ::testing::Test {
     fs::copy_file(kDir + fixture + ".dat", to, fs::copy_options::overwrite_existing);
     return to;
   }
+  static uint32_t peek_u32(const std::string& path, uint64_t offset) {
+    std::ifstream f(path, std::ios::binary);
+    f.seekg(offset);
+    uint8_t b[4] = {};
+    f.read(reinterpret_cast<char*>(b), 4);
+    return uint32_t{b[0]} | uint32_t{b[1]} << 8 | uint32_t{b[2]} << 16 | uint32_t{b[3]} << 24;
+  }
   static void poke(const std::string& path, uint64_t offset, std::vector<uint8_t> bytes) {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(offset);
@@ -327,9 +342,12 @@ class BadInput : public ::testing::Test {
   static std::string strip(const std::string& path, const std::string& m) {
     return m.starts_with(path + ": ") ? m.substr(path.size() + 2) : "(no file name) " + m;
   }
-  static std::string stream_error(const std::string& path, size_t* records = nullptr) {
+  // `ahead`: decompress chunks ahead on a thread (unset: as the machine decides).
+  static std::string stream_error(const std::string& path, size_t* records = nullptr,
+                                  std::optional<bool> ahead = {}) {
     auto dat = TraceDat::open(path);
     if (!dat.ok()) return "open: " + dat.error().message;
+    (*dat)->set_decompress_ahead(ahead);
     auto stream = (*dat)->events();
     if (!stream.ok()) return strip(path, stream.error().message);
     Record r;
@@ -389,6 +407,25 @@ TEST_F(BadInput, CorruptCompressedChunk) {
   poke(p, 1339392 + 4 + 8, {0, 0, 0, 0});  // zstd magic of CPU 0's first chunk
   EXPECT_EQ(stream_error(p), "offset 0x147004: cpu 0 chunk 0: zstd: Unknown frame descriptor (8822 compressed "
                              "bytes, 40960 expected out)");
+}
+
+// A bad chunk well past the first, where the reading thread and the helper
+// both decompress chunks: the same records come before the same error as
+// when the reading thread decompresses them all.
+TEST_F(BadInput, CorruptLaterChunkSameWithAndWithoutHelperThread) {
+  std::string p = copy(kS1);
+  uint64_t at = 1339392 + 4;  // CPU 0: u32 chunk count, then per chunk u32 compressed size, u32 size, data
+  for (int i = 0; i < 9; ++i) at += 8 + peek_u32(p, at);
+  const uint32_t zsize = peek_u32(p, at);
+  poke(p, at + 8, {0, 0, 0, 0});  // zstd magic of chunk 9
+  size_t here = 0, ahead = 0;
+  const std::string want = fmt::format(
+      "offset {:#x}: cpu 0 chunk 9: zstd: Unknown frame descriptor ({} compressed bytes, 40960 expected out)", at,
+      zsize);
+  EXPECT_EQ(stream_error(p, &here, false), want);
+  EXPECT_EQ(stream_error(p, &ahead, true), want);
+  EXPECT_GT(here, 0u);
+  EXPECT_EQ(ahead, here);
 }
 
 TEST_F(BadInput, CommitBeyondSubBuffer) {
