@@ -425,21 +425,37 @@ class CpuCursor {
   }
 
   // Decodes the next record into head(); false at the end or on error.
-  bool advance() {
+  // The common case, a record on the current sub-buffer, is inline in the
+  // merge; the next page and errors are not.
+  [[gnu::always_inline]] bool advance() {
+    PageEvent ev;
+    if (page_.next(ev) == PageStep::event) [[likely]] {
+      set_head(ev);
+      return true;
+    }
+    return advance_to_next_page();
+  }
+
+ private:
+  void set_head(const PageEvent& ev) {
+    head_.ts = time_.apply(sync_ ? sync_->apply(ev.ts, index_) : ev.ts);
+    head_.data = ev.payload;
+    head_.offset = page_base_ + ev.offset;
+    if (ev.first && page_.missed_events() != 0) {
+      head_.missed_events = page_.missed_events();
+      head_.missed_not_at_data_start = ev.offset != layout_.header_size();
+    } else {
+      head_.missed_events = 0;
+      head_.missed_not_at_data_start = false;
+    }
+  }
+
+  [[gnu::noinline]] bool advance_to_next_page() {
     PageEvent ev;
     for (;;) {
       const PageStep s = page_.next(ev);
       if (s == PageStep::event) {
-        head_.ts = time_.apply(sync_ ? sync_->apply(ev.ts, index_) : ev.ts);
-        head_.data = ev.payload;
-        head_.offset = page_base_ + ev.offset;
-        if (ev.first && page_.missed_events() != 0) {
-          head_.missed_events = page_.missed_events();
-          head_.missed_not_at_data_start = ev.offset != layout_.header_size();
-        } else {
-          head_.missed_events = 0;
-          head_.missed_not_at_data_start = false;
-        }
+        set_head(ev);
         return true;
       }
       if (s == PageStep::error) return fail(wrap(page_.error()));
@@ -447,7 +463,6 @@ class CpuCursor {
     }
   }
 
- private:
   struct Block {
     ByteBuffer bytes;
     size_t len = 0;
@@ -632,6 +647,7 @@ class MergedStream final : public EventStream {
       if (const Field* f = ctx->common_type(); f && f->size >= 1 && f->size <= 8) {
         type_offset_ = f->offset;
         type_size_ = f->size;
+        type_host_u16_ = f->offset == 0 && f->size == 2 && setup_.layout.endian == host_endian();
         known_.assign(65536, 0);
         for (const auto& e : ctx->events())
           if (e->id < known_.size()) known_[e->id] = 1;
@@ -650,11 +666,13 @@ class MergedStream final : public EventStream {
         // Few CPUs: trace-cmd's own scan is cheaper than keeping the tree.
         i = kNone;
         uint64_t best_ts = 0;
-        for (uint32_t k = 0; k < active_.size(); ++k) {
-          if (active_[k]->done()) continue;
-          if (i == kNone || active_[k]->head().ts < best_ts) {
+        CpuCursor* const* cursor = active_.data();
+        for (uint32_t k = 0; k < n_; ++k) {
+          if (cursor[k]->done()) continue;
+          const uint64_t ts = cursor[k]->head().ts;
+          if (i == kNone || ts < best_ts) {
             i = k;
-            best_ts = active_[k]->head().ts;
+            best_ts = ts;
           }
         }
         if (i == kNone) return false;
@@ -769,7 +787,14 @@ class MergedStream final : public EventStream {
       if (r.missed_events != kMissedUnknown) stats_.missed_events += r.missed_events;
     }
     if (type_size_ && r.data.size() >= type_offset_ + type_size_) {
-      const uint64_t id = load_uint(r.data.data() + type_offset_, type_size_, setup_.layout.endian);
+      uint64_t id;
+      if (type_host_u16_) {  // nearly every file: the first two bytes, in host order
+        uint16_t v;
+        std::memcpy(&v, r.data.data(), 2);
+        id = v;
+      } else {
+        id = load_uint(r.data.data() + type_offset_, type_size_, setup_.layout.endian);
+      }
       if (id >= known_.size() || !known_[id]) ++stats_.unknown_events;
     }
   }
@@ -778,7 +803,7 @@ class MergedStream final : public EventStream {
   std::vector<std::unique_ptr<CpuCursor>> cursors_;   // every CPU of every buffer, in trace-cmd's order
   std::vector<std::pair<size_t, size_t>> ranges_;     // cursors of each buffer
   std::vector<CpuCursor*> active_;                    // every cursor, in merge order
-  std::vector<bool> shown_;                           // active_[i] is in the cpus filter
+  std::vector<uint8_t> shown_;                        // active_[i] is in the cpus filter
   int last_buffer_ = -1;
   CpuCursor* peeked_ = nullptr;
   uint32_t peeked_index_ = 0;
@@ -794,6 +819,7 @@ class MergedStream final : public EventStream {
   std::vector<uint8_t> known_;
   uint32_t type_offset_ = 0;
   uint32_t type_size_ = 0;
+  bool type_host_u16_ = false;
   // Last, so its helper stops (finishing the chunk in hand) before the
   // cursors that take its chunks go away.
   std::unique_ptr<ChunkPipeline> pipeline_;

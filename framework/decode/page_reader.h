@@ -74,7 +74,7 @@ class PageReader {
   // Decodes the next data event (skipping time extends, absolute stamps and
   // padding). `end` when the committed data is used up; `error` on a bad
   // length, after which error() says what and where.
-  PageStep next(PageEvent& out);
+  [[gnu::always_inline]] PageStep next(PageEvent& out);
 
   Error error() const;
 
