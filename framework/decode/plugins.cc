@@ -13,6 +13,9 @@
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed {
+
+// Literals as string_views: appending one per record then costs no strlen.
+using namespace std::string_view_literals;
 namespace {
 
 // tep_find_function: the name of the function containing addr.
@@ -74,7 +77,7 @@ void put_futex_arg(const FutexArg& arg, uint64_t v, std::string& out) {
   if (!arg.label) return;
   out += arg.label;
   if (arg.hex) {
-    out += "0x";
+    out += "0x"sv;
     append_hex(out, v, 8);
   } else {
     append_uint(out, v);
@@ -210,25 +213,25 @@ struct Plugins::State {
     if (func) {
       out += func->name;
     } else {
-      out += "0x";
+      out += "0x"sv;
       append_hex(out, ip);
     }
   }
 
   void kernel_stack(const Record& record, const EventFormat& event, std::string& out) {
     const Field* caller = any_field(event, "caller");
-    if (!caller) { out += "<CANT FIND FIELD caller>"; return; }
-    out += "<stack trace >\n";
+    if (!caller) { out += "<CANT FIND FIELD caller>"sv; return; }
+    out += "<stack trace >\n"sv;
     size_t long_size = ctx.long_size;
     for (size_t off = caller->offset; off + long_size <= record.data.size(); off += long_size) {
       uint64_t addr = load_uint(record.data.data() + off, long_size, ctx.endian);
       if ((long_size == 8 && addr == ~0ull) || static_cast<int32_t>(addr) == -1) break;
-      out += "=> ";
+      out += "=> "sv;
       if (auto func = function_at(ctx, addr)) {
         out += func->name;
-        out += " (";
+        out += " ("sv;
         append_hex(out, addr);
-        out += ")\n";
+        out += ")\n"sv;
       } else {
         append_hex(out, addr);
         out += '\n';
@@ -241,7 +244,7 @@ struct Plugins::State {
     if (!id) { out += '!'; return; }
     fmt::format_to(std::back_inserter(out), "# {:x}", *id);
     const Field* buf = any_field(event, "buf");
-    if (!buf) { out += "<CANT FIND FIELD buf>"; return; }
+    if (!buf) { out += "<CANT FIND FIELD buf>"sv; return; }
     for (size_t off = buf->offset; off < record.data.size(); ++off)
       fmt::format_to(std::back_inserter(out), " {:02x}", record.data[off]);
   }
@@ -254,9 +257,9 @@ struct Plugins::State {
     if (!top) { out += '!'; return; }
     auto bottom = field_value(event, "bottom_delta_ts", record, ctx, out, true);
     if (!bottom) { out += '!'; return; }
-    out += " (count: ";
+    out += " (count: "sv;
     append_int(out, static_cast<int64_t>(*count));
-    out += "  last_ts: ";
+    out += "  last_ts: "sv;
     const uint64_t last_ts = record.ts - ((*top << 32) | *bottom);
     if (ns_stamps)
       append_event_time(last_ts, 9, 1, out);
@@ -274,16 +277,16 @@ struct Plugins::State {
     }
     append_int(out, static_cast<int64_t>(*pid));
     if (auto prio = field_value(event, "prio", record, ctx, out, true)) {
-      out += " [";
+      out += " ["sv;
       append_int(out, static_cast<int64_t>(*prio));
       out += ']';
     }
     if (auto success = field_value(event, "success", record, ctx, out, false)) {
-      out += " success=";
+      out += " success="sv;
       append_int(out, static_cast<int64_t>(*success));
     }
     if (auto cpu = field_value(event, "target_cpu", record, ctx, out, true)) {
-      out += " CPU:";
+      out += " CPU:"sv;
       append_uint(out, *cpu, 3, '0');
     }
   }
@@ -300,10 +303,10 @@ struct Plugins::State {
     if (auto prio = field_value(event, "prev_prio", record, ctx, out, true)) {
       out += '[';
       append_int(out, static_cast<int32_t>(*prio));
-      out += "] ";
+      out += "] "sv;
     }
     if (auto state = field_value(event, "prev_state", record, ctx, out, true)) write_task_state(*state, out);
-    out += " ==> ";
+    out += " ==> "sv;
     auto next_pid = field_value(event, "next_pid", record, ctx, out, true);
     if (!next_pid) { out += '!'; return; }
     if (const Field* comm = any_field(event, "next_comm")) {
@@ -312,7 +315,7 @@ struct Plugins::State {
     }
     append_int(out, static_cast<int64_t>(*next_pid));
     if (auto prio = field_value(event, "next_prio", record, ctx, out, true)) {
-      out += " [";
+      out += " ["sv;
       append_int(out, static_cast<int32_t>(*prio));
       out += ']';
     }
@@ -327,9 +330,9 @@ struct Plugins::State {
     if (!func) return;
     out += '(';
     out += func->name;
-    out += "+0x";
+    out += "+0x"sv;
     append_hex(out, static_cast<uint32_t>(static_cast<int32_t>(val - func->address)));
-    out += ") ";
+    out += ") "sv;
   }
 
   // tep_print_num_field / tep_print_func_field as plugin_hrtimer uses them.
@@ -342,7 +345,7 @@ struct Plugins::State {
     }
     uint64_t val = field->read_uint(record.data, ctx.endian);
     if (hex) {
-      out += "0x";
+      out += "0x"sv;
       append_hex(out, val);
     } else {
       append_uint(out, val);
@@ -358,47 +361,47 @@ struct Plugins::State {
     out += prefix;
     if (auto func = function_at(ctx, val)) {
       out += func->name;
-      out += "/0x";
+      out += "/0x"sv;
       append_hex(out, func->address - val);
     } else {
-      out += "0x";
+      out += "0x"sv;
       append_hex(out, val, 8);
     }
   }
 
   void hrtimer_expire_entry(const Record& record, const EventFormat& event, std::string& out) {
-    out += "hrtimer=";
+    out += "hrtimer="sv;
     if (!print_num(event, "timer", true, record, out, false)) print_num(event, "hrtimer", true, record, out, true);
-    out += " now=";
+    out += " now="sv;
     print_num(event, "now", false, record, out, true);
     print_func(event, " function=", "function", record, out);
   }
 
   void hrtimer_start(const Record& record, const EventFormat& event, std::string& out) {
-    out += "hrtimer=";
+    out += "hrtimer="sv;
     if (!print_num(event, "timer", true, record, out, false)) print_num(event, "hrtimer", true, record, out, true);
     print_func(event, " function=", "function", record, out);
-    out += " expires=";
+    out += " expires="sv;
     print_num(event, "expires", false, record, out, true);
-    out += " softexpires=";
+    out += " softexpires="sv;
     print_num(event, "softexpires", false, record, out, true);
   }
 
   // plugin_tlb: the reason as words (only the four reasons it knows).
   // Returns false when the plugin gives up and the print fmt follows.
   bool tlb_flush(const Record& record, const EventFormat& event, std::string& out) {
-    out += "pages=";
+    out += "pages="sv;
     if (const Field* pages = any_field(event, "pages"))
       append_int(out, static_cast<int64_t>(pages->read_uint(record.data, ctx.endian)));
     else
-      out += "CAN'T FIND FIELD \"pages\"";
+      out += "CAN'T FIND FIELD \"pages\""sv;
     auto reason = field_value(event, "reason", record, ctx, out, true);
     if (!reason) return false;
-    out += " reason=";
+    out += " reason="sv;
     static constexpr std::string_view kReasons[] = {"flush on task switch", "remote shootdown", "local shootdown",
                                                     "local mm shootdown"};
     if (*reason < std::size(kReasons)) out += kReasons[*reason];
-    out += " (";
+    out += " ("sv;
     append_int(out, static_cast<int64_t>(*reason));
     out += ')';
     return true;
@@ -419,10 +422,10 @@ struct Plugins::State {
     uint64_t cmd = op & ~(kPrivate | kClockRealtime);
     if (cmd >= std::size(kFutexOps)) return false;
     const FutexOp& fop = kFutexOps[cmd];
-    out += "op=";
+    out += "op="sv;
     out += fop.name;
-    if (op & kPrivate) out += "|FUTEX_PRIVATE_FLAG";
-    if (op & kClockRealtime) out += "|FUTEX_CLOCK_REALTIME";
+    if (op & kPrivate) out += "|FUTEX_PRIVATE_FLAG"sv;
+    if (op & kClockRealtime) out += "|FUTEX_CLOCK_REALTIME"sv;
     put_futex_arg(futex_hex(" uaddr="), uaddr, out);
     put_futex_arg(fop.val, val, out);
     put_futex_arg(fop.utime, utime, out);
@@ -433,12 +436,12 @@ struct Plugins::State {
 
   // trace-cmd's function_graph printer (lib/trace-cmd/trace-ftrace.c).
   static void graph_overhead(uint64_t duration, std::string& out) {
-    if (duration == ~0ull) out += "  ";
-    else if (duration > 1000000000ull) out += "$ ";
-    else if (duration > 1000000ull) out += "# ";
-    else if (duration > 100000ull) out += "! ";
-    else if (duration > 10000ull) out += "+ ";
-    else out += "  ";
+    if (duration == ~0ull) out += "  "sv;
+    else if (duration > 1000000000ull) out += "$ "sv;
+    else if (duration > 1000000ull) out += "# "sv;
+    else if (duration > 100000ull) out += "! "sv;
+    else if (duration > 10000ull) out += "+ "sv;
+    else out += "  "sv;
   }
 
   static void indent_for_depth(uint64_t depth, std::string& out) {
@@ -454,9 +457,9 @@ struct Plugins::State {
       append_uint(out, duration % 1000, 3, '0');
     }
     size_t len = out.size() - start;
-    out += " us ";
+    out += " us "sv;
     if (len < 7) out.append(7 - len, ' ');
-    out += "|  ";
+    out += "|  "sv;
   }
 
   void graph_function_name(uint64_t addr, std::string_view suffix, std::string& out) {
@@ -494,7 +497,7 @@ struct Plugins::State {
       return;
     }
     graph_overhead(~0ull, out);
-    out += "           |  ";
+    out += "           |  "sv;
     auto depth = field_value(event, "depth", record, ctx, out, true);
     if (!depth) { out += '!'; return; }
     indent_for_depth(*depth, out);

@@ -33,6 +33,10 @@
 
 namespace tracebed {
 
+// Literals as string_views: appending or comparing one per record then
+// costs no strlen.
+using namespace std::string_view_literals;
+
 namespace {
 
 // ---------------------------------------------------------------- lexer ----
@@ -666,7 +670,7 @@ class Parser {
         Tok t = lex_.read_item(tok);
         if (t == Tok::delim && tok == "(") return process_function(arg, atom, tok);
         while (t == Tok::item) {  // "unsigned long" is one atom
-          atom += " ";
+          atom += " "sv;
           atom += tok;
           t = lex_.read_item(tok);
         }
@@ -761,7 +765,7 @@ class Parser {
         // "(void *)": a pointer type, not a multiplication.
         if (arg->left->kind != K::atom) return err("bad pointer type");
         NodePtr l = std::move(arg->left);
-        l->text += " *";
+        l->text += " *"sv;
         *arg = std::move(*l);
         return t;
       }
@@ -1169,7 +1173,7 @@ bool takes_star(const std::string& format) { return format.find('*') != std::str
 void append_str(std::string& out, const std::string& format, int len_arg, const char* s, size_t max) {
   size_t n = text_len(s, max);
   if (!n) s = "";
-  if (format == "%s") {  // the common case, without a copy
+  if (format == "%s"sv) {  // the common case, without a copy
     out.append(s, n);
     return;
   }
@@ -1237,16 +1241,16 @@ struct Eval {
     thread_local std::string sink;
     std::string& o = out ? *out : sink;
     if (!out) sink.clear();
-    if (a->text == "jiffies_to_msecs") {
+    if (a->text == "jiffies_to_msecs"sv) {
       append_int(o, static_cast<int64_t>(v));
       return v;
     }
-    if (a->text == "jbd2_dev_to_name") {
+    if (a->text == "jbd2_dev_to_name"sv) {
       uint32_t dev = static_cast<uint32_t>(v);
       appendf(o, "%d:%d", static_cast<int>(dev >> 20), static_cast<int>(dev & ((1u << 20) - 1)));
       return 0;
     }
-    if (a->text == "xen_hypercall_name") {
+    if (a->text == "xen_hypercall_name"sv) {
       o.append(xen_hypercall_name(v));
       return 0;
     }
@@ -1288,7 +1292,7 @@ struct Eval {
 
   uint64_t num_op(const Node* a) const {
     const std::string& op = a->text;
-    if (op == "[") {
+    if (op == "["sv) {
       uint64_t right = num(a->right.get());
       const Node* larg = a->left.get();
       const Node* typearg = nullptr;
@@ -1317,7 +1321,7 @@ struct Eval {
       if (typearg) val = eval_type_str(val, typearg->text, true);
       return val;
     }
-    if (op == "?") {
+    if (op == "?"sv) {
       uint64_t cond = num(a->left.get());
       const Node* colon = a->right.get();
       return cond ? num(colon->left.get()) : num(colon->right.get());
@@ -1387,7 +1391,7 @@ struct Eval {
         }
         if (val) {
           if (printed && a->has_delim) out += a->text;
-          out += "0x";
+          out += "0x"sv;
           append_hex(out, static_cast<uint64_t>(val));
         }
         return;
@@ -1400,7 +1404,7 @@ struct Eval {
             return;
           }
         }
-        out += "0x";
+        out += "0x"sv;
         append_hex(out, static_cast<uint64_t>(val));
         return;
       }
@@ -1480,7 +1484,7 @@ struct Eval {
         return;
       }
       case K::op:
-        if (a->text != "?") return;
+        if (a->text != "?"sv) return;
         if (num(a->left.get()))
           str(out, format, len_arg, a->right->left.get());
         else
@@ -1559,12 +1563,12 @@ struct Eval {
     if (sym) {
       out.append(sym->name);
       if (conv == 'F' || conv == 'S') {
-        out += "+0x";  // "+0x%llx"
+        out += "+0x"sv;  // "+0x%llx"
         append_hex(out, val - sym->address);
       }
       return;
     }
-    out += "0x";  // "0x%lx" of the sign-extended int, or "0x%llx"
+    out += "0x"sv;  // "0x%lx" of the sign-extended int, or "0x%llx"
     append_hex(out, ctx.long_size == 4 ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(val))) : val);
   }
 
@@ -1662,7 +1666,7 @@ struct Eval {
         const Field* fd = field(a);
         if (!fd) return;
         if (fd->size != 6 || size_t(fd->offset) + 6 > data.size()) {
-          out += "INVALIDMAC";
+          out += "INVALIDMAC"sv;
           return;
         }
         const char* mf = "%.2x:%.2x:%.2x:%.2x:%.2x:%.2x";
@@ -1692,7 +1696,7 @@ struct Eval {
         const Field* fd = field(a);
         if (!fd) return;
         if (fd->size != 16 || size_t(fd->offset) + 16 > data.size()) {
-          out += "INVALIDUUID";
+          out += "INVALIDUUID"sv;
           return;
         }
         const uint8_t* b = data.data() + fd->offset;
@@ -1725,12 +1729,12 @@ struct Eval {
         return;
       }
       default:
-        if (format == "%p") {  // glibc's %p, by hand: "(nil)" or 0x and hex
+        if (format == "%p"sv) {  // glibc's %p, by hand: "(nil)" or 0x and hex
           const uint64_t v = num(arg);
           if (v == 0) {
-            out += "(nil)";
+            out += "(nil)"sv;
           } else {
-            out += "0x";
+            out += "0x"sv;
             append_hex(out, static_cast<uintptr_t>(v));
           }
           return;
@@ -1754,13 +1758,13 @@ struct Eval {
         bool reverse;
         ip4_args(p + 1, reverse);
         if (fd->size != 4 || size_t(fd->offset) + 4 > data.size()) {
-          out += "INVALIDIPv4";
+          out += "INVALIDIPv4"sv;
           return;
         }
         ip4(out, i, reverse, data.data() + fd->offset);
       } else {
         if (fd->size != 16 || size_t(fd->offset) + 16 > data.size()) {
-          out += "INVALIDIPv6";
+          out += "INVALIDIPv6"sv;
           return;
         }
         if (i == 'I' && p[1] == 'c')
@@ -1796,14 +1800,14 @@ struct Eval {
     uint16_t family = static_cast<uint16_t>(load_uint(sa, 2, host_endian()));
     if (family == 2) {  // AF_INET
       if (len < 16 || size_t(off) + 16 > data.size()) {
-        out += "INVALIDIPv4";
+        out += "INVALIDIPv4"sv;
         return;
       }
       ip4(out, i, reverse, sa + 4);
       if (have_p) appendf(out, ":%d", sa[2] << 8 | sa[3]);
     } else if (family == 10) {  // AF_INET6
       if (len < 28 || size_t(off) + 28 > data.size()) {
-        out += "INVALIDIPv6";
+        out += "INVALIDIPv6"sv;
         return;
       }
       if (have_p) out += '[';
@@ -1967,7 +1971,7 @@ using BprintCache = std::unordered_map<uint64_t, BprintFormat>;
 void print_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx, std::string& out,
                   BprintCache& cache, bool& failed) {
   if (failed) {
-    out += "[FAILED TO PARSE]";
+    out += "[FAILED TO PARSE]"sv;
     format_raw_fields(record, event, ctx, out);
     return;
   }
@@ -2095,9 +2099,9 @@ void field_raw(std::string& out, const Eval& ev, const Field& f, Bytes wide) {
     if (f.has(kFieldString) && !f.raw_not_string && is_printable_array(p, avail)) {
       out.append(reinterpret_cast<const char*>(p), text_len(p, data.size() - off));
     } else {
-      out += "ARRAY[";
+      out += "ARRAY["sv;
       for (size_t i = 0; i < avail; i++) {
-        if (i) out += ", ";
+        if (i) out += ", "sv;
         append_hex(out, p[i], 2);
       }
       out += ']';
@@ -2109,13 +2113,13 @@ void field_raw(std::string& out, const Eval& ev, const Field& f, Bytes wide) {
   // The printf conversions of libtraceevent's print_field_raw, by hand:
   // `report -R` prints every field of every record this way.
   if (f.has(kFieldPointer)) {
-    out += "0x";
+    out += "0x"sv;
     append_hex(out, val);
   } else if (f.has(kFieldSigned)) {
     switch (f.size) {
       case 4:
         if (f.has(kFieldLong)) {
-          out += "0x";
+          out += "0x"sv;
           append_hex(out, static_cast<uint32_t>(val));  // "%x" of an int
         } else {
           append_int(out, static_cast<int32_t>(val));
@@ -2126,7 +2130,7 @@ void field_raw(std::string& out, const Eval& ev, const Field& f, Bytes wide) {
       default: append_int(out, static_cast<int64_t>(val)); break;
     }
   } else if (f.has(kFieldLong)) {
-    out += "0x";
+    out += "0x"sv;
     append_hex(out, val);
   } else {
     append_uint(out, val);
@@ -2158,7 +2162,7 @@ void PrintFmtImpl::raw_fields(const Record& record, const EventFormat& event, co
           const Node* a = args[s.arg].get();
           while (a && a->kind == K::type) a = a->left.get();
           if (a && a->kind == K::field && a->field == static_cast<int>(i)) {
-            if (has_0x) out += "0x";
+            if (has_0x) out += "0x"sv;
             ev.segment(out, s, args);
             cursor = p + 1 < static_cast<long>(segs.size()) ? p + 1 : -1;
             done = true;

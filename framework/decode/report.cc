@@ -21,6 +21,9 @@
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed {
+
+// Literals as string_views: appending one per record then costs no strlen.
+using namespace std::string_view_literals;
 namespace {
 
 // Comms longer than this (never from a kernel: TASK_COMM_LEN is 16) have
@@ -398,7 +401,7 @@ void RecordPrinter::format_fields(const Record& record, EventStream& stream, std
 const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& record, const EventFormat* event,
                                                               EventStream& stream, std::string& out) {
   if (!event) {
-    out += "[UNKNOWN EVENT]";
+    out += "[UNKNOWN EVENT]"sv;
     return nullptr;
   }
   if (impl_->options.raw_fields) {
@@ -414,7 +417,7 @@ const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& reco
   }
   if (event->printer()) return event;
   // libtraceevent pretty_print on an event whose print fmt did not parse.
-  out += "[FAILED TO PARSE]";
+  out += "[FAILED TO PARSE]"sv;
   format_raw_fields(record, *event, impl_->ctx, out);
   return nullptr;
 }
@@ -468,7 +471,7 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
         text.append(name_width + 2, ' ');
       } else {
         append_right(text, buffers[record.buffer].name, name_width);
-        text += ": ";
+        text += ": "sv;
       }
     }
     // libtraceevent's kbuffer reports lost events only for an event at the
@@ -486,7 +489,7 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
     if (!event) {
       // tep_print_event prints this for the task and the time stamp calls;
       // trace-cmd's print_event_name then shows the missing name as (NULL).
-      text += "[UNKNOWN EVENT][UNKNOWN EVENT] (NULL): ";
+      text += "[UNKNOWN EVENT][UNKNOWN EVENT] (NULL): "sv;
       text.append(20 - 6, ' ');
     } else if (const int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
                in_ns && out.head_here(*event, comm_of(ctx, pid), pid, record.cpu, record.ts)) {
@@ -496,7 +499,7 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
       append_right(text, comm_of(ctx, pid), 16);
       text += '-';
       append_int_left(text, pid, 5);
-      text += " [";
+      text += " ["sv;
       if (record.cpu >= 0)
         append_uint(text, static_cast<uint32_t>(record.cpu), 3, '0');
       else
@@ -513,9 +516,9 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
         else
           append_event_time(record.ts, 6, 1000, text);
       }
-      text += ": ";
+      text += ": "sv;
       text += event->name;
-      text += ": ";
+      text += ": "sv;
       if (event->name.size() < 20) text.append(20 - event->name.size(), ' ');
     }
     if (const EventFormat* rest = printer.format_fields_but_print_fmt(record, event, stream, text)) {
