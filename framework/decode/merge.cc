@@ -209,7 +209,7 @@ Result<ChunkRead> read_chunk(const DataFile& file, Decompressor& codec, Endian e
 }
 
 // One helper thread that decompresses the chunks of every compressed CPU
-// ahead of the thread that merges and formats, up to kDepth chunks per CPU.
+// ahead of the thread that merges and formats, up to four chunks per CPU.
 // The reader takes each CPU's chunks in order: one the helper finished, or,
 // when the helper has not started it, it decompresses that one itself; while
 // the helper finishes the one it wants, it does the helper's next. Neither
@@ -222,9 +222,18 @@ Result<ChunkRead> read_chunk(const DataFile& file, Decompressor& codec, Endian e
 // the helper is finishing before it sleeps.
 class ChunkPipeline {
  public:
-  static constexpr uint32_t kDepth = 4;
+  static constexpr uint32_t kMaxDepth = 4;
+  // Decompressed chunks held ahead, over all CPUs, at most (a file of many
+  // CPUs with large sub-buffers holds fewer per CPU; never fewer than one).
+  static constexpr uint64_t kAheadBytes = uint64_t{32} << 20;
 
-  ChunkPipeline(Codec codec, const DataFile* file, Endian endian) : codec_(codec), file_(file), endian_(endian) {}
+  // `chunk_bytes`: the decompressed size of one chunk of every lane, summed.
+  ChunkPipeline(Codec codec, const DataFile* file, Endian endian, uint64_t chunk_bytes)
+      : codec_(codec),
+        file_(file),
+        endian_(endian),
+        depth_(static_cast<uint32_t>(std::clamp<uint64_t>(kAheadBytes / std::max<uint64_t>(chunk_bytes, 1), 1,
+                                                          kMaxDepth))) {}
   ~ChunkPipeline() {
     if (!thread_.joinable()) return;
     {
@@ -260,7 +269,7 @@ class ChunkPipeline {
       poke_helper(l);
       return r;
     }
-    Slot& slot = l.slots[i % kDepth];
+    Slot& slot = l.slots[i % depth_];
     // The helper has it. Rather than wait, do the next chunk it would do.
     while (!slot.ready.load(std::memory_order_acquire)) {
       if (Lane* other = next_lane()) {
@@ -295,10 +304,10 @@ class ChunkPipeline {
     CpuSpan span;
     uint32_t page_size;
     uint32_t claimed = 0;  // chunks the helper or the reader has started
-    uint32_t taken = 0;    // chunks the reader has taken; chunk i sits in slots[i % kDepth]
+    uint32_t taken = 0;    // chunks the reader has taken; chunk i sits in slots[i % depth_]
     bool failed = false;   // the helper met a bad chunk here: it goes no further
     bool reader_waiting = false;
-    Slot slots[kDepth];
+    Slot slots[kMaxDepth];
   };
 
   Result<ChunkRead> read_lane_chunk(const Lane& l, uint32_t i, Decompressor& codec, ByteBuffer& zbuf,
@@ -309,7 +318,7 @@ class ChunkPipeline {
 
   // Under mu_: the helper sleeps and this lane has fallen to half its depth.
   void poke_helper(const Lane& l) {
-    if (helper_idle_ && !l.failed && l.claimed < l.span.chunks && l.claimed - l.taken <= kDepth / 2)
+    if (helper_idle_ && !l.failed && l.claimed < l.span.chunks && l.claimed - l.taken <= depth_ / 2)
       wake_.notify_one();
   }
 
@@ -331,7 +340,7 @@ class ChunkPipeline {
   Lane* next_lane() {
     Lane* best = nullptr;
     for (auto& l : lanes_) {
-      if (l->failed || l->claimed >= l->span.chunks || l->claimed >= l->taken + kDepth) continue;
+      if (l->failed || l->claimed >= l->span.chunks || l->claimed >= l->taken + depth_) continue;
       if (!best || l->claimed - l->taken < best->claimed - best->taken) best = l.get();
     }
     return best;
@@ -357,7 +366,7 @@ class ChunkPipeline {
   // and decompresses it into its slot.
   void fill_next(Lane& l, Decompressor& codec, ByteBuffer& zbuf, std::unique_lock<std::mutex>& lock) {
     const uint32_t i = l.claimed++;
-    Slot& slot = l.slots[i % kDepth];
+    Slot& slot = l.slots[i % depth_];
     lock.unlock();
     Result<ChunkRead> r = read_lane_chunk(l, i, codec, zbuf, slot.out);
     lock.lock();
@@ -370,6 +379,7 @@ class ChunkPipeline {
   Codec codec_;
   const DataFile* file_;
   Endian endian_;
+  uint32_t depth_;  // chunks ahead per lane: 1 .. kMaxDepth
   std::vector<std::unique_ptr<Lane>> lanes_;  // fixed once the helper runs
   std::mutex mu_;
   std::condition_variable wake_, done_;
@@ -601,7 +611,12 @@ class MergedStream final : public EventStream {
       for (const CpuSpan& span : buffer) compressed = compressed || span.compressed;
     std::vector<std::vector<size_t>> lanes(setup_.buffers.size());
     if (compressed && setup_.prefetch_chunks.value_or(usable_cpus() > 1)) {
-      pipeline_ = std::make_unique<ChunkPipeline>(setup_.codec, setup_.file.get(), setup_.layout.endian);
+      uint64_t chunk_bytes = 0;  // one average chunk of every CPU
+      for (const auto& buffer : setup_.buffers)
+        for (const CpuSpan& span : buffer)
+          if (span.compressed && span.chunks) chunk_bytes += span.data_size / span.chunks;
+      pipeline_ =
+          std::make_unique<ChunkPipeline>(setup_.codec, setup_.file.get(), setup_.layout.endian, chunk_bytes);
       for (size_t b = 0; b < setup_.buffers.size(); ++b)
         for (const CpuSpan& span : setup_.buffers[b]) {
           const bool has_chunks = span.compressed && span.chunk_at && span.chunk_at->size() == span.chunks;
