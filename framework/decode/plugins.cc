@@ -24,7 +24,7 @@ std::optional<Symbol> function_at(const TraceContext& ctx, uint64_t addr) { retu
 // libtraceevent's plugin_sched_switch write_and_save_comm: the comm is
 // printed and registered for the pid (CommStore decides which name wins).
 void print_and_learn_comm(const Field& field, const Record& record, TraceContext& ctx, uint64_t pid,
-                          std::string& out) {
+                          TextOut& out) {
   // printf("%.*s", field->size, comm): stops at the first NUL.
   std::string_view comm = field.read_string(record.data, ctx.endian);
   out += comm;
@@ -33,7 +33,7 @@ void print_and_learn_comm(const Field& field, const Record& record, TraceContext
   ctx.set_comm(static_cast<int>(pid), comm);
 }
 
-void write_task_state(uint64_t state, std::string& out) {
+void write_task_state(uint64_t state, TextOut& out) {
   static constexpr std::string_view kStates = "SDTtZXxW";
   bool found = false;
   for (size_t i = 0; i < kStates.size(); ++i) {
@@ -73,7 +73,7 @@ constexpr FutexOp kFutexOps[] = {
     {"FUTEX_CMP_REQUEUE_PI", futex_dec(" val="), futex_dec(" val2="), futex_hex(" uaddr2="), futex_hex(" val3=")},
 };
 
-void put_futex_arg(const FutexArg& arg, uint64_t v, std::string& out) {
+void put_futex_arg(const FutexArg& arg, uint64_t v, TextOut& out) {
   if (!arg.label) return;
   out += arg.label;
   if (arg.hex) {
@@ -86,7 +86,7 @@ void put_futex_arg(const FutexArg& arg, uint64_t v, std::string& out) {
 
 }  // namespace
 
-void append_event_time(uint64_t ts, int precision, uint64_t divisor, std::string& out) {
+void append_event_time(uint64_t ts, int precision, uint64_t divisor, TextOut& out) {
   uint64_t time = ts;
   if (divisor) time = (time + divisor / 2) / divisor;
   uint64_t p10 = 1;
@@ -127,7 +127,7 @@ struct Plugins::State {
   // tep_get_field_val: the field's bytes as an unsigned number. With `report`,
   // a missing field leaves libtraceevent's marker in the output.
   std::optional<uint64_t> field_value(const EventFormat& event, std::string_view name, const Record& record,
-                                      const TraceContext& c, std::string& out, bool report) {
+                                      const TraceContext& c, TextOut& out, bool report) {
     const Field* field = any_field(event, name);
     if (!field) {
       if (report) missing_field(name, out);
@@ -137,7 +137,7 @@ struct Plugins::State {
   }
   // Out of line: formatting it here made every field_value set up fmt's
   // frame, on every record.
-  [[gnu::noinline, gnu::cold]] static void missing_field(std::string_view name, std::string& out) {
+  [[gnu::noinline, gnu::cold]] static void missing_field(std::string_view name, TextOut& out) {
     out += fmt::format("<CANT FIND FIELD {}>", name);
   }
 
@@ -195,7 +195,7 @@ struct Plugins::State {
   };
   FunctionFields function_fields;
 
-  void function(const Record& record, const EventFormat& event, std::string& out) {
+  void function(const Record& record, const EventFormat& event, TextOut& out) {
     FunctionFields& f = function_fields;
     if (f.event != &event) f = {&event, any_field(event, "ip"), any_field(event, "parent_ip")};
     if (!f.ip) { missing_field("ip", out); out += '!'; return; }
@@ -218,7 +218,7 @@ struct Plugins::State {
     }
   }
 
-  void kernel_stack(const Record& record, const EventFormat& event, std::string& out) {
+  void kernel_stack(const Record& record, const EventFormat& event, TextOut& out) {
     const Field* caller = any_field(event, "caller");
     if (!caller) { out += "<CANT FIND FIELD caller>"sv; return; }
     out += "<stack trace >\n"sv;
@@ -239,17 +239,20 @@ struct Plugins::State {
     }
   }
 
-  void raw_data(const Record& record, const EventFormat& event, std::string& out) {
+  void raw_data(const Record& record, const EventFormat& event, TextOut& out) {
     auto id = field_value(event, "id", record, ctx, out, true);
     if (!id) { out += '!'; return; }
-    fmt::format_to(std::back_inserter(out), "# {:x}", *id);
+    out += "# "sv;
+    append_hex(out, *id);
     const Field* buf = any_field(event, "buf");
     if (!buf) { out += "<CANT FIND FIELD buf>"sv; return; }
-    for (size_t off = buf->offset; off < record.data.size(); ++off)
-      fmt::format_to(std::back_inserter(out), " {:02x}", record.data[off]);
+    for (size_t off = buf->offset; off < record.data.size(); ++off) {
+      out += ' ';
+      append_hex(out, record.data[off], 2);
+    }
   }
 
-  void func_repeats(const Record& record, const EventFormat& event, std::string& out) {
+  void func_repeats(const Record& record, const EventFormat& event, TextOut& out) {
     function(record, event, out);
     auto count = field_value(event, "count", record, ctx, out, true);
     if (!count) { out += '!'; return; }
@@ -268,7 +271,7 @@ struct Plugins::State {
     out += ')';
   }
 
-  void sched_wakeup(const Record& record, const EventFormat& event, std::string& out) {
+  void sched_wakeup(const Record& record, const EventFormat& event, TextOut& out) {
     auto pid = field_value(event, "pid", record, ctx, out, true);
     if (!pid) { out += '!'; return; }
     if (const Field* comm = any_field(event, "comm")) {
@@ -291,7 +294,7 @@ struct Plugins::State {
     }
   }
 
-  void sched_switch(const Record& record, const EventFormat& event, std::string& out) {
+  void sched_switch(const Record& record, const EventFormat& event, TextOut& out) {
     auto prev_pid = field_value(event, "prev_pid", record, ctx, out, true);
     if (!prev_pid) { out += '!'; return; }
     if (const Field* comm = any_field(event, "prev_comm")) {
@@ -322,7 +325,7 @@ struct Plugins::State {
   }
 
   // plugin_kmem: "(func+0xoff) " before the usual text, when call_site resolves.
-  void kmem_call_site(const Record& record, const EventFormat& event, std::string& out) {
+  void kmem_call_site(const Record& record, const EventFormat& event, TextOut& out) {
     const Field* field = any_field(event, "call_site");
     if (!field) return;
     uint64_t val = field->read_uint(record.data, ctx.endian);
@@ -337,7 +340,7 @@ struct Plugins::State {
 
   // tep_print_num_field / tep_print_func_field as plugin_hrtimer uses them.
   bool print_num(const EventFormat& event, std::string_view name, bool hex, const Record& record,
-                 std::string& out, bool report) {
+                 TextOut& out, bool report) {
     const Field* field = any_field(event, name);
     if (!field) {
       if (report) out += fmt::format("CAN'T FIND FIELD \"{}\"", name);
@@ -354,7 +357,7 @@ struct Plugins::State {
   }
 
   void print_func(const EventFormat& event, std::string_view prefix, std::string_view name,
-                  const Record& record, std::string& out) {
+                  const Record& record, TextOut& out) {
     const Field* field = any_field(event, name);
     if (!field) return;
     uint64_t val = field->read_uint(record.data, ctx.endian);
@@ -369,7 +372,7 @@ struct Plugins::State {
     }
   }
 
-  void hrtimer_expire_entry(const Record& record, const EventFormat& event, std::string& out) {
+  void hrtimer_expire_entry(const Record& record, const EventFormat& event, TextOut& out) {
     out += "hrtimer="sv;
     if (!print_num(event, "timer", true, record, out, false)) print_num(event, "hrtimer", true, record, out, true);
     out += " now="sv;
@@ -377,7 +380,7 @@ struct Plugins::State {
     print_func(event, " function=", "function", record, out);
   }
 
-  void hrtimer_start(const Record& record, const EventFormat& event, std::string& out) {
+  void hrtimer_start(const Record& record, const EventFormat& event, TextOut& out) {
     out += "hrtimer="sv;
     if (!print_num(event, "timer", true, record, out, false)) print_num(event, "hrtimer", true, record, out, true);
     print_func(event, " function=", "function", record, out);
@@ -389,7 +392,7 @@ struct Plugins::State {
 
   // plugin_tlb: the reason as words (only the four reasons it knows).
   // Returns false when the plugin gives up and the print fmt follows.
-  bool tlb_flush(const Record& record, const EventFormat& event, std::string& out) {
+  bool tlb_flush(const Record& record, const EventFormat& event, TextOut& out) {
     out += "pages="sv;
     if (const Field* pages = any_field(event, "pages"))
       append_int(out, static_cast<int64_t>(pages->read_uint(record.data, ctx.endian)));
@@ -409,7 +412,7 @@ struct Plugins::State {
 
   // plugin_futex: sys_enter_futex with the operation decoded. Returns false
   // (print fmt instead) when a field is missing or the command is unknown.
-  bool futex(const Record& record, const EventFormat& event, std::string& out) {
+  bool futex(const Record& record, const EventFormat& event, TextOut& out) {
     uint64_t args[6];
     static constexpr std::string_view kArgs[] = {"uaddr", "op", "val", "utime", "uaddr2", "val3"};
     for (size_t i = 0; i < 6; ++i) {
@@ -435,7 +438,7 @@ struct Plugins::State {
   }
 
   // trace-cmd's function_graph printer (lib/trace-cmd/trace-ftrace.c).
-  static void graph_overhead(uint64_t duration, std::string& out) {
+  static void graph_overhead(uint64_t duration, TextOut& out) {
     if (duration == ~0ull) out += "  "sv;
     else if (duration > 1000000000ull) out += "$ "sv;
     else if (duration > 1000000ull) out += "# "sv;
@@ -444,12 +447,12 @@ struct Plugins::State {
     else out += "  "sv;
   }
 
-  static void indent_for_depth(uint64_t depth, std::string& out) {
+  static void indent_for_depth(uint64_t depth, TextOut& out) {
     int spaces = static_cast<int>(depth * 2);  // TRACE_GRAPH_INDENT, as an int like the C code
     if (spaces > 0) out.append(static_cast<size_t>(spaces), ' ');
   }
 
-  static void graph_duration(uint64_t duration, std::string& out) {
+  static void graph_duration(uint64_t duration, TextOut& out) {
     size_t start = out.size();
     append_uint(out, duration / 1000);
     if (out.size() - start < 7) {
@@ -462,7 +465,7 @@ struct Plugins::State {
     out += "|  "sv;
   }
 
-  void graph_function_name(uint64_t addr, std::string_view suffix, std::string& out) {
+  void graph_function_name(uint64_t addr, std::string_view suffix, TextOut& out) {
     if (auto func = function_at(ctx, addr))
       out += func->name;
     else
@@ -470,7 +473,7 @@ struct Plugins::State {
     out += suffix;
   }
 
-  void funcgraph_entry(const Record& record, const EventFormat& event, EventStream& stream, std::string& out) {
+  void funcgraph_entry(const Record& record, const EventFormat& event, EventStream& stream, TextOut& out) {
     const Field* common_pid = ctx.common_pid();
     if (!common_pid) { out += '!'; return; }
     uint64_t pid = common_pid->read_uint(record.data, ctx.endian);
@@ -514,7 +517,7 @@ struct Plugins::State {
     return exit_func && exit_func->read_uint(next.data, ctx.endian) == func;
   }
 
-  void funcgraph_exit_line(const Record& record, const EventFormat& event, std::string& out) {
+  void funcgraph_exit_line(const Record& record, const EventFormat& event, TextOut& out) {
     auto rettime = field_value(event, "rettime", record, ctx, out, true);
     if (!rettime) { out += '!'; return; }
     auto calltime = field_value(event, "calltime", record, ctx, out, true);
@@ -561,7 +564,7 @@ Plugins::Plugins(TraceContext& ctx, bool ns_stamps) : state_(std::make_unique<St
 Plugins::~Plugins() = default;
 
 Plugins::Outcome Plugins::print(const Record& record, const EventFormat& event, EventStream& stream,
-                                std::string& out) {
+                                TextOut& out) {
   State& s = *state_;
   // A table by event id answers most records; the map the rest.
   State::Kind kind;

@@ -12,6 +12,7 @@
 
 #include "framework/decode/event_format.h"
 #include "framework/decode/record.h"
+#include "framework/decode/text_out.h"
 #include "framework/decode/trace_context.h"
 
 namespace tracebed {
@@ -33,7 +34,7 @@ class Plugins {
   Plugins& operator=(const Plugins&) = delete;
 
   // `stream` lets function_graph look at the next record (leaf detection).
-  Outcome print(const Record& record, const EventFormat& event, EventStream& stream, std::string& out);
+  Outcome print(const Record& record, const EventFormat& event, EventStream& stream, TextOut& out);
 
  private:
   struct State;
@@ -42,6 +43,6 @@ class Plugins {
 
 // libtraceevent's print_event_time: "%5llu.%0*llu" of the time stamp divided
 // by `divisor` (rounded) with `precision` digits after the dot.
-void append_event_time(uint64_t ts, int precision, uint64_t divisor, std::string& out);
+void append_event_time(uint64_t ts, int precision, uint64_t divisor, TextOut& out);
 
 }  // namespace tracebed

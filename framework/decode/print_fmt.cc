@@ -319,7 +319,7 @@ void plan_fast_number(Segment& s) {
 
 // printf of plan_fast_number's conversions: `val` cast to the length
 // modifier's type as number() passes it, then printed.
-void append_fast_number(std::string& out, const Segment& s, uint64_t val) {
+void append_fast_number(TextOut& out, const Segment& s, uint64_t val) {
   char buf[24];
   char* const end = buf + sizeof buf;
   char* p;
@@ -1146,7 +1146,7 @@ size_t text_len(const void* s, size_t max) { return s && max ? strnlen(static_ca
 
 // Appends printf output; the format comes from the event (as in libtraceevent).
 template <typename... A>
-void appendf(std::string& out, const char* format, A... a) {
+void appendf(TextOut& out, const char* format, A... a) {
   char buf[128];
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -1157,10 +1157,8 @@ void appendf(std::string& out, const char* format, A... a) {
     out.append(buf, n);
     return;
   }
-  size_t old = out.size();
-  out.resize(old + n + 1);
-  std::snprintf(out.data() + old, n + 1, format, a...);
-  out.resize(old + n);
+  std::snprintf(out.reserve_tail(static_cast<size_t>(n) + 1), static_cast<size_t>(n) + 1, format, a...);
+  out.commit(static_cast<size_t>(n));
 #pragma GCC diagnostic pop
 }
 
@@ -1170,7 +1168,7 @@ bool takes_star(const std::string& format) { return format.find('*') != std::str
 // print_str_to_seq with a string that may not be NUL-terminated in the record.
 // libtraceevent leaves out a negative `*` argument, which is undefined
 // behaviour in printf; we pass it (printf then ignores it) and stay defined.
-void append_str(std::string& out, const std::string& format, int len_arg, const char* s, size_t max) {
+void append_str(TextOut& out, const std::string& format, int len_arg, const char* s, size_t max) {
   size_t n = text_len(s, max);
   if (!n) s = "";
   if (format == "%s"sv) {  // the common case, without a copy
@@ -1236,11 +1234,15 @@ struct Eval {
   }
 
   // A plugin helper: prints into `out` when given, returns its value.
-  uint64_t call(const Node* a, std::string* out) const {
+  uint64_t call(const Node* a, TextOut* out) const {
+    if (!out) {  // only the value is wanted: print into a scratch string
+      thread_local std::string scratch;
+      scratch.clear();
+      TextOut sink(scratch);
+      return call(a, &sink);
+    }
     uint64_t v = a->args.empty() ? 0 : num(a->args[0].get());
-    thread_local std::string sink;
-    std::string& o = out ? *out : sink;
-    if (!out) sink.clear();
+    TextOut& o = *out;
     if (a->text == "jiffies_to_msecs"sv) {
       append_int(o, static_cast<int64_t>(v));
       return v;
@@ -1351,7 +1353,7 @@ struct Eval {
   }
 
   // print_str_arg
-  void str(std::string& out, const std::string& format, int len_arg, const Node* a) const {
+  void str(TextOut& out, const std::string& format, int len_arg, const Node* a) const {
     switch (a->kind) {
       case K::atom:
       case K::bstring:
@@ -1558,7 +1560,7 @@ struct Eval {
   }
 
   // print_function: %pS %ps %pF %pf. (1.7.1 prints the same in -R mode.)
-  void function(std::string& out, char conv, uint64_t val) const {
+  void function(TextOut& out, char conv, uint64_t val) const {
     auto sym = ctx.lookup_symbol(val);
     if (sym) {
       out.append(sym->name);
@@ -1577,7 +1579,7 @@ struct Eval {
     return a;
   }
 
-  void ip4(std::string& out, char i, bool reverse, const uint8_t* b) const {
+  void ip4(TextOut& out, char i, bool reverse, const uint8_t* b) const {
     const char* f = i == 'i' ? "%03d.%03d.%03d.%03d" : "%d.%d.%d.%d";
     if (reverse)
       appendf(out, f, b[3], b[2], b[1], b[0]);
@@ -1585,14 +1587,14 @@ struct Eval {
       appendf(out, f, b[0], b[1], b[2], b[3]);
   }
 
-  void ip6(std::string& out, char i, const uint8_t* b) const {
+  void ip6(TextOut& out, char i, const uint8_t* b) const {
     for (int j = 0; j < 16; j += 2) {
       appendf(out, "%02x%02x", b[j], b[j + 1]);
       if (i == 'I' && j < 14) out += ':';
     }
   }
 
-  void ip6c(std::string& out, const uint8_t* a) const {
+  void ip6c(TextOut& out, const uint8_t* a) const {
     auto word = [&](int k) { return static_cast<uint16_t>(a[2 * k] << 8 | a[2 * k + 1]); };
     bool v4mapped = !(word(0) | word(1) | word(2) | word(3) | word(4)) && word(5) == 0xffff;
     bool isatap = (((a[8] | 0x02) == 0x02) && a[9] == 0 && a[10] == 0x5e && a[11] == 0xfe);
@@ -1645,7 +1647,7 @@ struct Eval {
   }
 
   // print_arg_pointer for the conversions that look at a field's bytes.
-  void pointer(std::string& out, const std::string& format, int plen, const Node* arg) const {
+  void pointer(TextOut& out, const std::string& format, int plen, const Node* arg) const {
     if (arg->kind == K::bstring) {
       out += arg->text;
       return;
@@ -1744,7 +1746,7 @@ struct Eval {
     }
   }
 
-  void ip(std::string& out, const char* p, const Node* arg) const {
+  void ip(TextOut& out, const char* p, const Node* arg) const {
     char i = *p++;
     const Node* a = strip_casts(arg);
     if (*p == '4' || *p == '6') {
@@ -1819,7 +1821,7 @@ struct Eval {
     }
   }
 
-  void number(std::string& out, const Segment& s, int len_arg, uint64_t val) const {
+  void number(TextOut& out, const Segment& s, int len_arg, uint64_t val) const {
     if (s.fast_conv) {
       append_fast_number(out, s, val);
       return;
@@ -1849,7 +1851,7 @@ struct Eval {
   }
 
   // print_parse_data for one segment of a parsed print fmt.
-  void segment(std::string& out, const Segment& s, const std::vector<NodePtr>& args) const {
+  void segment(TextOut& out, const Segment& s, const std::vector<NodePtr>& args) const {
     int len_arg = s.len_arg >= 0 ? static_cast<int>(num(args[s.len_arg].get())) : -1;
     switch (s.type) {
       case SegType::text:
@@ -1866,7 +1868,7 @@ struct Eval {
         size_t start = out.size();
         str(out, s.format, len_arg, args[s.arg].get());
         size_t nul = out.find('\0', start);
-        if (nul != std::string::npos) out.resize(nul);
+        if (nul != std::string::npos) out.truncate(nul);
         return;
       }
     }
@@ -1968,7 +1970,7 @@ using BprintCache = std::unordered_map<uint64_t, BprintFormat>;
 // pretty_print for ftrace:bprint. `failed` carries libtraceevent's event
 // flag: a conversion left without an argument fails the event, and every
 // later bprint record prints as "[FAILED TO PARSE]".
-void print_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx, std::string& out,
+void print_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx, TextOut& out,
                   BprintCache& cache, bool& failed) {
   if (failed) {
     out += "[FAILED TO PARSE]"sv;
@@ -2037,7 +2039,7 @@ void print_bprint(const Record& record, const EventFormat& event, const TraceCon
         size_t start = out.size();
         ev.str(out, s.format, len_arg, a);
         size_t nul = out.find('\0', start);
-        if (nul != std::string::npos) out.resize(nul);
+        if (nul != std::string::npos) out.truncate(nul);
         break;
       }
       default: break;
@@ -2055,13 +2057,13 @@ class PrintFmtImpl final : public PrintFmt {
   mutable bool bprint_failed = false;
 
   void format(const Record& record, const EventFormat& event, const TraceContext& ctx,
-              std::string& out) const override;
+              TextOut& out) const override;
   void raw_fields(const Record& record, const EventFormat& event, const TraceContext& ctx,
-                  std::string& out) const;
+                  TextOut& out) const;
 };
 
 void PrintFmtImpl::format(const Record& record, const EventFormat& event, const TraceContext& ctx,
-                          std::string& out) const {
+                          TextOut& out) const {
   if (bprint) {
     print_bprint(record, event, ctx, out, bprint_cache, bprint_failed);
     return;
@@ -2082,7 +2084,7 @@ Bytes widened(const Record& record) {
   return Bytes(d, static_cast<size_t>(e - d));
 }
 
-void field_raw(std::string& out, const Eval& ev, const Field& f, Bytes wide) {
+void field_raw(TextOut& out, const Eval& ev, const Field& f, Bytes wide) {
   Bytes data = ev.data;
   if (f.has(kFieldArray)) {
     uint32_t off, len;
@@ -2138,7 +2140,7 @@ void field_raw(std::string& out, const Eval& ev, const Field& f, Bytes wide) {
 }
 
 void PrintFmtImpl::raw_fields(const Record& record, const EventFormat& event, const TraceContext& ctx,
-                              std::string& out) const {
+                              TextOut& out) const {
   Eval ev{record.data, event, ctx, ctx.endian};
   const auto& segs = segments.segs;
   // print_selected_fields walks the print fmt's conversions alongside the
@@ -2205,14 +2207,14 @@ Result<std::unique_ptr<PrintFmt>> PrintFmt::parse(std::string_view text, const E
   return std::unique_ptr<PrintFmt>(std::move(impl));
 }
 
-void format_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx, std::string& out) {
+void format_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx, TextOut& out) {
   BprintCache cache;
   bool failed = false;
   print_bprint(record, event, ctx, out, cache, failed);
 }
 
 void format_raw_fields(const Record& record, const EventFormat& event, const TraceContext& ctx,
-                       std::string& out) {
+                       TextOut& out) {
   if (auto* impl = dynamic_cast<const PrintFmtImpl*>(event.printer())) {
     impl->raw_fields(record, event, ctx, out);
     return;

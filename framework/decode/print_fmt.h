@@ -10,6 +10,7 @@
 #include "framework/base/result.h"
 #include "framework/decode/event_format.h"
 #include "framework/decode/record.h"
+#include "framework/decode/text_out.h"
 
 namespace tracebed {
 
@@ -22,7 +23,11 @@ class PrintFmt {
   static Result<std::unique_ptr<PrintFmt>> parse(std::string_view text, const EventFormat& event);
   // Appends the formatted fields of `record` (no trailing newline).
   virtual void format(const Record& record, const EventFormat& event, const TraceContext& ctx,
-                      std::string& out) const = 0;
+                      TextOut& out) const = 0;
+  void format(const Record& record, const EventFormat& event, const TraceContext& ctx, std::string& out) const {
+    TextOut text(out);
+    format(record, event, ctx, text);
+  }
 };
 
 // What `trace-cmd report -R` prints (libtraceevent's print_selected_fields
@@ -30,8 +35,12 @@ class PrintFmt {
 // printed with the conversion the event's print fmt uses for that field when
 // it has one, else by type (numbers, 0x-hex for pointers/longs, strings,
 // ARRAY[..] bytes). Works also when the print fmt did not parse.
-void format_raw_fields(const Record& record, const EventFormat& event, const TraceContext& ctx,
-                       std::string& out);
+void format_raw_fields(const Record& record, const EventFormat& event, const TraceContext& ctx, TextOut& out);
+inline void format_raw_fields(const Record& record, const EventFormat& event, const TraceContext& ctx,
+                              std::string& out) {
+  TextOut text(out);
+  format_raw_fields(record, event, ctx, text);
+}
 
 // ftrace's bprint (trace_printk with a constant format): "%ps: " plus the
 // printk format the record's `fmt` field points to, with the arguments the
@@ -39,6 +48,11 @@ void format_raw_fields(const Record& record, const EventFormat& event, const Tra
 // make_bprint_args). The PrintFmt of ftrace:bprint calls this itself.
 // libtraceevent prints "[FAILED TO PARSE]" and then format_raw_fields for an
 // event whose print fmt did not parse (EventFormat::printer is null).
-void format_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx, std::string& out);
+void format_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx, TextOut& out);
+inline void format_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx,
+                          std::string& out) {
+  TextOut text(out);
+  format_bprint(record, event, ctx, text);
+}
 
 }  // namespace tracebed

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -72,27 +73,6 @@ constexpr size_t kHeadMax = kHeadCommCapacity + 12 + 7 + 20 + 10 + 2 + kHeadName
 constexpr size_t kHeadSlack = 32;
 constexpr char kSpaces[] = "                                ";
 static_assert(sizeof kSpaces - 1 == kHeadSlack);
-
-// n <= 16 bytes by two fixed-size moves that may overlap.
-[[gnu::always_inline]] inline void copy_upto16(char* dst, const char* src, size_t n) {
-  if (n >= 8) {
-    uint64_t a, b;
-    std::memcpy(&a, src, 8);
-    std::memcpy(&b, src + n - 8, 8);
-    std::memcpy(dst, &a, 8);
-    std::memcpy(dst + n - 8, &b, 8);
-  } else if (n >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, src, 4);
-    std::memcpy(&b, src + n - 4, 4);
-    std::memcpy(dst, &a, 4);
-    std::memcpy(dst + n - 4, &b, 4);
-  } else if (n > 0) {
-    dst[0] = src[0];
-    dst[n / 2] = src[n / 2];
-    dst[n - 1] = src[n - 1];
-  }
-}
 
 [[gnu::always_inline]] inline char* put_text(char* p, std::string_view s) {
   if (s.size() <= 16)
@@ -167,7 +147,10 @@ char* write_head(const Deferred& head, bool raw_timestamps, char* p) {
 
 // Text with what is still to be written into it, and where.
 struct Pending {
+  // Written through a TextOut, which keeps the string longer than the
+  // text: text_size says how much of it is text once the batch is handed on.
   std::string text;
+  size_t text_size = 0;
   std::vector<Deferred> deferred;
   std::vector<uint8_t> records;
   // Hand a buffer on when any part is this full (a batch of a few
@@ -175,19 +158,22 @@ struct Pending {
   static constexpr size_t kFullText = 256 * 1024;
   static constexpr size_t kFullDeferred = 4096;
   static constexpr size_t kFullRecords = 64 * 1024;
-  bool full() const {
-    return text.size() >= kFullText || deferred.size() >= kFullDeferred || records.size() >= kFullRecords;
+  // `written`: the text so far (its TextOut's size).
+  bool full(size_t written) const {
+    return written >= kFullText || deferred.size() >= kFullDeferred || records.size() >= kFullRecords;
   }
   void reserve() {
-    text.reserve(kFullText + 4096);
     deferred.reserve(kFullDeferred + 2);
     records.reserve(kFullRecords + 4096);
   }
+  // The string keeps its length: the next TextOut writes over it without
+  // zero-filling it again.
   void clear() {
-    text.clear();
+    text_size = 0;
     deferred.clear();
     records.clear();
   }
+  std::string_view text_view() const { return std::string_view(text).substr(0, text_size); }
 };
 
 // A pipe holds 64 KiB unless told otherwise: a batch then goes through in
@@ -216,12 +202,9 @@ class Output {
     // 332 and 325): keep it for machines with a CPU to spare.
     if (writer_thread.value_or(usable_cpus() > 2)) {
       try {
+        writer_text_.emplace(out_, 64 * 1024);
         writer_ = std::thread([this] { write_loop(); });
         spare_.reserve();
-        // A batch's text with its heads and print fmts in place (only the
-        // writer defers them): room for it once, not the copies of growing
-        // by doubling.
-        out_.reserve(2 * Pending::kFullText);
       } catch (const std::system_error&) {
         // No thread to be had: write here.
       }
@@ -241,7 +224,7 @@ class Output {
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
 
-  std::string& text() { return filling_.text; }
+  TextOut& text() { return text_; }
   // The head of the line that starts here. False if it does not fit the
   // deferred form (a long comm or name): then the caller writes it itself.
   bool head_here(const EventFormat& event, std::string_view comm, int pid, int cpu, uint64_t ts) {
@@ -261,12 +244,12 @@ class Output {
       Deferred head;
       fill(head);
       char buf[kHeadMax + kHeadSlack];
-      filling_.text.append(buf, static_cast<size_t>(write_head(head, raw_timestamps_, buf) - buf));
+      text_.append(buf, static_cast<size_t>(write_head(head, raw_timestamps_, buf) - buf));
       return true;
     }
     Deferred& head = filling_.deferred.emplace_back();
     head.kind = Deferred::Kind::head;
-    head.at = filling_.text.size();
+    head.at = text_.size();
     fill(head);
     return true;
   }
@@ -281,7 +264,7 @@ class Output {
     defer_credit_ -= 1;
     Deferred& d = filling_.deferred.emplace_back();
     d.kind = Deferred::Kind::print_fmt;
-    d.at = filling_.text.size();
+    d.at = text_.size();
     d.event = &event;
     d.record_at = filling_.records.size();
     d.record_size = record.data.size();
@@ -289,7 +272,7 @@ class Output {
     return true;
   }
   void maybe_flush() {
-    if (filling_.full()) hand_off();
+    if (filling_.full(text_.size())) hand_off();
   }
   // Writes everything so far; false if any write failed.
   bool flush() {
@@ -303,9 +286,11 @@ class Output {
 
  private:
   void hand_off() {
+    filling_.text_size = text_.size();
     if (!writer_.joinable()) {
       ok_ = write(filling_) && ok_;
       filling_.clear();
+      text_.restart(filling_.text);
       return;
     }
     std::unique_lock lock(mu_);
@@ -318,34 +303,36 @@ class Output {
     idle_.wait(lock, [&] { return !busy_; });  // the spare is written
     std::swap(spare_, filling_);
     filling_.clear();
+    text_.restart(filling_.text);
     busy_ = true;
     lock.unlock();
     wake_.notify_all();
   }
   // The text with what was deferred in place, to the file.
   bool write(const Pending& pending) {
-    if (pending.deferred.empty())
-      return std::fwrite(pending.text.data(), 1, pending.text.size(), file_) == pending.text.size();
-    out_.clear();
-    const std::string_view text = pending.text;
+    const std::string_view text = pending.text_view();
+    if (pending.deferred.empty()) return std::fwrite(text.data(), 1, text.size(), file_) == text.size();
+    TextOut& out = *writer_text_;
+    out.truncate(0);
     size_t from = 0;
     for (const Deferred& d : pending.deferred) {
-      out_ += text.substr(from, d.at - from);
+      out += text.substr(from, d.at - from);
       from = d.at;
       if (d.kind == Deferred::Kind::head) {
         char head[kHeadMax + kHeadSlack];
-        out_.append(head, static_cast<size_t>(write_head(d, raw_timestamps_, head) - head));
+        out.append(head, static_cast<size_t>(write_head(d, raw_timestamps_, head) - head));
       } else {
         Record record;
         record.data = Bytes(pending.records.data() + d.record_at, d.record_size);
-        d.event->printer()->format(record, *d.event, ctx_, out_);
+        d.event->printer()->format(record, *d.event, ctx_, out);
         // trace-cmd drops one trailing newline of the event's text (the
-        // line's head is in out_ already, so it is not empty).
-        if (!out_.empty() && out_.back() == '\n') out_.pop_back();
+        // line's head is in out already, so it is not empty).
+        if (!out.empty() && out.back() == '\n') out.pop_back();
       }
     }
-    out_ += text.substr(from);
-    return std::fwrite(out_.data(), 1, out_.size(), file_) == out_.size();
+    out += text.substr(from);
+    const std::string_view all = out.view();
+    return std::fwrite(all.data(), 1, all.size(), file_) == all.size();
   }
   void write_loop() {
     std::unique_lock lock(mu_);
@@ -368,8 +355,12 @@ class Output {
   const TraceContext& ctx_;
   const bool raw_timestamps_;
   Pending filling_;     // being filled
+  // Writes filling_.text. Its room grows to a batch's text (and stays, so
+  // a small report does not touch a batch's worth of pages).
+  TextOut text_{filling_.text, 16 * 1024};
   Pending spare_;       // being written, while busy_
   std::string out_;     // the text with what was deferred, on the writing thread
+  std::optional<TextOut> writer_text_;  // on out_, made with the writer thread
   std::mutex mu_;
   std::condition_variable wake_, idle_;
   bool busy_ = false, stop_ = false, ok_ = true;
@@ -393,13 +384,13 @@ RecordPrinter::RecordPrinter(TraceContext& ctx, const ReportOptions& options)
     : impl_(std::make_unique<Impl>(ctx, options)) {}
 RecordPrinter::~RecordPrinter() = default;
 
-void RecordPrinter::format_fields(const Record& record, EventStream& stream, std::string& out) {
+void RecordPrinter::format_fields(const Record& record, EventStream& stream, TextOut& out) {
   if (const EventFormat* event = format_fields_but_print_fmt(record, impl_->ctx.event_of(record.data), stream, out))
     event->printer()->format(record, *event, impl_->ctx, out);
 }
 
 const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& record, const EventFormat* event,
-                                                              EventStream& stream, std::string& out) {
+                                                              EventStream& stream, TextOut& out) {
   if (!event) {
     out += "[UNKNOWN EVENT]"sv;
     return nullptr;
@@ -426,8 +417,10 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
   TraceContext& ctx = file.context();
   const bool latency_format = !file.buffers().empty() && file.buffers()[0].latency;
   Output out(out_file, ctx, options.raw_timestamps, options.writer_thread);
-  std::string& text = out.text();
-  fmt::format_to(std::back_inserter(text), "cpus={}\n", file.cpu_count());
+  TextOut& text = out.text();
+  text += "cpus="sv;
+  append_uint(text, file.cpu_count());
+  text += '\n';
 
   if (latency_format) {
     auto latency = file.latency_text();
@@ -479,10 +472,9 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
     // when a time extend or padding comes first (Record keeps the truth).
     const bool kbuffer_reports_loss = !record.missed_not_at_data_start;
     if (kbuffer_reports_loss && record.missed_events == kMissedUnknown)
-      fmt::format_to(std::back_inserter(text), "CPU:{} [EVENTS DROPPED]\n", record.cpu);
+      text += fmt::format("CPU:{} [EVENTS DROPPED]\n", record.cpu);
     else if (kbuffer_reports_loss && record.missed_events > 0)
-      fmt::format_to(std::back_inserter(text), "CPU:{} [{} EVENTS DROPPED]\n", record.cpu,
-                     static_cast<int64_t>(record.missed_events));
+      text += fmt::format("CPU:{} [{} EVENTS DROPPED]\n", record.cpu, static_cast<int64_t>(record.missed_events));
 
     const EventFormat* event = ctx.event_of(record.data);
     size_t line_start = text.size();
@@ -503,7 +495,7 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
       if (record.cpu >= 0)
         append_uint(text, static_cast<uint32_t>(record.cpu), 3, '0');
       else
-        fmt::format_to(std::back_inserter(text), "{:03}", record.cpu);
+        text += fmt::format("{:03}", record.cpu);
       text += ']';
       // trace-read.c time formats: "%12d:" for raw counters, else
       // " %9.1d:" (-t) or " %6.1000d:".

@@ -10,6 +10,7 @@
 
 #include "framework/base/result.h"
 #include "framework/decode/record.h"
+#include "framework/decode/text_out.h"
 #include "framework/decode/trace_context.h"
 
 namespace tracebed {
@@ -34,12 +35,16 @@ class RecordPrinter {
   ~RecordPrinter();
   // The event's own text: plugin output, print fmt, or -R field list.
   // `stream` is where `record` came from (for look-ahead).
-  void format_fields(const Record& record, EventStream& stream, std::string& out);
+  void format_fields(const Record& record, EventStream& stream, TextOut& out);
+  void format_fields(const Record& record, EventStream& stream, std::string& out) {
+    TextOut text(out);
+    format_fields(record, stream, text);
+  }
   // The same but for the last step, given the record's event (null if
   // unknown): returns the event whose print fmt is still to be applied to
   // `record` after `out`, or null when none is.
   const EventFormat* format_fields_but_print_fmt(const Record& record, const EventFormat* event,
-                                                 EventStream& stream, std::string& out);
+                                                 EventStream& stream, TextOut& out);
 
  private:
   struct Impl;

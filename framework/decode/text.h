@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "framework/decode/text_out.h"
+
 namespace tracebed {
 
 // Digits of v, right-aligned in buf[0..20); returns where they start.
@@ -36,7 +38,7 @@ inline char* format_decimal(uint64_t v, char* end) {
 }
 
 // "%llu", or "%*llu" / "%0*llu" with `width` and `fill` (' ' or '0').
-inline void append_uint(std::string& out, uint64_t v, size_t width = 0, char fill = ' ') {
+inline void append_uint(TextOut& out, uint64_t v, size_t width = 0, char fill = ' ') {
   char buf[24];
   char* end = buf + sizeof buf;
   char* p = format_decimal(v, end);
@@ -46,7 +48,7 @@ inline void append_uint(std::string& out, uint64_t v, size_t width = 0, char fil
 }
 
 // "%lld", or "%*lld" with `width` (space padded, sign before the digits).
-inline void append_int(std::string& out, int64_t v, size_t width = 0) {
+inline void append_int(TextOut& out, int64_t v, size_t width = 0) {
   char buf[24];
   char* end = buf + sizeof buf;
   const uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
@@ -58,7 +60,7 @@ inline void append_int(std::string& out, int64_t v, size_t width = 0) {
 }
 
 // "%-*lld": left-aligned in `width`.
-inline void append_int_left(std::string& out, int64_t v, size_t width) {
+inline void append_int_left(TextOut& out, int64_t v, size_t width) {
   const size_t start = out.size();
   append_int(out, v);
   const size_t n = out.size() - start;
@@ -66,7 +68,7 @@ inline void append_int_left(std::string& out, int64_t v, size_t width) {
 }
 
 // "%llx" (lower case), or "%0*llx" with `width`.
-inline void append_hex(std::string& out, uint64_t v, size_t width = 0) {
+inline void append_hex(TextOut& out, uint64_t v, size_t width = 0) {
   char buf[16];
   char* end = buf + sizeof buf;
   char* p = end;
@@ -137,7 +139,7 @@ class CharWriter {
 };
 
 // "%*s": right-aligned in `width`.
-inline void append_right(std::string& out, std::string_view s, size_t width) {
+inline void append_right(TextOut& out, std::string_view s, size_t width) {
   if (s.size() < width) out.append(width - s.size(), ' ');
   out += s;
 }
