@@ -319,7 +319,7 @@ void plan_fast_number(Segment& s) {
 
 // printf of plan_fast_number's conversions: `val` cast to the length
 // modifier's type as number() passes it, then printed.
-void append_fast_number(TextOut& out, const Segment& s, uint64_t val) {
+inline void append_fast_number(TextOut& out, const Segment& s, uint64_t val) {
   char buf[24];
   char* const end = buf + sizeof buf;
   char* p;
@@ -1259,15 +1259,18 @@ struct Eval {
     return 0;
   }
 
+  // A K::field node's value (0 when the record is too short for it).
+  uint64_t field_number(const Node* a) const {
+    const Field* f = field(a);
+    if (!f || size_t(f->offset) + f->size > data.size()) return 0;
+    return load_uint(data.data() + f->offset, f->size, e);
+  }
+
   uint64_t num(const Node* a) const {
     switch (a->kind) {
       case K::null: return 0;
       case K::atom: return atom_value(a);
-      case K::field: {
-        const Field* f = field(a);
-        if (!f || size_t(f->offset) + f->size > data.size()) return 0;
-        return load_uint(data.data() + f->offset, f->size, e);
-      }
+      case K::field: return field_number(a);
       case K::type:
         if (!a->cast_mask_set) {
           a->cast_mask = eval_type_str(~uint64_t{0}, a->text, false);
@@ -1857,9 +1860,17 @@ struct Eval {
       case SegType::text:
         out += s.format;
         return;
-      case SegType::digit:
-        number(out, s, len_arg, num(args[s.arg].get()));
+      case SegType::digit: {
+        // Most conversions print a field as it is: read it here rather
+        // than through num()'s recursive switch.
+        const Node* a = args[s.arg].get();
+        const uint64_t v = a->kind == K::field ? field_number(a) : num(a);
+        if (s.fast_conv)
+          append_fast_number(out, s, v);
+        else
+          number(out, s, len_arg, v);
         return;
+      }
       case SegType::pointer:
         pointer(out, s.format, s.len_arg >= 0 ? len_arg : 1, args[s.arg].get());
         return;
