@@ -20,6 +20,7 @@
 #include "framework/decode/print_fmt.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -176,6 +177,31 @@ struct FlagSym {
   std::string str;
 };
 
+// A value a print fmt computes once, on first use. The report's writer
+// thread and its reading thread may both evaluate a print fmt (more than
+// two CPUs): each computes the same value, so two at once only repeat the
+// work, and the atomics keep that defined.
+struct LazyValue {
+  mutable std::atomic<bool> known{false};
+  mutable std::atomic<uint64_t> value{0};
+
+  LazyValue() = default;
+  LazyValue(const LazyValue& o) : known(o.known.load()), value(o.value.load()) {}
+  LazyValue& operator=(const LazyValue& o) {
+    value = o.value.load();
+    known = o.known.load();
+    return *this;
+  }
+  template <class Compute>
+  uint64_t get(Compute compute) const {
+    if (known.load(std::memory_order_acquire)) return value.load(std::memory_order_relaxed);
+    const uint64_t v = compute();
+    value.store(v, std::memory_order_relaxed);
+    known.store(true, std::memory_order_release);
+    return v;
+  }
+};
+
 struct Node {
   K kind = K::null;
   std::string text;  // atom / op / cast type / flags delimiter / field name
@@ -188,11 +214,9 @@ struct Node {
   // Atoms: strtoull of the text; a non-numeric atom in a numeric context is
   // looked up once as a kernel symbol (libtraceevent test_for_symbol).
   uint64_t number = 0;
-  mutable bool symbol_resolved = false;
+  LazyValue symbol;
   // K::type: eval_type_str only masks, so its mask is the cast of all ones.
-  mutable uint64_t cast_mask = 0;
-  mutable bool cast_mask_set = false;
-  mutable uint64_t symbol_value = 0;
+  LazyValue cast_mask;
 };
 using NodePtr = std::unique_ptr<Node>;
 
@@ -1225,12 +1249,8 @@ struct Eval {
   uint64_t atom_value(const Node* n) const {
     if (n->number) return n->number;
     if (!n->text.empty() && c_isdigit(static_cast<unsigned char>(n->text[0]))) return 0;
-    if (!n->symbol_resolved) {
-      // test_for_symbol: an identifier that names a kernel function.
-      n->symbol_value = ctx.symbol_address(n->text).value_or(0);
-      n->symbol_resolved = true;
-    }
-    return n->symbol_value;
+    // test_for_symbol: an identifier that names a kernel function.
+    return n->symbol.get([&] { return ctx.symbol_address(n->text).value_or(0); });
   }
 
   // A plugin helper: prints into `out` when given, returns its value.
@@ -1272,11 +1292,7 @@ struct Eval {
       case K::atom: return atom_value(a);
       case K::field: return field_number(a);
       case K::type:
-        if (!a->cast_mask_set) {
-          a->cast_mask = eval_type_str(~uint64_t{0}, a->text, false);
-          a->cast_mask_set = true;
-        }
-        return num(a->left.get()) & a->cast_mask;
+        return num(a->left.get()) & a->cast_mask.get([&] { return eval_type_str(~uint64_t{0}, a->text, false); });
       case K::dyn_array_len: {
         uint32_t off, len;
         dynamic_offset(*field(a), off, len);
@@ -2069,6 +2085,7 @@ class PrintFmtImpl final : public PrintFmt {
 
   void format(const Record& record, const EventFormat& event, const TraceContext& ctx,
               TextOut& out) const override;
+  bool keeps_state() const override { return bprint; }
   void raw_fields(const Record& record, const EventFormat& event, const TraceContext& ctx,
                   TextOut& out) const;
 };
