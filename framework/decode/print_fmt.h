@@ -28,6 +28,10 @@ class PrintFmt {
     TextOut text(out);
     format(record, event, ctx, text);
   }
+  // Whether records must be formatted in order, on one thread: ftrace's
+  // bprint caches formats and, after a conversion without an argument,
+  // prints every later record as "[FAILED TO PARSE]".
+  virtual bool keeps_state() const { return false; }
 };
 
 // What `trace-cmd report -R` prints (libtraceevent's print_selected_fields

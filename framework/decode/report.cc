@@ -255,10 +255,11 @@ class Output {
   }
   // The event's print fmt of `record` goes here, the end of its line's text,
   // with trace-cmd's dropping of one trailing newline. False when the caller
-  // is to format it itself: without a writer thread, or for the share of
-  // records that keeps the two threads even (see hand_off).
+  // is to format it itself: without a writer thread, for a print fmt that
+  // must see its records in order (bprint), or for the share of records
+  // that keeps the two threads even (see hand_off).
   bool print_fmt_here(const EventFormat& event, const Record& record) {
-    if (!writer_.joinable()) return false;
+    if (!writer_.joinable() || event.printer()->keeps_state()) return false;
     defer_credit_ += defer_share_;
     if (defer_credit_ < 1) return false;
     defer_credit_ -= 1;
