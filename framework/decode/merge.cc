@@ -658,16 +658,8 @@ class MergedStream final : public EventStream {
     leaves_ = 1;
     while (leaves_ < n_) leaves_ *= 2;
     build();
-    if (const TraceContext* ctx = setup_.context) {
-      if (const Field* f = ctx->common_type(); f && f->size >= 1 && f->size <= 8) {
-        type_offset_ = f->offset;
-        type_size_ = f->size;
-        type_host_u16_ = f->offset == 0 && f->size == 2 && setup_.layout.endian == host_endian();
-        known_.assign(65536, 0);
-        for (const auto& e : ctx->events())
-          if (e->id < known_.size()) known_[e->id] = 1;
-      }
-    }
+    if (const TraceContext* ctx = setup_.context)
+      if (const Field* f = ctx->common_type(); f && f->size >= 1 && f->size <= 8) type_end_ = f->offset + f->size;
     return {};
   }
 
@@ -801,17 +793,8 @@ class MergedStream final : public EventStream {
       ++stats_.pages_with_missed;
       if (r.missed_events != kMissedUnknown) stats_.missed_events += r.missed_events;
     }
-    if (type_size_ && r.data.size() >= type_offset_ + type_size_) {
-      uint64_t id;
-      if (type_host_u16_) {  // nearly every file: the first two bytes, in host order
-        uint16_t v;
-        std::memcpy(&v, r.data.data(), 2);
-        id = v;
-      } else {
-        id = load_uint(r.data.data() + type_offset_, type_size_, setup_.layout.endian);
-      }
-      if (id >= known_.size() || !known_[id]) ++stats_.unknown_events;
-    }
+    // The context's own lookup, which whoever reads the record makes too.
+    if (type_end_ && r.data.size() >= type_end_ && !setup_.context->event_of(r.data)) ++stats_.unknown_events;
   }
 
   StreamSetup setup_;
@@ -831,10 +814,7 @@ class MergedStream final : public EventStream {
   std::vector<uint8_t> done_;    // each cursor has no more records
   std::optional<Error> pending_;  // reported by the next call, after the record already returned
   DecodeStats stats_;
-  std::vector<uint8_t> known_;
-  uint32_t type_offset_ = 0;
-  uint32_t type_size_ = 0;
-  bool type_host_u16_ = false;
+  uint32_t type_end_ = 0;  // end of common_type in a record; 0: unknown events are not counted
   // Last, so its helper stops (finishing the chunk in hand) before the
   // cursors that take its chunks go away.
   std::unique_ptr<ChunkPipeline> pipeline_;

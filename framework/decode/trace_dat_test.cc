@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -296,6 +297,28 @@ void RecordedFixture::peek_and_consume() {
     ASSERT_EQ(seen.ts, (*peek)->ts);  // still valid after consume_peeked
   }
   EXPECT_EQ((*stream)->stats().events, all.size());
+}
+
+// The stream's count of records whose event has no format is the number of
+// "[UNKNOWN EVENT]" lines trace-cmd prints for the file.
+TEST(DecodeStats, UnknownEventsAreTraceCmdsUnknownLines) {
+  const std::string base = kFixtures + "edge/e09-unknown-event";
+  auto dat = TraceDat::open(base + ".dat");
+  ASSERT_TRUE(dat.ok()) << dat.error().message;
+  auto stream = (*dat)->trace_cmd_events();
+  ASSERT_TRUE(stream.ok()) << stream.error().message;
+  Record r;
+  for (;;) {
+    auto more = (*stream)->next(r);
+    ASSERT_TRUE(more.ok()) << more.error().message;
+    if (!*more) break;
+  }
+  std::vector<std::string> report = zstd_lines(base + ".report.zst");
+  const auto unknown = static_cast<uint64_t>(std::count_if(report.begin(), report.end(), [](const std::string& l) {
+    return l.find("[UNKNOWN EVENT]") != std::string::npos;
+  }));
+  EXPECT_GT(unknown, 0u);
+  EXPECT_EQ((*stream)->stats().unknown_events, unknown);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, RecordedFixture, ::testing::ValuesIn(fixtures()), [](const auto& info) {
