@@ -48,9 +48,11 @@ class TextOut {
   TextOut(const TextOut&) = delete;
   TextOut& operator=(const TextOut&) = delete;
 
-  // Cuts the string back to the text; restart() before writing again.
+  // Cuts the string back to the text and lets go of it (closing again, or
+  // the destructor, leaves it alone); restart() before writing again.
   void close() {
     if (s_) s_->resize(size());
+    s_ = nullptr;
     base_ = cur_ = end_ = nullptr;
   }
   // Writes `s` from its start, its bytes dropped. Its length stays when it

@@ -51,18 +51,21 @@ TEST(TextOutTest, AppendsMatchStdString) {
 
 TEST(TextOutTest, FindTruncateAndPopBack) {
   std::string s = "x";
-  TextOut out(s);
-  out += std::string_view("ab\0cd\n", 6);
-  EXPECT_EQ(out.find('\0', 0), 3u);
-  EXPECT_EQ(out.find('\0', 4), std::string::npos);
-  EXPECT_EQ(out.find('a', 99), std::string::npos);
-  EXPECT_EQ(out.back(), '\n');
-  out.pop_back();
-  EXPECT_EQ(out.view(), std::string_view("xab\0cd", 6));
-  out.truncate(out.find('\0', 0));
-  EXPECT_EQ(out.view(), "xab");
-  out.close();
-  EXPECT_EQ(s, "xab");
+  {
+    TextOut out(s);
+    out += std::string_view("ab\0cd\n", 6);
+    EXPECT_EQ(out.find('\0', 0), 3u);
+    EXPECT_EQ(out.find('\0', 4), std::string::npos);
+    EXPECT_EQ(out.find('a', 99), std::string::npos);
+    EXPECT_EQ(out.back(), '\n');
+    out.pop_back();
+    EXPECT_EQ(out.view(), std::string_view("xab\0cd", 6));
+    out.truncate(out.find('\0', 0));
+    EXPECT_EQ(out.view(), "xab");
+    out.close();
+    EXPECT_EQ(s, "xab");
+  }
+  EXPECT_EQ(s, "xab");  // the destructor of a closed TextOut leaves the string alone
 }
 
 // A batch buffer written again from its start keeps its length (no second
