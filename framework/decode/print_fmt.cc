@@ -1254,29 +1254,23 @@ struct Eval {
   }
 
   // A plugin helper: prints into `out` when given, returns its value.
-  uint64_t call(const Node* a, TextOut* out) const {
-    if (!out) {  // only the value is wanted: print into a scratch string
-      thread_local std::string scratch;
-      scratch.clear();
-      TextOut sink(scratch);
-      return call(a, &sink);
-    }
-    uint64_t v = a->args.empty() ? 0 : num(a->args[0].get());
-    TextOut& o = *out;
+  // A plugin helper's value: jiffies_to_msecs returns its argument, the others 0.
+  uint64_t call_value(const Node* a) const {
+    const uint64_t v = a->args.empty() ? 0 : num(a->args[0].get());
+    return a->text == "jiffies_to_msecs"sv ? v : 0;
+  }
+
+  // A plugin helper's text.
+  void call(const Node* a, TextOut& out) const {
+    const uint64_t v = a->args.empty() ? 0 : num(a->args[0].get());
     if (a->text == "jiffies_to_msecs"sv) {
-      append_int(o, static_cast<int64_t>(v));
-      return v;
-    }
-    if (a->text == "jbd2_dev_to_name"sv) {
+      append_int(out, static_cast<int64_t>(v));
+    } else if (a->text == "jbd2_dev_to_name"sv) {
       uint32_t dev = static_cast<uint32_t>(v);
-      appendf(o, "%d:%d", static_cast<int>(dev >> 20), static_cast<int>(dev & ((1u << 20) - 1)));
-      return 0;
+      appendf(out, "%d:%d", static_cast<int>(dev >> 20), static_cast<int>(dev & ((1u << 20) - 1)));
+    } else if (a->text == "xen_hypercall_name"sv) {
+      out.append(xen_hypercall_name(v));
     }
-    if (a->text == "xen_hypercall_name"sv) {
-      o.append(xen_hypercall_name(v));
-      return 0;
-    }
-    return 0;
   }
 
   // A K::field node's value (0 when the record is too short for it).
@@ -1306,7 +1300,7 @@ struct Eval {
         return off;
       }
       case K::op: return num_op(a);
-      case K::func: return call(a, nullptr);
+      case K::func: return call_value(a);
       default: return 0;
     }
   }
@@ -1512,7 +1506,7 @@ struct Eval {
           str(out, format, len_arg, a->right->right.get());
         return;
       case K::func:
-        call(a, &out);  // the helper prints; the conversion's width is not used
+        call(a, out);  // the helper prints; the conversion's width is not used
         return;
       default:
         return;  // casts, dynamic arrays, ... print nothing as a string
@@ -1841,10 +1835,13 @@ struct Eval {
   }
 
   void number(TextOut& out, const Segment& s, int len_arg, uint64_t val) const {
-    if (s.fast_conv) {
+    if (s.fast_conv)
       append_fast_number(out, s, val);
-      return;
-    }
+    else
+      number_by_printf(out, s, len_arg, val);
+  }
+
+  [[gnu::noinline]] void number_by_printf(TextOut& out, const Segment& s, int len_arg, uint64_t val) const {
     const char* f = s.format.c_str();
     int plen = takes_star(s.format) ? len_arg : -1;
     switch (s.ls) {
@@ -1880,11 +1877,7 @@ struct Eval {
         // Most conversions print a field as it is: read it here rather
         // than through num()'s recursive switch.
         const Node* a = args[s.arg].get();
-        const uint64_t v = a->kind == K::field ? field_number(a) : num(a);
-        if (s.fast_conv)
-          append_fast_number(out, s, v);
-        else
-          number(out, s, len_arg, v);
+        number(out, s, len_arg, a->kind == K::field ? field_number(a) : num(a));
         return;
       }
       case SegType::pointer:
