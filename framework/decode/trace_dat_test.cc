@@ -349,7 +349,7 @@ class BadInput : public ::testing::Test {
     f.seekg(offset);
     uint8_t b[4] = {};
     f.read(reinterpret_cast<char*>(b), 4);
-    return uint32_t{b[0]} | uint32_t{b[1]} << 8 | uint32_t{b[2]} << 16 | uint32_t{b[3]} << 24;
+    return load<uint32_t>(b, Endian::little);
   }
   static void poke(const std::string& path, uint64_t offset, std::vector<uint8_t> bytes) {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
