@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "framework/base/cpus.h"
+#include "framework/decode/line_head.h"
 #include "framework/decode/plugins.h"
 #include "framework/decode/print_fmt.h"
 #include "framework/decode/text.h"
@@ -27,22 +28,11 @@ namespace tracebed {
 using namespace std::string_view_literals;
 namespace {
 
-// Comms longer than this (never from a kernel: TASK_COMM_LEN is 16) have
-// their line head written in place.
-constexpr size_t kHeadCommCapacity = 16;
-
-// libtraceevent find_cmdline: pid 0 is the idle task, unknown pids "<...>".
-std::string_view comm_of(TraceContext& ctx, int pid) {
-  if (pid == 0) return "<idle>";
-  if (auto comm = ctx.comm(pid)) return *comm;
-  return "<...>";
-}
-
 // Work the formatting thread leaves for the writer thread, which has a CPU
-// of its own: a line's head, "%16s-%-5d [%03d] %5llu.%06llu: %s: %*s" (or
-// %9 digits with -t), from its parts; or an event's print fmt, with a copy
-// of the record's bytes. Plugins keep state from record to record and stay
-// on the formatting thread; a print fmt depends on its record alone.
+// of its own: a line's head from its parts (LineHead), or an event's print
+// fmt, with a copy of the record's bytes. Plugins keep state from record to
+// record and stay on the formatting thread; a print fmt depends on its
+// record alone.
 struct Deferred {
   // Filled field by field where it is made; not zeroed first (a few
   // thousand per batch).
@@ -54,96 +44,13 @@ struct Deferred {
   // head:
   uint64_t ts;
   int32_t pid;
-  int32_t cpu;                // 0 ... 999
+  int32_t cpu;
   uint8_t comm_size;
-  char comm[kHeadCommCapacity];
+  char comm[16];
   // print_fmt: where the record's bytes are in Pending::records.
   size_t record_at;
   size_t record_size;
 };
-
-// Event names longer than this have their line head written in place.
-constexpr size_t kHeadNameCapacity = 128;
-// The longest deferred head: a 16-byte comm, "-" and an 11-character pid,
-// " [999] ", 20-digit seconds, "." and 9 digits, ": ", the name, ": ".
-constexpr size_t kHeadMax = kHeadCommCapacity + 12 + 7 + 20 + 10 + 2 + kHeadNameCapacity + 2;
-
-// write_head stores up to this many bytes past the head's end (fixed-size
-// copies instead of calls to memcpy and memset for a few bytes each).
-constexpr size_t kHeadSlack = 32;
-constexpr char kSpaces[] = "                                ";
-static_assert(sizeof kSpaces - 1 == kHeadSlack);
-
-[[gnu::always_inline]] inline char* put_text(char* p, std::string_view s) {
-  if (s.size() <= 16)
-    copy_upto16(p, s.data(), s.size());
-  else
-    std::memcpy(p, s.data(), s.size());
-  return p + s.size();
-}
-
-// "%*llu" (width <= 16, v's digits then right-aligned).
-[[gnu::always_inline]] inline char* put_uint_right(char* p, uint64_t v, size_t width) {
-  char buf[24];
-  char* const end = buf + sizeof buf;
-  const char* q = format_decimal(v, end);
-  const size_t n = static_cast<size_t>(end - q);
-  if (n < width) {
-    std::memcpy(p, kSpaces, 16);
-    p += width - n;
-  }
-  return put_text(p, std::string_view(q, n));
-}
-
-// "%0*llu" where v < 10^digits.
-[[gnu::always_inline]] inline char* put_zero_padded(char* p, uint64_t v, unsigned digits) {
-  CharWriter w(p);
-  w.zero_padded(v, digits);
-  return p + digits;
-}
-
-// "%16s-%-5d [%03d] %5llu.%06llu: %s: %*s" (or %9 digits with -t) at p,
-// which has room for kHeadMax + kHeadSlack bytes; returns the head's end.
-char* write_head(const Deferred& head, bool raw_timestamps, char* p) {
-  std::memcpy(p, kSpaces, 16);  // "%16s"
-  copy_upto16(p + 16 - head.comm_size, head.comm, head.comm_size);
-  p += 16;
-  *p++ = '-';
-  {  // "%-5d"
-    char buf[24];
-    char* const end = buf + sizeof buf;
-    const uint64_t mag = head.pid < 0 ? 0 - static_cast<uint64_t>(head.pid) : static_cast<uint64_t>(head.pid);
-    char* q = format_decimal(mag, end);
-    if (head.pid < 0) *--q = '-';
-    const size_t n = static_cast<size_t>(end - q);
-    copy_upto16(p, q, n);
-    if (n < 5) std::memcpy(p + n, kSpaces, 8);
-    p += n < 5 ? 5 : n;
-  }
-  std::memcpy(p, " [", 2);
-  p = put_zero_padded(p + 2, static_cast<uint32_t>(head.cpu), 3);
-  std::memcpy(p, "] ", 2);
-  p += 2;
-  if (raw_timestamps) {  // append_event_time(ts, 9, 1)
-    p = put_uint_right(p, head.ts / 1000000000, 5);
-    *p++ = '.';
-    p = put_zero_padded(p, head.ts % 1000000000, 9);
-  } else {  // append_event_time(ts, 6, 1000)
-    const uint64_t us = (head.ts + 500) / 1000;
-    p = put_uint_right(p, us / 1000000, 5);
-    *p++ = '.';
-    p = put_zero_padded(p, us % 1000000, 6);
-  }
-  std::memcpy(p, ": ", 2);
-  p = put_text(p + 2, head.event->name);
-  std::memcpy(p, ": ", 2);
-  p += 2;
-  if (head.event->name.size() < 20) {
-    std::memcpy(p, kSpaces, 32);
-    p += 20 - head.event->name.size();
-  }
-  return p;
-}
 
 // Text with what is still to be written into it, and where.
 struct Pending {
@@ -193,7 +100,7 @@ void grow_pipe(std::FILE* file) {
 class Output {
  public:
   Output(std::FILE* file, const TraceContext& ctx, bool raw_timestamps, std::optional<bool> writer_thread)
-      : file_(file), ctx_(ctx), raw_timestamps_(raw_timestamps) {
+      : file_(file), ctx_(ctx), head_(raw_timestamps), writer_head_(raw_timestamps) {
     filling_.reserve();
     grow_pipe(file);
     // Whatever reads the text (a pager, grep, a test's pipe) needs a CPU as
@@ -225,32 +132,27 @@ class Output {
   Output& operator=(const Output&) = delete;
 
   TextOut& text() { return text_; }
-  // The head of the line that starts here. False if it does not fit the
-  // deferred form (a long comm or name): then the caller writes it itself.
-  bool head_here(const EventFormat& event, std::string_view comm, int pid, int cpu, uint64_t ts) {
-    if (comm.size() > kHeadCommCapacity || event.name.size() > kHeadNameCapacity || cpu < 0 || cpu > 999)
-      return false;
-    auto fill = [&](Deferred& head) {
-      head.event = &event;
-      head.ts = ts;
-      head.pid = pid;
-      head.cpu = cpu;
-      head.comm_size = static_cast<uint8_t>(comm.size());
-      std::memcpy(head.comm, comm.data(), comm.size());
-    };
+  // The head of the line that starts here. False if it is not of the
+  // usual shape (LineHead::write): then the caller writes it itself.
+  bool head_here(TraceContext& ctx, const EventFormat& event, int pid, int cpu, uint64_t ts) {
     if (!writer_.joinable()) {
-      // Alone: write it now, from a buffer on the stack (deferring it would
-      // only copy the whole text once more).
-      Deferred head;
-      fill(head);
-      char buf[kHeadMax + kHeadSlack];
-      text_.append(buf, static_cast<size_t>(write_head(head, raw_timestamps_, buf) - buf));
+      char* const p = text_.reserve_tail(LineHead::kRoom);
+      char* const end = head_.write(p, ctx, event, pid, cpu, ts);
+      if (!end) return false;
+      text_.commit(static_cast<size_t>(end - p));
       return true;
     }
+    const std::string_view comm = task_comm(ctx, pid);
+    if (!LineHead::usual(comm, event, cpu)) return false;
     Deferred& head = filling_.deferred.emplace_back();
     head.kind = Deferred::Kind::head;
     head.at = text_.size();
-    fill(head);
+    head.event = &event;
+    head.ts = ts;
+    head.pid = pid;
+    head.cpu = cpu;
+    head.comm_size = static_cast<uint8_t>(comm.size());
+    std::memcpy(head.comm, comm.data(), comm.size());
     return true;
   }
   // The event's print fmt of `record` goes here, the end of its line's text,
@@ -320,8 +222,9 @@ class Output {
       out += text.substr(from, d.at - from);
       from = d.at;
       if (d.kind == Deferred::Kind::head) {
-        char head[kHeadMax + kHeadSlack];
-        out.append(head, static_cast<size_t>(write_head(d, raw_timestamps_, head) - head));
+        char* const p = out.reserve_tail(LineHead::kRoom);
+        char* const end = writer_head_.write(p, std::string_view(d.comm, d.comm_size), *d.event, d.pid, d.cpu, d.ts);
+        out.commit(static_cast<size_t>(end - p));
       } else {
         Record record;
         record.data = Bytes(pending.records.data() + d.record_at, d.record_size);
@@ -354,7 +257,8 @@ class Output {
 
   std::FILE* file_;
   const TraceContext& ctx_;
-  const bool raw_timestamps_;
+  LineHead head_;         // on the formatting thread
+  LineHead writer_head_;  // on the writer thread
   Pending filling_;     // being filled
   // Writes filling_.text. Its room grows to a batch's text (and stays, so
   // a small report does not touch a batch's worth of pages).
@@ -485,11 +389,11 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
       text += "[UNKNOWN EVENT][UNKNOWN EVENT] (NULL): "sv;
       text.append(20 - 6, ' ');
     } else if (const int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
-               in_ns && out.head_here(*event, comm_of(ctx, pid), pid, record.cpu, record.ts)) {
+               in_ns && out.head_here(ctx, *event, pid, record.cpu, record.ts)) {
       // The common case: the head is written when the text is (Output).
     } else {
       // "%16s-%-5d [%03d]"
-      append_right(text, comm_of(ctx, pid), 16);
+      append_right(text, task_comm(ctx, pid), 16);
       text += '-';
       append_int_left(text, pid, 5);
       text += " ["sv;

@@ -517,9 +517,11 @@ void CommStore::add(int pid, std::string_view comm) {
   last_valid_ = false;
   if (!sorted_) {
     entries_.emplace_back(pid, comm);  // _tep_register_comm: onto the list
+    ++generation_;
     return;
   }
   if (pid == 0 || bsearch(pid)) return;  // add_new_comm: idle, or EEXIST
+  ++generation_;
   auto at = std::lower_bound(entries_.begin(), entries_.end(), pid,
                              [](const auto& e, int p) { return e.first < p; });
   entries_.emplace(at, pid, comm);

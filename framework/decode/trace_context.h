@@ -40,6 +40,8 @@ class CommStore {
  public:
   void add(int pid, std::string_view comm);
   std::optional<std::string_view> find(int pid);
+  // Changes whenever what find() returns may have changed (never 0).
+  uint64_t generation() const { return generation_; }
 
  private:
   void sort_once();
@@ -50,6 +52,7 @@ class CommStore {
   int last_pid_ = 0;
   const std::string* last_comm_ = nullptr;
   bool last_valid_ = false;
+  uint64_t generation_ = 1;
 };
 
 // Kallsyms text: storage[offset, offset + size), or `size` bytes at
@@ -106,6 +109,8 @@ class TraceContext {
   void set_comm(int pid, std::string_view comm) { comms_.add(pid, comm); }
   // Not const: like libtraceevent, the first lookup fixes the store's order.
   std::optional<std::string_view> comm(int pid) { return comms_.find(pid); }
+  // Changes whenever comm() may answer differently for some pid.
+  uint64_t comm_generation() const { return comms_.generation(); }
 
   // Offsets of the common fields every event shares, taken from the first
   // format registered (trace-cmd assumes they are the same for every event).
