@@ -60,6 +60,33 @@ bool find_attr(std::string_view line, std::string_view key, uint64_t& out) {
   return false;
 }
 
+// The attributes as f_show writes them after a field's declaration,
+// "\toffset:%u;\tsize:%u;\tsigned:%d;" (a kernel before 2.6.31 has no
+// signed), read in one pass: a recording holds a thousand formats and more,
+// and searching each line for each key was most of opening a file. False
+// when the text has any other shape (the caller then searches).
+bool read_kernel_attrs(std::string_view attrs, uint64_t& offset, uint64_t& size, uint64_t& is_signed) {
+  const char* p = attrs.data();
+  const char* const end = p + attrs.size();
+  // "KEY:" then decimal digits (no leading zero, which strtoul would read as
+  // octal) then ';'.
+  auto attr = [&](std::string_view key, uint64_t& out) {
+    if (static_cast<size_t>(end - p) < key.size() + 2 || std::memcmp(p, key.data(), key.size()) != 0) return false;
+    p += key.size();
+    const char* const digits = p;
+    uint64_t v = 0;
+    while (p < end && *p >= '0' && *p <= '9' && p - digits < 19) v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+    if (p == digits || p == end || *p != ';' || (*digits == '0' && p - digits > 1)) return false;
+    ++p;
+    out = v;
+    return true;
+  };
+  if (!attr("\toffset:", offset) || !attr("\tsize:", size)) return false;
+  is_signed = 0;
+  if (p != end && !attr("\tsigned:", is_signed)) return false;
+  return p == end;
+}
+
 // Splits a declaration ("unsigned long ip", "char comm[16]",
 // "__data_loc char[] name", "const void * ptr") into name and type the way
 // libtraceevent does: the type keeps the brackets, the name has none.
@@ -128,13 +155,16 @@ Result<Field> parse_field_line(std::string_view line, bool common) {
     return Error{fmt::format("cannot split `{}` into type and name", trim(decl))};
   std::string_view attrs = line.substr(semi + 1);
   uint64_t offset = 0, size = 0, is_signed = 0;
-  if (!find_attr(attrs, "offset", offset)) return Error{fmt::format("field {} has no offset", f.name)};
-  if (!find_attr(attrs, "size", size)) return Error{fmt::format("field {} has no size", f.name)};
+  if (!read_kernel_attrs(attrs, offset, size, is_signed)) {
+    if (!find_attr(attrs, "offset", offset)) return Error{fmt::format("field {} has no offset", f.name)};
+    if (!find_attr(attrs, "size", size)) return Error{fmt::format("field {} has no size", f.name)};
+    find_attr(attrs, "signed", is_signed);
+  }
   if (offset > UINT32_MAX || size > UINT32_MAX)
     return Error{fmt::format("field {} offset/size out of range", f.name)};
   f.offset = static_cast<uint32_t>(offset);
   f.size = static_cast<uint32_t>(size);
-  if (find_attr(attrs, "signed", is_signed) && is_signed) f.flags |= kFieldSigned;
+  if (is_signed) f.flags |= kFieldSigned;
 
   if (f.type.compare(0, 10, "__data_loc") == 0) f.flags |= kFieldDataLoc;
   if (f.type.compare(0, 9, "__rel_loc") == 0) f.flags |= kFieldDataLoc | kFieldRelLoc;
