@@ -52,6 +52,7 @@ class LineHead {
   static constexpr size_t kSecondsBytes = 32;
   struct Task {
     int pid = 0;
+    int cpu = -1;
     uint64_t generation = 0;  // of the comm store; 0: nothing kept
     uint8_t size = 0;
     char text[kTaskBytes];
@@ -62,11 +63,20 @@ class LineHead {
   };
 
   static char* write_task(char* p, std::string_view comm, int pid, int cpu);
-  const Label& label(const EventFormat& event);
+  // Inline: every line asks. The label is made the first time.
+  const Label& label(const EventFormat& event) {
+    if (event.id < label_by_id_.size())
+      if (const uint16_t slot = label_by_id_[event.id]) return labels_[slot - 1];
+    return make_label(event);
+  }
+  const Label& make_label(const EventFormat& event);
   char* write_time_and_label(char* p, const EventFormat& event, uint64_t ts);
 
   bool raw_timestamps_;
-  std::vector<Task> by_cpu_;            // the last task seen on each CPU
+  // Tasks by (pid, CPU), direct-mapped: a CPU may switch between a few
+  // tasks record by record (an interrupt's and a thread's, timerlat's).
+  static constexpr size_t kTasks = 256;
+  std::vector<Task> tasks_ = std::vector<Task>(kTasks);
   std::vector<uint16_t> label_by_id_;   // event id -> labels_ index + 1
   std::vector<Label> labels_;
   uint64_t seconds_ = UINT64_MAX;       // whose "%5llu." is in seconds_text_
