@@ -4,6 +4,7 @@
 #include "framework/decode/event_format.h"
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -204,6 +205,40 @@ TEST(EventFormat, ErrorsNameOriginAndLine) {
   auto bad_id = parse_event_format("name: x\nID: 12abc\nformat:\n", "s", "fmt");
   ASSERT_FALSE(bad_id.ok());
   EXPECT_NE(bad_id.error().message.find("line 2"), std::string::npos);
+}
+
+// The kernel's own attribute shape is read in one pass; any other shape
+// (hand-written, hex or octal numbers, spaces, another order, no signed)
+// is searched for its keys as libtraceevent does, and reads the same.
+TEST(EventFormat, AttributesInOtherShapesReadLikeTheKernels) {
+  auto field_of = [](std::string_view line) -> std::optional<Field> {
+    auto ev = parse_event_format("name: x\nID: 3\nformat:\n" + std::string(line) + "\n", "s", "fmt");
+    if (!ev.ok() || ev.value()->fields.size() != 1) return std::nullopt;
+    return ev.value()->fields[0];
+  };
+  struct Case {
+    std::string_view line;
+    uint32_t offset, size;
+    bool is_signed;
+  } cases[] = {
+      {"\tfield:int a;\toffset:12;\tsize:4;\tsigned:1;", 12, 4, true},
+      {"\tfield:int a;\toffset:12;\tsize:4;", 12, 4, false},
+      {"\tfield:int a;\toffset:0xc;\tsize:4;\tsigned:1;", 12, 4, true},
+      {"\tfield:int a;\toffset:014;\tsize:4;\tsigned:0;", 12, 4, false},
+      {"\tfield:int a;  offset: 12;  size: 4;  signed: 1;", 12, 4, true},
+      {"\tfield:int a;\tsize:4;\toffset:12;\tsigned:1;", 12, 4, true},
+      {"\tfield:int a;\toffset:12;\tsize:4;\tsigned:1;\textra:7;", 12, 4, true},
+      {"\tfield:int a;\toffset:12;\tsize:4;\tsigned:01;", 12, 4, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.line);
+    auto f = field_of(c.line);
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->name, "a");
+    EXPECT_EQ(f->offset, c.offset);
+    EXPECT_EQ(f->size, c.size);
+    EXPECT_EQ(f->has(kFieldSigned), c.is_signed);
+  }
 }
 
 TEST(EventFormat, EveryCapturedFormatParses) {
