@@ -358,14 +358,15 @@ inline void append_fast_number(TextOut& out, const Segment& s, uint64_t val) {
     const uint64_t v = bytes == 8 ? val : val & ((uint64_t{1} << (bytes * 8)) - 1);
     if (s.fast_conv == 'u') {
       p = format_decimal(v, end);
-    } else {  // x, X, or o ("mode: 0%03o" of open and friends): 3 or 4 bits a digit
-      const char* digits = s.fast_conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
-      const unsigned bits = s.fast_conv == 'o' ? 3 : 4;
+    } else if (s.fast_conv != 'o') {  // x, X
+      hex16_digits(v, end - 16, s.fast_conv == 'X');
+      p = end - hex_digit_count(v);
+    } else {  // "mode: 0%03o" of open and friends
       p = end;
       uint64_t x = v;
       do {
-        *--p = digits[x & ((1u << bits) - 1)];
-        x >>= bits;
+        *--p = static_cast<char>('0' + (x & 7));
+        x >>= 3;
       } while (x);
     }
   }
@@ -1744,7 +1745,7 @@ struct Eval {
         return;
       }
       default:
-        if (format == "%p"sv) {  // glibc's %p, by hand: "(nil)" or 0x and hex
+        if (format.size() == 2 && format[0] == '%') {  // "%p": glibc's, by hand: "(nil)" or 0x and hex
           const uint64_t v = num(arg);
           if (v == 0) {
             out += "(nil)"sv;
