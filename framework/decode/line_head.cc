@@ -80,7 +80,7 @@ const LineHead::Label& LineHead::make_label(const EventFormat& event) {
 
 // "%5llu.%06llu" of microseconds, rounded (append_event_time(ts, 6, 1000)),
 // or "%5llu.%09llu" with -t, then the event's label.
-char* LineHead::write_time_and_label(char* p, const EventFormat& event, uint64_t ts) {
+[[gnu::always_inline]] inline char* LineHead::write_time_and_label(char* p, const EventFormat& event, uint64_t ts) {
   const Label& l = label(event);
   uint64_t seconds, fraction;
   unsigned digits;
