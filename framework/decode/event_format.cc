@@ -309,6 +309,32 @@ Result<std::unique_ptr<EventFormat>> parse_event_format(std::string_view text, s
   return ev;
 }
 
+bool peek_event_format(std::string_view text, EventFormatHead& head) {
+  bool have_name = false, have_id = false;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t nl = text.find('\n', pos);
+    const std::string_view line =
+        trim(text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    if (line.substr(0, 5) == "name:") {
+      head.name = trim(line.substr(5));
+      have_name = !head.name.empty();
+    } else if (line.substr(0, 3) == "ID:") {
+      const std::string_view v = trim(line.substr(3));
+      uint64_t id = 0;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
+      if (ec != std::errc() || p != v.data() + v.size() || id > UINT32_MAX) return false;
+      head.id = static_cast<uint32_t>(id);
+      have_id = true;
+    } else if (line.substr(0, 7) == "format:") {
+      return have_name && have_id;
+    } else if (!line.empty()) {
+      return false;
+    }
+  }
+  return false;
+}
+
 Result<HeaderPage> parse_header_page(std::string_view text, std::string_view origin) {
   HeaderPage hp;
   bool ts = false, commit = false, data = false;

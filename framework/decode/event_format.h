@@ -107,6 +107,15 @@ struct EventFormat {
 Result<std::unique_ptr<EventFormat>> parse_event_format(std::string_view text, std::string_view system,
                                                         std::string_view origin);
 
+// The name and ID a format file's head gives ("name: X", "ID: N", then
+// "format:"), read the way parse_event_format reads them, without the
+// fields; false when the head has any other shape.
+struct EventFormatHead {
+  std::string_view name;
+  uint32_t id = 0;
+};
+bool peek_event_format(std::string_view text, EventFormatHead& head);
+
 // header_page: the layout of a ring-buffer sub-buffer header.
 struct HeaderPage {
   uint32_t timestamp_offset = 0, timestamp_size = 8;

@@ -554,8 +554,7 @@ Plugins::Plugins(TraceContext& ctx, bool ns_stamps) : state_(std::make_unique<St
   add("tlb", "tlb_flush", Kind::tlb_flush);
   add("syscalls", "sys_enter_futex", Kind::futex);
   state_->funcgraph_exit = ctx.event_by_name("ftrace", "funcgraph_exit");
-  for (const auto& e : ctx.events())
-    if (e->id < 65536 && e->id >= state_->handler_by_id.size()) state_->handler_by_id.resize(e->id + 1);
+  state_->handler_by_id.resize(ctx.dense_id_bound());
   for (const auto& [event, kind] : state_->handlers)
     if (event->id < state_->handler_by_id.size() && !state_->handler_by_id[event->id].event)
       state_->handler_by_id[event->id] = {event, kind};

@@ -12,9 +12,12 @@
 #include <cstring>
 #include <future>
 #include <system_error>
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#include <fmt/format.h>
 
 #include "framework/base/cpus.h"
 
@@ -124,6 +127,28 @@ inline const char* find_newline(const char* p, const char* end) {
 
 }  // namespace
 
+void TraceContext::grow_dense_ids(uint32_t id) {
+  if (id < dense_by_id_.size()) return;
+  // Atomics do not move: a new table, filled from the old.
+  std::vector<std::atomic<const EventFormat*>> grown(id + 1);
+  for (size_t i = 0; i < dense_by_id_.size(); ++i) grown[i].store(dense_by_id_[i].load(std::memory_order_relaxed));
+  dense_by_id_.swap(grown);
+}
+
+// Into events_ at its place in registration order and, if `look_up`, into
+// the tables by id (a second format with the same id replaces the lookup:
+// the later file wins). Registration, or formats_mu_ held.
+void TraceContext::register_event(std::unique_ptr<EventFormat> ev, uint32_t order, bool look_up) const {
+  const auto at = std::upper_bound(event_order_.begin(), event_order_.end(), order) - event_order_.begin();
+  event_order_.insert(event_order_.begin() + at, order);
+  EventFormat* const e = events_.insert(events_.begin() + at, std::move(ev))->get();
+  if (!look_up) return;
+  if (e->id < kDenseIds)
+    dense_by_id_[e->id].store(e, std::memory_order_release);
+  else
+    by_id_[e->id] = e;
+}
+
 Status TraceContext::add_event_format(std::string_view system, std::string_view text, std::string_view origin) {
   TRACEBED_ASSIGN_OR_RETURN(auto ev, parse_event_format(text, system, origin));
   if (events_.empty()) {
@@ -137,27 +162,94 @@ Status TraceContext::add_event_format(std::string_view system, std::string_view 
       else if (f.name == "common_preempt_count") common_preempt_ = f;
     }
   }
-  // A second format with the same id replaces the lookup (the later file wins).
-  by_id_[ev->id] = ev.get();
   if (ev->id < kDenseIds) {
-    if (ev->id >= dense_by_id_.size()) dense_by_id_.resize(ev->id + 1);
-    dense_by_id_[ev->id] = ev.get();
+    grow_dense_ids(ev->id);
+    if (ev->id < deferred_by_id_.size()) deferred_by_id_[ev->id] = 0;  // this one is later
   }
-  events_.push_back(std::move(ev));
+  register_event(std::move(ev), next_order_++, true);
   return {};
 }
 
+Status TraceContext::defer_event_format(std::string_view system, std::string_view text, std::string origin) {
+  EventFormatHead head;
+  if (events_.empty() || !peek_event_format(text, head) || head.id >= kDenseIds)
+    return add_event_format(system, text, origin);
+  auto d = std::make_unique<DeferredFormat>();
+  d->system = std::string(system);
+  d->text = std::string(text);
+  d->origin = std::move(origin);
+  d->name = std::string_view(d->text).substr(static_cast<size_t>(head.name.data() - text.data()), head.name.size());
+  d->id = head.id;
+  d->order = next_order_++;
+  grow_dense_ids(head.id);
+  dense_by_id_[head.id].store(nullptr, std::memory_order_relaxed);  // the later file wins
+  if (head.id >= deferred_by_id_.size()) deferred_by_id_.resize(head.id + 1, 0);
+  deferred_.push_back(std::move(d));
+  deferred_by_id_[head.id] = static_cast<uint32_t>(deferred_.size());
+  return {};
+}
+
+void TraceContext::parse_deferred(DeferredFormat& d) const {
+  auto ev = parse_event_format(d.text, d.system, d.origin);
+  if (!ev.ok()) {
+    d.error = ev.error().message;
+  } else if ((*ev)->id != d.id || (*ev)->name != d.name) {
+    // A name or ID line after the fields: the parse would register it
+    // elsewhere than its head said. The kernel never writes one.
+    d.error = fmt::format("{}: event {} (ID {}) names itself again after its fields", d.origin, d.name, d.id);
+  } else {
+    // An earlier format with a later one's id is listed, but not looked up.
+    const bool latest = d.id < deferred_by_id_.size() && deferred_by_id_[d.id] &&
+                        deferred_[deferred_by_id_[d.id] - 1].get() == &d;
+    register_event(std::move(ev).value(), d.order, latest);
+  }
+  d.done.store(true, std::memory_order_release);
+}
+
+const EventFormat* TraceContext::deferred_event(uint32_t id) const {
+  if (id >= deferred_by_id_.size() || !deferred_by_id_[id]) return nullptr;
+  DeferredFormat& d = *deferred_[deferred_by_id_[id] - 1];
+  if (d.done.load(std::memory_order_acquire)) return dense_by_id_[id].load(std::memory_order_acquire);
+  std::lock_guard lock(formats_mu_);
+  if (!d.done.load(std::memory_order_relaxed)) parse_deferred(d);
+  return dense_by_id_[id].load(std::memory_order_acquire);
+}
+
 const EventFormat* TraceContext::event_by_id(uint32_t id) const {
-  if (id < dense_by_id_.size()) return dense_by_id_[id];
+  if (id < dense_by_id_.size()) {
+    if (const EventFormat* e = dense_by_id_[id].load(std::memory_order_acquire)) return e;
+    return deferred_event(id);
+  }
   if (id < kDenseIds) return nullptr;
   auto it = by_id_.find(id);
   return it == by_id_.end() ? nullptr : it->second;
 }
 
 const EventFormat* TraceContext::event_by_name(std::string_view system, std::string_view name) const {
+  {
+    std::lock_guard lock(formats_mu_);
+    for (const auto& d : deferred_)
+      if (!d->done.load(std::memory_order_relaxed) && d->name == name && (system.empty() || d->system == system))
+        parse_deferred(*d);
+  }
   for (const auto& ev : events_)
     if (ev->name == name && (system.empty() || ev->system == system)) return ev.get();
   return nullptr;
+}
+
+const std::vector<std::unique_ptr<EventFormat>>& TraceContext::events() const {
+  std::lock_guard lock(formats_mu_);
+  for (const auto& d : deferred_)
+    if (!d->done.load(std::memory_order_relaxed)) parse_deferred(*d);
+  return events_;
+}
+
+std::vector<std::string> TraceContext::format_errors() const {
+  events();
+  std::vector<std::string> errors;
+  for (const auto& d : deferred_)
+    if (!d->error.empty()) errors.push_back(d->error);
+  return errors;
 }
 
 const EventFormat* TraceContext::event_of_any_layout(Bytes record) const {

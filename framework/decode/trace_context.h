@@ -73,9 +73,24 @@ class TraceContext {
 
   // Parses and registers one format file; `system` is "ftrace" for ftrace's own.
   Status add_event_format(std::string_view system, std::string_view text, std::string_view origin);
+  // Registers one format file to be parsed when its event is first asked
+  // for: a recording keeps every format of its kernel's enabled systems (a
+  // thousand and more; parsing them was most of opening a file) and a
+  // report prints a few dozen. Its name and ID are read now. Parsed now,
+  // like add_event_format, with an error if it fails: the first format
+  // (its common fields are every record's) and one whose head does not
+  // give a name and an ID. A format that fails later leaves its id unknown,
+  // and says why in format_errors().
+  Status defer_event_format(std::string_view system, std::string_view text, std::string origin);
+  // Lookups parse what they need, on any thread (under a lock).
   const EventFormat* event_by_id(uint32_t id) const;
   const EventFormat* event_by_name(std::string_view system, std::string_view name) const;
-  const std::vector<std::unique_ptr<EventFormat>>& events() const { return events_; }
+  // Every event, in the order registered: parses all deferred formats.
+  const std::vector<std::unique_ptr<EventFormat>>& events() const;
+  // Every registered id below 2^16 is below this (for tables by id).
+  uint32_t dense_id_bound() const { return static_cast<uint32_t>(dense_by_id_.size()); }
+  // Why deferred formats failed, in the order registered: parses them all.
+  std::vector<std::string> format_errors() const;
 
   // /proc/kallsyms text ("ffffffff81000000 T _stext [module]" lines),
   // kept and parsed on the first lookup. Lookups are not thread-safe.
@@ -126,7 +141,9 @@ class TraceContext {
     if (common_type_.offset == 0 && common_type_.size == 2 && endian == host_endian() && record.size() >= 2) {
       uint16_t id;
       std::memcpy(&id, record.data(), 2);
-      return id < dense_by_id_.size() ? dense_by_id_[id] : nullptr;
+      if (id >= dense_by_id_.size()) return nullptr;
+      if (const EventFormat* e = dense_by_id_[id].load(std::memory_order_acquire)) return e;
+      return deferred_event(id);
     }
     return event_of_any_layout(record);
   }
@@ -149,13 +166,34 @@ class TraceContext {
   using KSyms = std::vector<KSym, HugePageAllocator<KSym>>;
 
  private:
-  std::vector<std::unique_ptr<EventFormat>> events_;
-  std::unordered_map<uint32_t, const EventFormat*> by_id_;
+  mutable std::vector<std::unique_ptr<EventFormat>> events_;
+  mutable std::unordered_map<uint32_t, const EventFormat*> by_id_;
   // Ids below kDenseIds (all the kernel hands out in practice) by index:
   // every record looks its event up.
   static constexpr uint32_t kDenseIds = 1 << 16;
   static_assert(kDenseIds >= 1 << 16, "event_of's inline path looks every 16-bit id up in the dense table alone");
-  std::vector<const EventFormat*> dense_by_id_;
+  // Written by registration (single-threaded) and, for deferred formats,
+  // by the lookup that parses them while other threads may read.
+  mutable std::vector<std::atomic<const EventFormat*>> dense_by_id_;
+  void grow_dense_ids(uint32_t id);
+  void register_event(std::unique_ptr<EventFormat> ev, uint32_t order, bool look_up) const;
+  // A format registered by defer_event_format, parsed at most once.
+  struct DeferredFormat {
+    std::string system, text, origin;
+    std::string_view name;  // into text
+    uint32_t id = 0;
+    uint32_t order = 0;     // among all formats registered
+    std::atomic<bool> done{false};
+    std::string error;      // why it did not parse, once done
+  };
+  // The event of a deferred id (parsed now if need be), or null.
+  const EventFormat* deferred_event(uint32_t id) const;
+  void parse_deferred(DeferredFormat& d) const;  // under formats_mu_
+  mutable std::vector<std::unique_ptr<DeferredFormat>> deferred_;
+  std::vector<uint32_t> deferred_by_id_;  // id -> index in deferred_ + 1 (the last registered wins)
+  mutable std::mutex formats_mu_;
+  mutable std::vector<uint32_t> event_order_;  // beside events_: each one's order
+  uint32_t next_order_ = 0;
   // One kallsyms text and its symbols: parsed in file order, cut into
   // ascending runs, then ordered as libtraceevent orders them.
   struct KallsymsBatch {

@@ -5,6 +5,8 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -57,6 +59,107 @@ TEST(TraceContext, BadFormatIsAnError) {
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message.find("events/x/broken/format"), std::string::npos);
   EXPECT_TRUE(ctx.events().empty());
+}
+
+// The same format under another id (and name): a registry of several.
+std::string renamed(std::string text, std::string_view name, uint32_t id) {
+  const size_t name_end = text.find('\n');
+  const size_t id_end = text.find('\n', name_end + 1);
+  return "name: " + std::string(name) + "\nID: " + std::to_string(id) + text.substr(id_end);
+}
+
+// Deferred formats are parsed by the first lookup that needs them, by id,
+// by a record or by name, and events() lists all in the order registered,
+// as if each had been parsed when registered.
+TEST(TraceContext, DeferredFormatsParseWhenLookedUp) {
+  const std::string waking = testdata("sched_waking-6.12.format");
+  TraceContext ctx;
+  ASSERT_TRUE(ctx.defer_event_format("sched", waking, "first").ok());  // the first is parsed now
+  ASSERT_TRUE(ctx.defer_event_format("irq", testdata("softirq_entry-6.12.format"), "second").ok());
+  ASSERT_TRUE(ctx.defer_event_format("ftrace", testdata("ftrace_print-6.12.format"), "third").ok());
+  ASSERT_TRUE(ctx.defer_event_format("sched", renamed(waking, "fourth", 4000), "fourth").ok());
+  ASSERT_TRUE(ctx.common_type());
+  EXPECT_EQ(ctx.dense_id_bound(), 4001u);
+
+  const EventFormat* fourth = ctx.event_by_id(4000);
+  ASSERT_TRUE(fourth);
+  EXPECT_EQ(fourth->name, "fourth");
+  EXPECT_EQ(fourth->fields.size(), ctx.event_by_name("sched", "sched_waking")->fields.size());
+  std::vector<uint8_t> rec(40, 0);
+  const EventFormat* softirq = ctx.event_by_name("irq", "softirq_entry");
+  ASSERT_TRUE(softirq);
+  rec[0] = static_cast<uint8_t>(softirq->id);
+  rec[1] = static_cast<uint8_t>(softirq->id >> 8);
+  EXPECT_EQ(ctx.event_of(rec), softirq);
+  EXPECT_EQ(ctx.event_by_name("", "print")->system, "ftrace");
+
+  std::vector<std::string> order;
+  for (const auto& e : ctx.events()) order.push_back(e->name);
+  EXPECT_EQ(order, (std::vector<std::string>{"sched_waking", "softirq_entry", "print", "fourth"}));
+  EXPECT_TRUE(ctx.format_errors().empty());
+}
+
+// A later format with an id already registered takes the lookup, deferred
+// or not, while both stay listed; a deferred one that fails leaves its id
+// unknown and its error, with where it came from, in format_errors().
+TEST(TraceContext, DeferredFormatsKeepTheLaterOfAnIdAndTheirErrors) {
+  const std::string waking = testdata("sched_waking-6.12.format");
+  TraceContext ctx;
+  ASSERT_TRUE(ctx.defer_event_format("sched", waking, "first").ok());
+  ASSERT_TRUE(ctx.defer_event_format("sched", renamed(waking, "early", 500), "early").ok());
+  ASSERT_TRUE(ctx.defer_event_format("sched", renamed(waking, "late", 500), "late").ok());
+  ASSERT_TRUE(ctx.add_event_format("sched", renamed(waking, "eager", 600), "eager").ok());
+  ASSERT_TRUE(ctx.defer_event_format("sched", renamed(waking, "deferred", 600), "deferred").ok());
+  std::string broken = renamed(waking, "broken", 700);
+  broken.replace(broken.find("offset:"), 7, "offsetx");
+  ASSERT_TRUE(ctx.defer_event_format("sched", broken, "sched format 9 at offset 0x1f40").ok());
+  std::string renaming = renamed(waking, "renaming", 800);
+  renaming.insert(renaming.find("print fmt:"), "ID: 801\n");
+  ASSERT_TRUE(ctx.defer_event_format("sched", renaming, "sched format 10").ok());
+
+  EXPECT_EQ(ctx.event_by_id(500)->name, "late");
+  EXPECT_EQ(ctx.event_by_id(600)->name, "deferred");
+  EXPECT_EQ(ctx.event_by_id(700), nullptr);
+  EXPECT_EQ(ctx.event_by_id(700), nullptr);  // asked again: still unknown, not parsed twice
+  EXPECT_EQ(ctx.event_by_id(800), nullptr);
+  EXPECT_EQ(ctx.event_by_id(801), nullptr);
+  EXPECT_EQ(ctx.event_by_name("sched", "early")->id, 500u);
+  EXPECT_EQ(ctx.event_by_id(500)->name, "late");  // listing the earlier did not take the lookup
+  EXPECT_EQ(ctx.events().size(), 5u);  // all but the two that failed
+  const std::vector<std::string> errors = ctx.format_errors();
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(errors[0].find("sched format 9 at offset 0x1f40"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("names itself again"), std::string::npos) << errors[1];
+}
+
+// A format whose head does not give a name and an ID is parsed at once,
+// and its error returned, like add_event_format's.
+TEST(TraceContext, DeferredFormatWithoutAHeadFailsNow) {
+  TraceContext ctx;
+  ASSERT_TRUE(ctx.defer_event_format("sched", testdata("sched_waking-6.12.format"), "first").ok());
+  Status st = ctx.defer_event_format("x", "name: broken\nformat:\n", "events/x/broken/format");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("events/x/broken/format"), std::string::npos);
+  EXPECT_EQ(ctx.events().size(), 1u);
+}
+
+// Lookups from several threads parse a deferred format once and agree.
+TEST(TraceContext, DeferredFormatsLookedUpFromThreads) {
+  const std::string waking = testdata("sched_waking-6.12.format");
+  TraceContext ctx;
+  ASSERT_TRUE(ctx.defer_event_format("sched", waking, "first").ok());
+  for (uint32_t id = 1000; id < 1100; ++id)
+    ASSERT_TRUE(ctx.defer_event_format("sched", renamed(waking, "e" + std::to_string(id), id), "x").ok());
+  std::vector<std::vector<const EventFormat*>> seen(4);
+  std::vector<std::thread> threads;
+  for (auto& mine : seen)
+    threads.emplace_back([&ctx, &mine] {
+      for (uint32_t id = 1000; id < 1100; ++id) mine.push_back(ctx.event_by_id(id));
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& mine : seen) EXPECT_EQ(mine, seen[0]);
+  for (const EventFormat* e : seen[0]) ASSERT_TRUE(e);
+  EXPECT_EQ(ctx.events().size(), 101u);
 }
 
 TEST(TraceContext, KallsymsLookups) {

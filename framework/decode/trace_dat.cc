@@ -5,6 +5,7 @@
 #include "framework/decode/trace_dat.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -163,19 +164,28 @@ Status read_header_info(R& r, Sink& s) {
   return {};
 }
 
+// "sched format 3 at offset 0x1f40", without fmt's set-up (a recording
+// has a thousand formats and more, each named for its errors).
+std::string format_origin(std::string_view system, uint32_t index, uint64_t at) {
+  char buf[48];
+  std::string origin(system);
+  origin += " format ";
+  origin.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, index).ptr - buf));
+  origin += " at offset 0x";
+  origin.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, at, 16).ptr - buf));
+  return origin;
+}
+
 template <typename R>
 Status read_format(R& r, Sink& s, std::string_view system, uint32_t index) {
   TRACEBED_ASSIGN_OR_RETURN(uint64_t size, r.template read<uint64_t>("event format size"));
   const uint64_t at = r.file_offset();
   TRACEBED_ASSIGN_OR_RETURN(Bytes text, r.read_bytes(size, "event format"));
-  // trace-cmd counts formats that fail to parse and goes on; so do we.
-  // Only a format that fails is named, by parsing it again: naming each of
-  // a recording's thousands cost a tenth of parsing them.
-  Status st = s.ctx.add_event_format(system, as_text(text), "");
-  if (!st.ok()) {
-    st = s.ctx.add_event_format(system, as_text(text), fmt::format("{} format {} at offset {:#x}", system, index, at));
-    if (!st.ok()) s.warnings.push_back(st.error().message);
-  }
+  // trace-cmd counts formats that fail to parse and goes on; so do we. Most
+  // are parsed when their event is first looked up (TraceDat::warnings()
+  // parses the rest to tell which failed).
+  Status st = s.ctx.defer_event_format(system, as_text(text), format_origin(system, index, at));
+  if (!st.ok()) s.warnings.push_back(st.error().message);
   return {};
 }
 
@@ -397,7 +407,13 @@ class TraceDatImpl final : public TraceDat {
     return clock.empty() || clock == "local" || clock == "global" || clock == "uptime" || clock == "perf" ||
            clock.starts_with("mono") || clock == "boot" || clock == "tai";
   }
-  const std::vector<std::string>& warnings() const override { return warnings_; }
+  const std::vector<std::string>& warnings() const override {
+    // Then the formats that failed when parsed (most are parsed only when
+    // first looked up: this parses the rest).
+    all_warnings_ = warnings_;
+    for (std::string& e : ctx_.format_errors()) all_warnings_.push_back(std::move(e));
+    return all_warnings_;
+  }
 
   Result<std::unique_ptr<EventStream>> events(std::optional<std::set<int>> cpus) override {
     return stream(std::move(cpus), false);
@@ -494,6 +510,7 @@ class TraceDatImpl final : public TraceDat {
   TraceContext ctx_;
   Options opts_;
   std::vector<std::string> warnings_;
+  mutable std::vector<std::string> all_warnings_;  // warnings_ and the formats' errors
   std::vector<TraceDatBuffer> buffers_;
   std::vector<std::vector<CpuSpan>> spans_;
   bool latency_ = false;
