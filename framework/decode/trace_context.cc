@@ -226,12 +226,11 @@ const EventFormat* TraceContext::event_by_id(uint32_t id) const {
 }
 
 const EventFormat* TraceContext::event_by_name(std::string_view system, std::string_view name) const {
-  {
-    std::lock_guard lock(formats_mu_);
-    for (const auto& d : deferred_)
-      if (!d->done.load(std::memory_order_relaxed) && d->name == name && (system.empty() || d->system == system))
-        parse_deferred(*d);
-  }
+  // Under the lock throughout: another thread's lookup may add to events_.
+  std::lock_guard lock(formats_mu_);
+  for (const auto& d : deferred_)
+    if (!d->done.load(std::memory_order_relaxed) && d->name == name && (system.empty() || d->system == system))
+      parse_deferred(*d);
   for (const auto& ev : events_)
     if (ev->name == name && (system.empty() || ev->system == system)) return ev.get();
   return nullptr;
