@@ -55,11 +55,10 @@ char* LineHead::write_task(char* p, std::string_view comm, int pid, int cpu) {
   return p + 7;
 }
 
-// For a usual() event: at most one label per id below 2^16, so the index
-// fits a uint16_t.
+// For a usual() event (an id below 2^16).
 const LineHead::Label& LineHead::make_label(const EventFormat& event) {
   if (event.id >= label_by_id_.size()) label_by_id_.resize(event.id + 1, 0);
-  uint16_t& slot = label_by_id_[event.id];
+  uint32_t& slot = label_by_id_[event.id];
   // ": %s: %*s": the name, then padding to 20 (trace-read.c's
   // print_event_name).
   Label& made = labels_.emplace_back();
@@ -74,7 +73,7 @@ const LineHead::Label& LineHead::make_label(const EventFormat& event) {
     size += 20 - name.size();
   }
   made.size = static_cast<uint8_t>(size);
-  slot = static_cast<uint16_t>(labels_.size());
+  slot = static_cast<uint32_t>(labels_.size());
   return made;
 }
 

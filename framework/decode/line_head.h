@@ -66,7 +66,7 @@ class LineHead {
   // Inline: every line asks. The label is made the first time.
   const Label& label(const EventFormat& event) {
     if (event.id < label_by_id_.size())
-      if (const uint16_t slot = label_by_id_[event.id]) return labels_[slot - 1];
+      if (const uint32_t slot = label_by_id_[event.id]) return labels_[slot - 1];
     return make_label(event);
   }
   const Label& make_label(const EventFormat& event);
@@ -77,7 +77,7 @@ class LineHead {
   // tasks record by record (an interrupt's and a thread's, timerlat's).
   static constexpr size_t kTasks = 256;
   std::vector<Task> tasks_ = std::vector<Task>(kTasks);
-  std::vector<uint16_t> label_by_id_;   // event id -> labels_ index + 1
+  std::vector<uint32_t> label_by_id_;   // event id -> labels_ index + 1
   std::vector<Label> labels_;
   uint64_t seconds_ = UINT64_MAX;       // whose "%5llu." is in seconds_text_
   uint8_t seconds_size_ = 0;
