@@ -105,63 +105,6 @@ inline void append_hex(TextOut& out, uint64_t v, size_t width = 0) {
   out.append(buf + 16 - n, n);
 }
 
-// The same conversions written through a pointer into a buffer the caller
-// has sized (the report's line head: one append instead of a dozen).
-class CharWriter {
- public:
-  explicit CharWriter(char* p) : start_(p), p_(p) {}
-  size_t size() const { return static_cast<size_t>(p_ - start_); }
-  void put(char c) { *p_++ = c; }
-  // memcpy/memset: a byte loop through p_ is not vectorised (p_ may alias).
-  void put(std::string_view s) {
-    std::memcpy(p_, s.data(), s.size());
-    p_ += s.size();
-  }
-  void pad(size_t n, char c = ' ') {
-    std::memset(p_, c, n);
-    p_ += n;
-  }
-  void right(std::string_view s, size_t width) {  // "%*s"
-    if (s.size() < width) pad(width - s.size());
-    put(s);
-  }
-  void uint(uint64_t v, size_t width = 0, char fill = ' ') {  // "%*llu" / "%0*llu"
-    char buf[24];
-    char* end = buf + sizeof buf;
-    char* q = format_decimal(v, end);
-    const size_t n = static_cast<size_t>(end - q);
-    if (n < width) pad(width - n, fill);
-    put(std::string_view(q, n));
-  }
-  // "%0*llu" where v < 10^digits: exactly `digits` digits, no loop on v's
-  // length (the report's microseconds and nanoseconds).
-  void zero_padded(uint64_t v, unsigned digits) {
-    static constexpr char kPairs[] =
-        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-        "8081828384858687888990919293949596979899";
-    char* q = p_ + digits;
-    for (unsigned left = digits; left >= 2; left -= 2) {
-      const unsigned pair = static_cast<unsigned>(v % 100) * 2;
-      v /= 100;
-      *--q = kPairs[pair + 1];
-      *--q = kPairs[pair];
-    }
-    if (digits & 1) *--q = static_cast<char>('0' + v);
-    p_ += digits;
-  }
-  void int_left(int64_t v, size_t width) {  // "%-*lld"
-    const size_t before = size();
-    if (v < 0) put('-');
-    uint(v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v));
-    if (size() - before < width) pad(width - (size() - before));
-  }
-
- private:
-  char* start_;
-  char* p_;
-};
-
 // "%*s": right-aligned in `width`.
 inline void append_right(TextOut& out, std::string_view s, size_t width) {
   if (s.size() < width) out.append(width - s.size(), ' ');
