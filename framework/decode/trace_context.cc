@@ -548,7 +548,13 @@ std::optional<Symbol> TraceContext::search_symbol(uint64_t addr) const {
 
 std::optional<uint64_t> TraceContext::symbol_address(std::string_view name) const {
   ensure_kallsyms();
+  if (name.empty()) return std::nullopt;  // no symbol's name is empty
+  // The first byte alone turns most symbols away without a call to memcmp:
+  // print fmts name a few identifiers each, most of them no symbol at all
+  // (enum values), so each such lookup reads the whole table.
+  const char first = name[0];
   for (const KSym& s : kallsyms_) {
+    if (*s.name != first) continue;
     const size_t left = s.line_size;
     if (left >= name.size() && std::memcmp(s.name, name.data(), name.size()) == 0 &&
         (left == name.size() || c_space(s.name[name.size()])))
