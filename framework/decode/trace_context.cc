@@ -129,8 +129,10 @@ inline const char* find_newline(const char* p, const char* end) {
 
 void TraceContext::grow_dense_ids(uint32_t id) {
   if (id < dense_by_id_.size()) return;
-  // Atomics do not move: a new table, filled from the old.
-  std::vector<std::atomic<const EventFormat*>> grown(id + 1);
+  // Atomics do not move: a new table, filled from the old; doubled, as a
+  // vector grows, so that formats registered by rising id copy it O(n) times.
+  const size_t size = std::min<size_t>(kDenseIds, std::max<size_t>(id + 1, dense_by_id_.size() * 2));
+  std::vector<std::atomic<const EventFormat*>> grown(size);
   for (size_t i = 0; i < dense_by_id_.size(); ++i) grown[i].store(dense_by_id_[i].load(std::memory_order_relaxed));
   dense_by_id_.swap(grown);
 }
