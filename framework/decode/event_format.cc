@@ -10,6 +10,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <optional>
 
 #include "framework/decode/print_fmt.h"
 
@@ -58,6 +59,15 @@ bool find_attr(std::string_view line, std::string_view key, uint64_t& out) {
     pos = after;
   }
   return false;
+}
+
+// The value of a format's "ID:" line: all of it a decimal number that fits
+// 32 bits. parse_event_format and peek_event_format read it alike.
+std::optional<uint32_t> parse_event_id(std::string_view v) {
+  uint64_t id = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
+  if (ec != std::errc() || p != v.data() + v.size() || id > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(id);
 }
 
 // The attributes as f_show writes them after a field's declaration,
@@ -273,12 +283,10 @@ Result<std::unique_ptr<EventFormat>> parse_event_format(std::string_view text, s
       continue;
     }
     if (line.substr(0, 3) == "ID:") {
-      std::string_view v = trim(line.substr(3));
-      uint64_t id = 0;
-      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
-      if (ec != std::errc() || p != v.data() + v.size() || id > UINT32_MAX)
-        return Error{fmt::format("{}: bad event ID `{}`", where(), v)};
-      ev->id = static_cast<uint32_t>(id);
+      const std::string_view v = trim(line.substr(3));
+      const std::optional<uint32_t> id = parse_event_id(v);
+      if (!id) return Error{fmt::format("{}: bad event ID `{}`", where(), v)};
+      ev->id = *id;
       have_id = true;
       continue;
     }
@@ -320,11 +328,9 @@ bool peek_event_format(std::string_view text, EventFormatHead& head) {
       head.name = trim(line.substr(5));
       have_name = !head.name.empty();
     } else if (line.substr(0, 3) == "ID:") {
-      const std::string_view v = trim(line.substr(3));
-      uint64_t id = 0;
-      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
-      if (ec != std::errc() || p != v.data() + v.size() || id > UINT32_MAX) return false;
-      head.id = static_cast<uint32_t>(id);
+      const std::optional<uint32_t> id = parse_event_id(trim(line.substr(3)));
+      if (!id) return false;
+      head.id = *id;
       have_id = true;
     } else if (line.substr(0, 7) == "format:") {
       return have_name && have_id;

@@ -83,8 +83,10 @@ class TraceDat {
   // for counter clocks converted by a TSC2NSEC option; false for raw
   // x86-tsc/counter values, which `report` prints as plain numbers.
   virtual bool stamps_in_ns() const = 0;
-  // Soft problems found at open: event formats that did not parse (trace-cmd
-  // counts them and goes on), options this reader does not apply.
+  // Soft problems: event formats that did not parse (trace-cmd counts them
+  // and goes on), options this reader does not apply. Most formats are
+  // parsed when first looked up; this parses the rest, and lists their
+  // failures after what opening found.
   virtual const std::vector<std::string>& warnings() const = 0;
 
   // Events of every buffer, merged by time. `cpus` limits to those CPUs.
