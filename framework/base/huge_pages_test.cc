@@ -1,5 +1,7 @@
 #include "framework/base/huge_pages.h"
 
+#include "framework/base/bytes.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -37,6 +39,16 @@ TEST(HugePageAllocator, SmallArraysComeFromMalloc) {
   std::vector<int, HugePageAllocator<int>> v(1000, 7);
   EXPECT_EQ(v.back(), 7);
   EXPECT_NE(reinterpret_cast<uintptr_t>(v.data()) % huge_pages::kBlock, 0u);
+}
+
+TEST(HugePageAllocator, BigByteBuffersUseBlocksToo) {
+  // A decompressed kallsyms section is a ByteBuffer of megabytes.
+  ByteBuffer big(8'000'000);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data()) % huge_pages::kBlock, 0u);
+  big.back() = 0x5a;
+  big.resize(12'000'000);  // moved to a larger block, the bytes with it
+  EXPECT_EQ(big[7'999'999], 0x5a);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data()) % huge_pages::kBlock, 0u);
 }
 
 TEST(HugePageAllocator, BlocksAreWholeMultiplesOfTwoMiB) {
