@@ -492,9 +492,14 @@ class TraceDatImpl final : public TraceDat {
   Status read_v7(uint64_t options_offset);
   Status read_v6_options(FileCursor& c, Options& into);
   Status read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector<CpuSpan>& out);
+  // A section's flags, where its data starts and its size in the file.
+  struct SectionInfo {
+    uint16_t flags = 0;
+    uint64_t data = 0, size = 0;
+    bool compressed() const { return flags & kSectionCompressed; }
+  };
   // `body` false: only the header (and a compressed block's header) is checked.
-  Result<ByteBuffer> read_section(uint64_t offset, uint16_t want_id, uint16_t* flags, uint64_t* data_offset,
-                                            bool body = true);
+  Result<ByteBuffer> read_section(uint64_t offset, uint16_t want_id, SectionInfo* info, bool body = true);
   Status defer_v6_kallsyms(FileCursor& c);
   Status defer_v7_kallsyms();
   Status add_buffers_v7();
@@ -680,8 +685,7 @@ Status TraceDatImpl::read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector
   return {};
 }
 
-Result<ByteBuffer> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id, uint16_t* flags_out,
-                                                         uint64_t* data_offset, bool body) {
+Result<ByteBuffer> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id, SectionInfo* info, bool body) {
   uint8_t h[16];
   TRACEBED_TRY(file_->read(offset, std::span<uint8_t>(h, 16), fmt::format("section {} header", want_id)));
   const uint16_t id = load<uint16_t>(h, ctx_.endian);
@@ -692,8 +696,7 @@ Result<ByteBuffer> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id,
   const uint64_t data = offset + 16;
   if (size > file_->size() - std::min(file_->size(), data))
     return error_at(offset, fmt::format("section {} size {} exceeds file size {}", id, size, file_->size()));
-  if (flags_out) *flags_out = flags;
-  if (data_offset) *data_offset = data;
+  if (info) *info = SectionInfo{flags, data, size};
   if (!(flags & kSectionCompressed)) {
     if (size > kMaxMetadataBytes)
       return error_at(offset, fmt::format("section {} size {} is implausible", id, size));
@@ -748,15 +751,29 @@ Status TraceDatImpl::defer_v7_kallsyms() {
   auto it = opts_.sections.find(kOptKallsyms);
   if (it == opts_.sections.end()) return {};
   const uint64_t offset = it->second;
-  if (auto header = read_section(offset, kOptKallsyms, nullptr, nullptr, false); !header.ok()) return header.error();
+  if (auto header = read_section(offset, kOptKallsyms, nullptr, false); !header.ok()) return header.error();
   ctx_.defer_kallsyms([this, offset]() -> Result<TraceContext::KallsymsText> {
     auto fail = [&](const Error& e) { return e.within(path_); };
-    uint16_t flags = 0;
-    uint64_t data_at = 0;
-    auto sec = read_section(offset, kOptKallsyms, &flags, &data_at);
+    SectionInfo info;
+    if (auto head = read_section(offset, kOptKallsyms, &info, false); !head.ok()) return fail(head.error());
+    // Stored as it is: mapped, as v6's is, not copied.
+    if (!info.compressed() && info.size >= 4) {
+      uint8_t b[4];
+      if (Status st = file_->read(info.data, std::span<uint8_t>(b, 4), "kallsyms size"); !st.ok()) return fail(st.error());
+      const uint32_t size = load<uint32_t>(b, ctx_.endian);
+      if (size > 0 && size <= info.size - 4) {
+        if (auto mapped = file_->map(info.data + 4, size, "kallsyms"); mapped.ok()) {
+          TraceContext::KallsymsText text;
+          text.size = size;
+          text.mapped = std::move(mapped).value();
+          return text;
+        }
+      }
+    }
+    auto sec = read_section(offset, kOptKallsyms, &info);
     if (!sec.ok()) return fail(sec.error());
-    const bool packed = flags & kSectionCompressed;
-    ByteReader r(*sec, ctx_.endian, packed ? 0 : data_at);
+    const bool packed = info.compressed();
+    ByteReader r(*sec, ctx_.endian, packed ? 0 : info.data);
     auto size = r.read<uint32_t>("kallsyms size");
     if (!size.ok()) return fail(size.error());
     auto bytes = r.read_bytes(*size, "kallsyms");
@@ -781,11 +798,10 @@ Status TraceDatImpl::read_v7(uint64_t options_offset) {
   while (next) {
     if (!seen.insert(next).second || seen.size() > kMaxOptionSections)
       return error_at(next, "options sections form a loop");
-    uint16_t flags = 0;
-    uint64_t data_at = 0;
-    TRACEBED_ASSIGN_OR_RETURN(ByteBuffer sec, read_section(next, kOptDone, &flags, &data_at));
-    const bool packed = flags & kSectionCompressed;
-    ByteReader r(sec, ctx_.endian, packed ? 0 : data_at);
+    SectionInfo info;
+    TRACEBED_ASSIGN_OR_RETURN(ByteBuffer sec, read_section(next, kOptDone, &info));
+    const bool packed = info.compressed();
+    ByteReader r(sec, ctx_.endian, packed ? 0 : info.data);
     opts_.done = false;
     opts_.next_options = 0;
     while (!opts_.done) {
@@ -809,11 +825,10 @@ Status TraceDatImpl::read_v7(uint64_t options_offset) {
   auto section = [&](uint16_t id, Status (*body)(ByteReader&, Sink&)) -> Status {
     auto it = opts_.sections.find(id);
     if (it == opts_.sections.end()) return {};
-    uint16_t flags = 0;
-    uint64_t data_at = 0;
-    TRACEBED_ASSIGN_OR_RETURN(ByteBuffer sec, read_section(it->second, id, &flags, &data_at));
-    const bool packed = flags & kSectionCompressed;
-    ByteReader r(sec, ctx_.endian, packed ? 0 : data_at);
+    SectionInfo info;
+    TRACEBED_ASSIGN_OR_RETURN(ByteBuffer sec, read_section(it->second, id, &info));
+    const bool packed = info.compressed();
+    ByteReader r(sec, ctx_.endian, packed ? 0 : info.data);
     Status st = body(r, s);
     if (!st.ok() && packed)
       return st.error().within(fmt::format("offset {:#x}: section {} (decompressed)", it->second, id));
