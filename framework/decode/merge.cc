@@ -651,10 +651,7 @@ class MergedStream final : public EventStream {
     n_ = static_cast<uint32_t>(active_.size());
     ts_.resize(n_);
     done_.resize(n_);
-    for (uint32_t i = 0; i < n_; ++i) {
-      done_[i] = active_[i]->done();
-      if (!done_[i]) ts_[i] = active_[i]->head().ts;
-    }
+    for (uint32_t i = 0; i < n_; ++i) refresh(i);
     leaves_ = 1;
     while (leaves_ < n_) leaves_ *= 2;
     build();
@@ -671,18 +668,24 @@ class MergedStream final : public EventStream {
       uint32_t i;
       if (linear_) {
         // Few CPUs: trace-cmd's own scan is cheaper than keeping the tree.
-        i = kNone;
-        uint64_t best_ts = 0;
-        CpuCursor* const* cursor = active_.data();
-        for (uint32_t k = 0; k < n_; ++k) {
-          if (cursor[k]->done()) continue;
-          const uint64_t ts = cursor[k]->head().ts;
-          if (i == kNone || ts < best_ts) {
+        // It reads the stamps side by side, a finished cursor's as
+        // kDoneStamp, so the lowest index wins ties without a test of done.
+        if (n_ == 0) return false;
+        const uint64_t* ts = ts_.data();
+        i = 0;
+        uint64_t best_ts = ts[0];
+        for (uint32_t k = 1; k < n_; ++k)
+          if (ts[k] < best_ts) {
+            best_ts = ts[k];
             i = k;
-            best_ts = ts;
           }
+        if (best_ts == kDoneStamp) {
+          // Every cursor done, or the earliest stamp left is kDoneStamp
+          // itself: the first cursor not done is trace-cmd's choice.
+          i = 0;
+          while (i < n_ && done_[i]) ++i;
+          if (i == n_) return false;
         }
-        if (i == kNone) return false;
       } else {
         i = tree_[0];
         if (i >= n_ || done_[i]) return false;
@@ -726,9 +729,9 @@ class MergedStream final : public EventStream {
     CpuCursor* c = peeked_;
     peeked_ = nullptr;
     if (!c->advance() && c->error() && !pending_) pending_ = located(*c->error());
+    refresh(peeked_index_);
     if (!linear_) {
       const bool was_winner = tree_[0] == peeked_index_;
-      refresh(peeked_index_);
       if (was_winner)
         replay(peeked_index_);
       else
@@ -742,6 +745,7 @@ class MergedStream final : public EventStream {
   // index): the same winner as trace-cmd's linear scan (smallest stamp,
   // lowest index on ties) in log2(cpus) comparisons per record.
   static constexpr uint32_t kNone = ~0u;
+  static constexpr uint64_t kDoneStamp = ~uint64_t{0};
   static constexpr size_t kNoLane = ~size_t{0};
 
   bool before(uint32_t a, uint32_t b) const {
@@ -753,7 +757,7 @@ class MergedStream final : public EventStream {
 
   void refresh(uint32_t i) {
     done_[i] = active_[i]->done();
-    if (!done_[i]) ts_[i] = active_[i]->head().ts;
+    ts_[i] = done_[i] ? kDoneStamp : active_[i]->head().ts;
   }
 
   void build() {
@@ -779,9 +783,8 @@ class MergedStream final : public EventStream {
 
   // Cursor i advanced (or ended).
   void moved(uint32_t i) {
-    if (linear_) return;
     refresh(i);
-    replay(i);
+    if (!linear_) replay(i);
   }
 
   // Errors name the file first, like TraceDat::open's.

@@ -709,6 +709,67 @@ TEST(TraceDat, ManyCpusMergeLikeTraceCmd) {
   fs::remove_all(dir);
 }
 
+// Stamps at the very top of the range: CPUs 1 and 2 hold one page of s3's
+// CPU 0 each, its stamp moved so that the first record is at 2^64 - 1 (and
+// the next ones wrap past zero). The merge's scan marks a finished CPU with
+// that same stamp; a CPU that is not finished must still win it.
+TEST(TraceDat, StampsAtTheTopOfTheRangeMergeLikeTraceCmd) {
+  if (!fs::exists("/usr/bin/trace-cmd")) GTEST_SKIP() << "needs trace-cmd: /usr/bin/trace-cmd missing";
+  TraceDatWriteOptions format;
+  auto contents = read_trace_dat_contents_file(kDir + "s3-k5.10-v7none-kprobes-marker.dat", &format);
+  ASSERT_TRUE(contents.ok()) << contents.error().message;
+  auto original = TraceDat::open(kDir + "s3-k5.10-v7none-kprobes-marker.dat");
+  ASSERT_TRUE(original.ok()) << original.error().message;
+  const std::vector<Got> before = read_all(**original, std::set<int>{0});
+  ASSERT_FALSE(before.empty());
+  auto& cpus = contents->buffers[0].cpus;
+  ASSERT_FALSE(cpus.empty());
+  const std::vector<uint8_t> pages = cpus[0].pages;
+  const uint32_t page_size = contents->page_size;
+  ASSERT_GE(pages.size(), page_size);
+  uint64_t first_page_ts = 0;
+  for (int b = 0; b < 8; ++b) first_page_ts |= uint64_t{pages[b]} << (8 * b);
+  // The first record lies before-ts - page-ts after its page's stamp.
+  const uint64_t top_page_ts = first_page_ts + (~uint64_t{0} - before[0].ts);
+  cpus.resize(1);
+  cpus[0].cpu = 0;
+  for (int i = 1; i <= 2; ++i) {
+    TraceDatCpuData c;
+    c.cpu = i;
+    c.pages.assign(pages.begin(), pages.begin() + page_size);
+    for (int b = 0; b < 8; ++b) c.pages[b] = static_cast<uint8_t>(top_page_ts >> (8 * b));
+    cpus.push_back(std::move(c));
+  }
+  contents->cpu_count = 3;
+  const fs::path dir = fs::temp_directory_path() / ("tracebed_top_stamps_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "top.dat").string();
+  format.version = 7;
+  format.compression = TraceDatCompression::none;
+  ASSERT_TRUE(write_trace_dat_file(path, *contents, format).ok());
+  const std::string report = (dir / "top.txt").string();
+  ASSERT_EQ(std::system(("trace-cmd report -t -i " + path + " > " + report + " 2>/dev/null && zstd -qf " + report).c_str()),
+            0);
+  std::vector<OracleLine> want = oracle(report + ".zst");
+  auto dat = TraceDat::open(path);
+  ASSERT_TRUE(dat.ok()) << dat.error().message;
+  for (size_t limit : {kMergeLinearMax, size_t{0}}) {
+    SCOPED_TRACE(limit ? "scan" : "tree");
+    const size_t saved = kMergeLinearMax;
+    kMergeLinearMax = limit;
+    std::vector<Got> got = read_all(**dat);
+    kMergeLinearMax = saved;
+    EXPECT_EQ(std::count_if(got.begin(), got.end(), [](const Got& g) { return g.ts == ~uint64_t{0}; }), 2);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE(i);
+      ASSERT_EQ(got[i].cpu, want[i].cpu);
+      ASSERT_EQ(got[i].ts, want[i].ns());
+    }
+  }
+  fs::remove_all(dir);
+}
+
 // v7 latency files: a BUFFER_TEXT option (offset, name, clock) pointing at a
 // "buffer latency" section holding the `trace` text. Built here byte by
 // byte (header, headers section, options, the text last as trace-cmd
