@@ -412,6 +412,39 @@ TEST_F(BadInput, TruncatedV7) {
   EXPECT_EQ(open_error(p), "offset 0x1c860c: section 0 header: 16 bytes exceed file size 1340392");
 }
 
+// A v6 file's metadata is read through a window read ahead; cut anywhere,
+// the error must still name the read that failed, where it started, and
+// how much it wanted past the end.
+TEST_F(BadInput, V6CutAnywhereNamesTheReadThatFailed) {
+  const std::string whole = kDir + std::string("s8-k6.1-v6-function_graph.dat");
+  const uint64_t size = fs::file_size(whole);
+  static const std::regex exceed(R"(^offset 0x([0-9a-f]+): (.+): (\d+) bytes exceed file size (\d+)( \(file truncated\?\))?$)");
+  static const std::regex no_nul(R"(^offset 0x([0-9a-f]+): (.+): file ends before the string's terminating NUL$)");
+  size_t exceeded = 0;
+  for (uint64_t cut = 1; cut < size; cut += 4099) {
+    SCOPED_TRACE(cut);
+    const std::string p = (dir_ / "cut.dat").string();
+    fs::copy_file(whole, p, fs::copy_options::overwrite_existing);
+    fs::resize_file(p, cut);
+    const std::string e = open_error(p);
+    std::smatch m;
+    if (std::regex_match(e, m, exceed)) {
+      ++exceeded;
+      const uint64_t at = std::stoull(m[1], nullptr, 16), wanted = std::stoull(m[3]);
+      EXPECT_EQ(std::stoull(m[4]), cut) << e;
+      // A CPU's data may be placed past the cut; every other read starts before it.
+      if (!m[5].matched) EXPECT_LE(at, cut) << e;
+      EXPECT_GT(at + wanted, cut) << e;
+    } else if (std::regex_match(e, m, no_nul)) {
+      EXPECT_LT(std::stoull(m[1], nullptr, 16), cut) << e;
+    } else {
+      // Counts checked against what is left ("... cannot fit in the N bytes left").
+      EXPECT_TRUE(e.starts_with("offset 0x") && e.find("cannot fit in the") != std::string::npos) << e;
+    }
+  }
+  EXPECT_GT(exceeded, 100u);
+}
+
 TEST_F(BadInput, TruncatedV6) {
   std::string p = copy(kS2);
   fs::resize_file(p, 4304896 + 100);  // CPU 1 starts at 4304896 with 716800 bytes
