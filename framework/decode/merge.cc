@@ -97,7 +97,7 @@ Status scan_chunks(const DataFile& file, CpuSpan& cpu, Endian endian) {
   const uint64_t end = std::min(file.size(), cpu.offset + 4 + cpu.size);
   uint64_t pos = cpu.offset + 4;
   uint64_t total = 0;
-  auto at = std::make_shared<std::vector<uint64_t>>();
+  auto at = std::make_shared<std::vector<ChunkHeader>>();
   at->reserve(count);
   for (uint32_t i = 0; i < count; ++i) {
     if (end - pos < 8)
@@ -112,7 +112,7 @@ Status scan_chunks(const DataFile& file, CpuSpan& cpu, Endian endian) {
     if (usize > kMaxChunkBytes)
       return error_at(pos, fmt::format("cpu {} chunk {}: uncompressed size {} is implausible (limit {})", cpu.cpu, i,
                                        usize, kMaxChunkBytes));
-    at->push_back(pos);
+    at->push_back(ChunkHeader{pos, zsize, usize});
     pos += 8 + zsize;
     total += usize;
   }
@@ -183,16 +183,22 @@ struct ChunkRead {
 
 // Reads and decompresses the chunk whose header is at `at` into `out`
 // (grown as needed), checking it lies inside the CPU's data. `last`: the
-// CPU's last chunk, which may hold a partial sub-buffer.
+// CPU's last chunk, which may hold a partial sub-buffer. The header is read
+// from the file unless scan_chunks kept it.
 Result<ChunkRead> read_chunk(const DataFile& file, Decompressor& codec, Endian endian, const CpuSpan& span,
                              uint64_t at, uint32_t index, uint32_t page_size, bool last, ByteBuffer& zbuf,
                              ByteBuffer& out) {
-  uint8_t h[8];
   const std::string what = fmt::format("cpu {} chunk {}", span.cpu, index);
-  TRACEBED_TRY(file.read(at, std::span<uint8_t>(h, 8), what));
   ChunkRead c;
-  c.zsize = load<uint32_t>(h, endian);
-  c.usize = load<uint32_t>(h + 4, endian);
+  if (span.chunk_at && index < span.chunk_at->size() && (*span.chunk_at)[index].at == at) {
+    c.zsize = (*span.chunk_at)[index].zsize;
+    c.usize = (*span.chunk_at)[index].usize;
+  } else {
+    uint8_t h[8];
+    TRACEBED_TRY(file.read(at, std::span<uint8_t>(h, 8), what));
+    c.zsize = load<uint32_t>(h, endian);
+    c.usize = load<uint32_t>(h + 4, endian);
+  }
   const uint64_t span_end = span.offset + 4 + span.size;  // the size leaves out the chunk count
   if (c.zsize > span_end - std::min(span_end, at + 8))
     return error_at(at, fmt::format("{}: compressed size {} exceeds the cpu's data", what, c.zsize));
@@ -312,7 +318,7 @@ class ChunkPipeline {
 
   Result<ChunkRead> read_lane_chunk(const Lane& l, uint32_t i, Decompressor& codec, ByteBuffer& zbuf,
                                     ByteBuffer& out) const {
-    return read_chunk(*file_, codec, endian_, l.span, (*l.span.chunk_at)[i], i, l.page_size, i + 1 == l.span.chunks,
+    return read_chunk(*file_, codec, endian_, l.span, (*l.span.chunk_at)[i].at, i, l.page_size, i + 1 == l.span.chunks,
                       zbuf, out);
   }
 

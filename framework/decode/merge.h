@@ -55,6 +55,12 @@ class DataFile {
   std::string path_;
 };
 
+// A compressed chunk's header: where it is, its sizes compressed and not.
+struct ChunkHeader {
+  uint64_t at = 0;
+  uint32_t zsize = 0, usize = 0;
+};
+
 // Where one CPU's sub-buffers are stored.
 struct CpuSpan {
   int cpu = 0;
@@ -65,9 +71,10 @@ struct CpuSpan {
   uint64_t data_size = 0;     // uncompressed bytes
   uint32_t page_size = 0;     // sub-buffer size of this buffer; 0 = StreamSetup::page_size
   uint64_t trace_cmd_size = 0;  // what trace-cmd 3.1.6 reads of data_size (TraceDatCpu)
-  // compressed: the file offset of each chunk's header, from scan_chunks, so
-  // a helper thread can start on chunk i before chunk i - 1 is read
-  std::shared_ptr<const std::vector<uint64_t>> chunk_at;
+  // compressed: each chunk's header, from scan_chunks, so a helper thread
+  // can start on chunk i before chunk i - 1 is read, and a chunk is read
+  // with one system call, not two
+  std::shared_ptr<const std::vector<ChunkHeader>> chunk_at;
 };
 
 // Walks the chunk headers of a compressed CPU (u32 count; per chunk u32
