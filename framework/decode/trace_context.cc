@@ -172,15 +172,40 @@ Status TraceContext::add_event_format(std::string_view system, std::string_view 
   return {};
 }
 
-Status TraceContext::defer_event_format(std::string_view system, std::string_view text, std::string origin) {
+std::string FormatOrigin::name(std::string_view system) const {
+  if (!given.empty()) return given;
+  return fmt::format("{} format {} at offset {:#x}", system, index, offset);
+}
+
+std::string_view TraceContext::copy_text(std::string_view text) {
+  // Blocks of 256 KiB hold a kernel's formats in a handful of allocations.
+  constexpr size_t kBlock = size_t{256} << 10;
+  if (text.size() > text_block_left_) {
+    const size_t size = std::max(kBlock, text.size());
+    text_blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    text_block_at_ = text_blocks_.back().get();
+    text_block_left_ = size;
+  }
+  char* const at = text_block_at_;
+  if (!text.empty()) std::memcpy(at, text.data(), text.size());
+  text_block_at_ += text.size();
+  text_block_left_ -= text.size();
+  return {at, text.size()};
+}
+
+Status TraceContext::defer_event_format(std::string_view system, std::string_view text, FormatOrigin origin,
+                                        std::shared_ptr<const void> keep) {
   EventFormatHead head;
   if (events_.empty() || !peek_event_format(text, head) || head.id >= kDenseIds)
-    return add_event_format(system, text, origin);
-  auto d = std::make_unique<DeferredFormat>();
-  d->system = std::string(system);
-  d->text = std::string(text);
-  d->origin = std::move(origin);
-  d->name = std::string_view(d->text).substr(static_cast<size_t>(head.name.data() - text.data()), head.name.size());
+    return add_event_format(system, text, origin.name(system));
+  auto d = std::make_unique<DeferredFormat>(std::string(system), std::string_view(), std::move(origin));
+  if (keep) {
+    if (kept_texts_.empty() || kept_texts_.back() != keep) kept_texts_.push_back(std::move(keep));
+    d->text = text;
+  } else {
+    d->text = copy_text(text);
+  }
+  d->name = d->text.substr(static_cast<size_t>(head.name.data() - text.data()), head.name.size());
   d->id = head.id;
   d->order = next_order_++;
   grow_dense_ids(head.id);
@@ -192,13 +217,14 @@ Status TraceContext::defer_event_format(std::string_view system, std::string_vie
 }
 
 void TraceContext::parse_deferred(DeferredFormat& d) const {
-  auto ev = parse_event_format(d.text, d.system, d.origin);
+  const std::string origin = d.origin.name(d.system);
+  auto ev = parse_event_format(d.text, d.system, origin);
   if (!ev.ok()) {
     d.error = ev.error().message;
   } else if ((*ev)->id != d.id || (*ev)->name != d.name) {
     // A name or ID line after the fields: the parse would register it
     // elsewhere than its head said. The kernel never writes one.
-    d.error = fmt::format("{}: event {} (ID {}) names itself again after its fields", d.origin, d.name, d.id);
+    d.error = fmt::format("{}: event {} (ID {}) names itself again after its fields", origin, d.name, d.id);
   } else {
     // An earlier format with a later one's id is listed, but not looked up.
     const bool latest = d.id < deferred_by_id_.size() && deferred_by_id_[d.id] &&

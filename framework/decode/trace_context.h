@@ -58,6 +58,26 @@ class CommStore {
 // Kallsyms text: storage[offset, offset + size), or `size` bytes at
 // `mapped` (a read-only mapping of the file: megabytes of text are then
 // neither zeroed nor copied).
+// Names a format file in its errors. Made into text only when an error
+// needs it: a recording holds thousands of formats, and naming each one at
+// open was a tenth of opening a small file.
+struct FormatOrigin {
+  FormatOrigin(std::string name) : given(std::move(name)) {}  // a path, a test's label
+  FormatOrigin(const char* name) : given(name) {}
+  // trace.dat's: "<system> format <index> at offset 0x<offset>".
+  static FormatOrigin in_file(uint32_t index, uint64_t offset) {
+    FormatOrigin o("");
+    o.index = index;
+    o.offset = offset;
+    return o;
+  }
+  std::string name(std::string_view system) const;
+
+  std::string given;  // empty: in_file
+  uint32_t index = 0;
+  uint64_t offset = 0;
+};
+
 struct KallsymsText {
   ByteBuffer storage;
   std::shared_ptr<const uint8_t> mapped;
@@ -80,8 +100,10 @@ class TraceContext {
   // like add_event_format, with an error if it fails: the first format
   // (its common fields are every record's) and one whose head does not
   // give a name and an ID. A format that fails later leaves its id unknown,
-  // and says why in format_errors().
-  Status defer_event_format(std::string_view system, std::string_view text, std::string origin);
+  // and says why in format_errors(). `keep`, if given, owns `text` and is
+  // held instead of a copy of it.
+  Status defer_event_format(std::string_view system, std::string_view text, FormatOrigin origin,
+                            std::shared_ptr<const void> keep = nullptr);
   // Lookups parse what they need, on any thread (under a lock).
   const EventFormat* event_by_id(uint32_t id) const;
   const EventFormat* event_by_name(std::string_view system, std::string_view name) const;
@@ -179,7 +201,9 @@ class TraceContext {
   void register_event(std::unique_ptr<EventFormat> ev, uint32_t order, bool look_up) const;
   // A format registered by defer_event_format, parsed at most once.
   struct DeferredFormat {
-    std::string system, text, origin;
+    std::string system;
+    std::string_view text;  // in kept_texts_ or text_blocks_
+    FormatOrigin origin;
     std::string_view name;  // into text
     uint32_t id = 0;
     uint32_t order = 0;     // among all formats registered
@@ -190,6 +214,13 @@ class TraceContext {
   const EventFormat* deferred_event(uint32_t id) const;
   void parse_deferred(DeferredFormat& d) const;  // under formats_mu_
   mutable std::vector<std::unique_ptr<DeferredFormat>> deferred_;
+  // What deferred texts point into: buffers handed over whole (a v7
+  // section), or copies made here, many to a block.
+  std::vector<std::shared_ptr<const void>> kept_texts_;
+  std::vector<std::unique_ptr<char[]>> text_blocks_;
+  char* text_block_at_ = nullptr;
+  size_t text_block_left_ = 0;
+  std::string_view copy_text(std::string_view text);
   std::vector<uint32_t> deferred_by_id_;  // id -> index in deferred_ + 1 (the last registered wins)
   mutable std::mutex formats_mu_;
   mutable std::vector<uint32_t> event_order_;  // beside events_: each one's order

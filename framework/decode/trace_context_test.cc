@@ -132,6 +132,41 @@ TEST(TraceContext, DeferredFormatsKeepTheLaterOfAnIdAndTheirErrors) {
   EXPECT_NE(errors[1].find("names itself again"), std::string::npos) << errors[1];
 }
 
+// A deferred format's text is a copy, many to a block, unless the caller
+// hands over what owns it; either way it outlives the caller's bytes. A
+// format from a trace.dat is named by system, index and offset, and only
+// when it fails.
+TEST(TraceContext, DeferredFormatsKeepTheirText) {
+  const std::string waking = testdata("sched_waking-6.12.format");
+  TraceContext ctx;
+  ASSERT_TRUE(ctx.defer_event_format("sched", waking, "first").ok());
+  // Copies: more than one block's worth, each from a temporary.
+  for (uint32_t id = 1000; id < 1600; ++id)
+    ASSERT_TRUE(ctx.defer_event_format("sched", renamed(waking, "e" + std::to_string(id), id), "x").ok());
+  // Owned: the context holds the owner once the caller lets go.
+  auto owner = std::make_shared<std::string>(renamed(waking, "owned", 2000));
+  ASSERT_TRUE(ctx.defer_event_format("sched", *owner, "owned", owner).ok());
+  EXPECT_EQ(owner.use_count(), 2);
+  owner.reset();
+  std::string broken = renamed(waking, "broken", 2001);
+  broken.replace(broken.find("offset:"), 7, "offsetx");
+  ASSERT_TRUE(ctx.defer_event_format("sched", broken, FormatOrigin::in_file(9, 0x1f40)).ok());
+  broken.assign(broken.size(), 'x');  // the caller's copy is gone too
+
+  for (uint32_t id = 1000; id < 1600; ++id) {
+    const EventFormat* e = ctx.event_by_id(id);
+    ASSERT_TRUE(e) << id;
+    EXPECT_EQ(e->name, "e" + std::to_string(id));
+    EXPECT_EQ(e->fields.size(), ctx.event_by_id(1000)->fields.size());
+  }
+  ASSERT_TRUE(ctx.event_by_id(2000));
+  EXPECT_EQ(ctx.event_by_id(2000)->name, "owned");
+  EXPECT_EQ(ctx.event_by_id(2001), nullptr);
+  const std::vector<std::string> errors = ctx.format_errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("sched format 9 at offset 0x1f40"), std::string::npos) << errors[0];
+}
+
 // A format whose head does not give a name and an ID is parsed at once,
 // and its error returned, like add_event_format's.
 TEST(TraceContext, DeferredFormatWithoutAHeadFailsNow) {

@@ -167,6 +167,9 @@ struct Sink {
   std::vector<std::string>& warnings;
   uint32_t file_long_size;
   std::string header_event;
+  // Owns the bytes being read, if they outlive the reading (a v7 section):
+  // deferred formats keep it instead of copies of their text.
+  std::shared_ptr<const void> text_owner;
 };
 
 template <typename R>
@@ -204,18 +207,6 @@ Status read_header_info(R& r, Sink& s) {
   return {};
 }
 
-// "sched format 3 at offset 0x1f40", without fmt's set-up (a recording
-// has a thousand formats and more, each named for its errors).
-std::string format_origin(std::string_view system, uint32_t index, uint64_t at) {
-  char buf[48];
-  std::string origin(system);
-  origin += " format ";
-  origin.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, index).ptr - buf));
-  origin += " at offset 0x";
-  origin.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, at, 16).ptr - buf));
-  return origin;
-}
-
 template <typename R>
 Status read_format(R& r, Sink& s, std::string_view system, uint32_t index) {
   TRACEBED_ASSIGN_OR_RETURN(uint64_t size, r.template read<uint64_t>("event format size"));
@@ -224,7 +215,7 @@ Status read_format(R& r, Sink& s, std::string_view system, uint32_t index) {
   // trace-cmd counts formats that fail to parse and goes on; so do we. Most
   // are parsed when their event is first looked up (TraceDat::warnings()
   // parses the rest to tell which failed).
-  Status st = s.ctx.defer_event_format(system, as_text(text), format_origin(system, index, at));
+  Status st = s.ctx.defer_event_format(system, as_text(text), FormatOrigin::in_file(index, at), s.text_owner);
   if (!st.ok()) s.warnings.push_back(st.error().message);
   return {};
 }
@@ -614,7 +605,7 @@ Status TraceDatImpl::open(const std::string& path) {
 }
 
 Status TraceDatImpl::read_v6(FileCursor& c) {
-  Sink s{ctx_, warnings_, file_long_size_, {}};
+  Sink s{ctx_, warnings_, file_long_size_, {}, nullptr};
   TRACEBED_TRY(read_header_info(c, s));
   TRACEBED_TRY(read_ftrace_formats(c, s));
   TRACEBED_TRY(read_event_systems(c, s));
@@ -861,15 +852,18 @@ Status TraceDatImpl::read_v7(uint64_t options_offset) {
   }
 
   // Metadata sections, in v6's order so the header page is known first.
-  Sink s{ctx_, warnings_, file_long_size_, {}};
+  Sink s{ctx_, warnings_, file_long_size_, {}, nullptr};
   auto section = [&](uint16_t id, Status (*body)(ByteReader&, Sink&)) -> Status {
     auto it = opts_.sections.find(id);
     if (it == opts_.sections.end()) return {};
     SectionInfo info;
-    TRACEBED_ASSIGN_OR_RETURN(ByteBuffer sec, read_section(it->second, id, &info));
+    TRACEBED_ASSIGN_OR_RETURN(ByteBuffer bytes, read_section(it->second, id, &info));
     const bool packed = info.compressed();
-    ByteReader r(sec, ctx_.endian, packed ? 0 : info.data);
+    auto sec = std::make_shared<const ByteBuffer>(std::move(bytes));
+    ByteReader r(*sec, ctx_.endian, packed ? 0 : info.data);
+    s.text_owner = sec;
     Status st = body(r, s);
+    s.text_owner.reset();
     if (!st.ok() && packed)
       return st.error().within(fmt::format("offset {:#x}: section {} (decompressed)", it->second, id));
     return st;
