@@ -1,5 +1,7 @@
 #include "framework/decode/decompress.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include <zlib.h>
@@ -80,6 +82,76 @@ Status decompress(Codec codec, Bytes in, std::span<uint8_t> out, std::string_vie
     }
   }
   return Error{fmt::format("{}: unknown codec", where)};
+}
+
+namespace {
+
+// Compressed bytes per step: about a quarter of a MiB of kallsyms text.
+constexpr size_t kStepBytes = size_t{64} << 10;
+
+// Any failure of a step-by-step pass is reported by the one-shot path on the
+// same input, for the same error text.
+Status zstd_in_steps(Bytes in, std::span<uint8_t> out, std::string_view where,
+                     const std::function<void(size_t)>& ready) {
+  ZSTD_DCtx* d = ZSTD_createDCtx();
+  if (!d) return decompress(Codec::zstd, in, out, where);
+  // Decode straight into `out`, which never moves (ZSTD_d_stableOutBuffer),
+  // rather than through a window of zstd's own and a copy. Only advice: a
+  // library that does not know it decodes through its window.
+  ZSTD_DCtx_setParameter(d, ZSTD_d_experimentalParam2, 1);
+  ZSTD_outBuffer o{out.data(), out.size(), 0};
+  size_t fed = 0, left = 1;
+  bool ok = true;
+  while (fed < in.size() || left != 0) {
+    ZSTD_inBuffer i{in.data() + fed, std::min(kStepBytes, in.size() - fed), 0};
+    const size_t before = o.pos;
+    left = ZSTD_decompressStream(d, &o, &i);
+    if (ZSTD_isError(left) || (i.pos == 0 && o.pos == before)) {
+      ok = false;  // corrupt, or cut short
+      break;
+    }
+    fed += i.pos;
+    if (o.pos > before) ready(o.pos);
+  }
+  ZSTD_freeDCtx(d);
+  if (!ok || o.pos != out.size()) return decompress(Codec::zstd, in, out, where);
+  return {};
+}
+
+Status zlib_in_steps(Bytes in, std::span<uint8_t> out, std::string_view where,
+                     const std::function<void(size_t)>& ready) {
+  z_stream z{};
+  if (inflateInit(&z) != Z_OK) return decompress(Codec::zlib, in, out, where);
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(out.size());
+  size_t fed = 0;
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    const size_t step = std::min(kStepBytes, in.size() - fed);
+    z.next_in = const_cast<Bytef*>(in.data() + fed);
+    z.avail_in = static_cast<uInt>(step);
+    const uLong before = z.total_out;
+    rc = inflate(&z, Z_NO_FLUSH);
+    fed += step - z.avail_in;
+    if (rc == Z_BUF_ERROR || (rc == Z_OK && z.total_out == before && step == 0)) break;  // cut short
+    if (z.total_out > before) ready(z.total_out);
+  }
+  const bool ok = rc == Z_STREAM_END && z.total_out == out.size();
+  inflateEnd(&z);
+  if (!ok) return decompress(Codec::zlib, in, out, where);
+  return {};
+}
+
+}  // namespace
+
+Status decompress_in_steps(Codec codec, Bytes in, std::span<uint8_t> out, std::string_view where,
+                           const std::function<void(size_t)>& ready) {
+  if (codec == Codec::zstd) return zstd_in_steps(in, out, where, ready);
+  if (codec == Codec::zlib && in.size() <= UINT32_MAX && out.size() <= UINT32_MAX)
+    return zlib_in_steps(in, out, where, ready);
+  TRACEBED_TRY(decompress(codec, in, out, where));
+  ready(out.size());
+  return {};
 }
 
 Decompressor::Decompressor(Codec codec) : codec_(codec) {}

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -27,6 +28,12 @@ Status check_decompressed_size(Codec codec, Bytes in, uint64_t out_size, std::st
 // Decompresses `in` into exactly out.size() bytes. `where` names the block in
 // errors ("offset 0x1f40: section 18"). `none` copies.
 Status decompress(Codec codec, Bytes in, std::span<uint8_t> out, std::string_view where);
+
+// The same, telling `ready(n)` each time the first n bytes of `out` are
+// final (zstd and zlib go in steps; `none` at once), so that another thread
+// can read them while the rest is made.
+Status decompress_in_steps(Codec codec, Bytes in, std::span<uint8_t> out, std::string_view where,
+                           const std::function<void(size_t)>& ready);
 
 // The same, keeping the codec's state between blocks: a zstd context or a
 // zlib stream is set up once instead of once per chunk.

@@ -5,9 +5,12 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -78,6 +81,64 @@ TEST(DecompressedSize, ContentsReaderStopsAtItsMemoryLimit) {
   auto limited = read_trace_dat_contents(file, nullptr, 64 << 10);
   ASSERT_FALSE(limited.ok());
   EXPECT_THAT(limited.error().message, HasSubstr("allowed in memory"));
+}
+
+// Text in steps: every prefix `ready` reports is already final, the
+// reports climb to the whole size, and the bytes are the one-shot ones.
+std::vector<uint8_t> kallsyms_like(size_t lines) {
+  std::string text;
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (size_t i = 0; i < lines; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    text += fmt::format("ffffffff{:08x} t sym_{}_{}\n", static_cast<uint32_t>(state >> 32), i, state % 997);
+  }
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+TEST(DecompressInSteps, EveryReportedPrefixIsFinal) {
+  const std::vector<uint8_t> plain = kallsyms_like(60000);  // ~2 MB: many steps
+  for (Codec codec : {Codec::zstd, Codec::zlib, Codec::none}) {
+    SCOPED_TRACE(codec_name(codec));
+    const std::vector<uint8_t> packed =
+        codec == Codec::zstd ? zstd_of(plain, true) : codec == Codec::zlib ? zlib_of(plain) : plain;
+    std::vector<uint8_t> out(plain.size());
+    std::vector<size_t> reports;
+    bool prefixes_final = true;
+    Status st = decompress_in_steps(codec, packed, out, "test", [&](size_t n) {
+      reports.push_back(n);
+      prefixes_final = prefixes_final && n <= out.size() && std::equal(out.begin(), out.begin() + n, plain.begin());
+    });
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    EXPECT_EQ(out, plain);
+    EXPECT_TRUE(prefixes_final);
+    ASSERT_FALSE(reports.empty());
+    EXPECT_EQ(reports.back(), plain.size());
+    EXPECT_TRUE(std::is_sorted(reports.begin(), reports.end()));
+    if (codec != Codec::none) {
+      EXPECT_GT(reports.size(), 3u) << "not in steps";
+    }
+  }
+}
+
+TEST(DecompressInSteps, BadInputFailsAsInOneShot) {
+  const std::vector<uint8_t> plain = kallsyms_like(20000);
+  for (Codec codec : {Codec::zstd, Codec::zlib}) {
+    SCOPED_TRACE(codec_name(codec));
+    const std::vector<uint8_t> packed = codec == Codec::zstd ? zstd_of(plain, true) : zlib_of(plain);
+    std::vector<uint8_t> cut(packed.begin(), packed.begin() + static_cast<ptrdiff_t>(packed.size() / 2));
+    std::vector<uint8_t> bent = packed;
+    bent[bent.size() / 2] ^= 0x55;
+    std::vector<uint8_t> small(plain.size() - 1);
+    for (const auto& [in, size] : {std::pair{cut, plain.size()}, std::pair{bent, plain.size()},
+                                   std::pair{packed, plain.size() - 1}, std::pair{packed, plain.size() + 1}}) {
+      std::vector<uint8_t> a(size), b(size);
+      Status one = decompress(codec, in, a, "offset 0x40: section 15");
+      Status steps = decompress_in_steps(codec, in, b, "offset 0x40: section 15", [](size_t) {});
+      ASSERT_FALSE(one.ok());
+      ASSERT_FALSE(steps.ok());
+      EXPECT_EQ(steps.error().message, one.error().message);
+    }
+  }
 }
 
 }  // namespace

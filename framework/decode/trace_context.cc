@@ -5,6 +5,7 @@
 #include "framework/decode/trace_context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <iterator>
 #include <cctype>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <future>
 #include <system_error>
+#include <thread>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -293,8 +295,8 @@ void TraceContext::parse_kallsyms(std::string_view input) {
   kallsyms_loaded_ = false;
 }
 
-void TraceContext::defer_kallsyms(std::function<Result<KallsymsText>()> load) {
-  kallsyms_sources_.push_back({{}, std::move(load)});
+void TraceContext::defer_kallsyms(KallsymsLoad load, bool in_steps) {
+  kallsyms_sources_.push_back({{}, std::move(load), in_steps});
   kallsyms_loaded_ = false;
 }
 
@@ -304,8 +306,14 @@ void TraceContext::load_kallsyms() const {
     Result<KallsymsBatch> batch = Error{};
     KallsymsBatch b(std::move(source.text));
     bool loaded_ok = true;
-    if (source.load) {
-      auto loaded = source.load();
+    std::optional<Result<KallsymsBatch>> streamed;
+    if (source.load && source.in_steps && parse_while_loading_.value_or(usable_cpus() > 1))
+      streamed = load_while_parsing(source);
+    if (streamed) {
+      batch = std::move(*streamed);
+      loaded_ok = false;  // parsed already
+    } else if (source.load) {
+      auto loaded = source.load([](const std::shared_ptr<const void>&, const char*, size_t, size_t) {});
       loaded_ok = loaded.ok();
       if (loaded_ok)
         b.text = std::move(loaded).value();
@@ -436,6 +444,70 @@ void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
   batch.syms = std::move(first.syms);
   batch.runs = std::move(first.runs);
   order_kallsyms(batch);
+}
+
+std::optional<Result<TraceContext::KallsymsBatch>> TraceContext::load_while_parsing(KallsymsSource& source) const {
+  // `ready` counts the bytes of text made, kLoaded once the load returned.
+  constexpr size_t kLoaded = SIZE_MAX;
+  std::atomic<const char*> text{nullptr};
+  std::atomic<size_t> size{0};
+  std::atomic<size_t> ready{0};
+  std::shared_ptr<const void> owner;  // set by the loader before its first `ready`
+  Result<KallsymsText> loaded = Error{};
+  std::thread loader;
+  try {
+    loader = std::thread([&] {
+      loaded = source.load([&](const std::shared_ptr<const void>& o, const char* t, size_t n, size_t total) {
+        if (!owner) owner = o;
+        text.store(t, std::memory_order_relaxed);
+        size.store(total, std::memory_order_relaxed);
+        ready.store(std::min(n, total), std::memory_order_release);
+        ready.notify_one();
+      });
+      ready.store(kLoaded, std::memory_order_release);
+      ready.notify_one();
+    });
+  } catch (const std::system_error&) {
+    return std::nullopt;
+  }
+  // Whole lines only: the parse of the text in pieces is the parse of it
+  // whole, since each line stands alone.
+  KallsymsPart part;
+  const char* base = nullptr;
+  size_t parsed = 0;
+  for (size_t now = ready.load(std::memory_order_acquire); now != kLoaded;
+       now = ready.load(std::memory_order_acquire)) {
+    const char* const t = text.load(std::memory_order_relaxed);
+    if (t && (base == nullptr || t == base) && !part.stopped && now > parsed) {
+      base = t;
+      const void* nl = memrchr(t + parsed, '\n', now - parsed);
+      if (nl) {
+        const char* const line_end = static_cast<const char*>(nl) + 1;
+        parse_kallsyms_part(t + parsed, line_end, size.load(std::memory_order_relaxed), part);
+        parsed = static_cast<size_t>(line_end - t);
+      }
+    }
+    ready.wait(now, std::memory_order_acquire);
+  }
+  loader.join();
+  if (!loaded.ok()) return Result<KallsymsBatch>(loaded.error());
+  KallsymsBatch batch(std::move(loaded).value());
+  const KallsymsText& t = batch.text;
+  const char* whole = nullptr;
+  if (t.mapped)
+    whole = reinterpret_cast<const char*>(t.mapped.get());
+  else if (t.offset <= t.storage.size() && t.size <= t.storage.size() - t.offset)
+    whole = reinterpret_cast<const char*>(t.storage.data()) + t.offset;
+  if (base == nullptr || whole != base || parsed > t.size) {
+    // Nothing parsed on the way (or not in the text the load returned).
+    parse_kallsyms_lines(batch);
+    return Result<KallsymsBatch>(std::move(batch));
+  }
+  if (!part.stopped && parsed < t.size) parse_kallsyms_part(whole + parsed, whole + t.size, t.size, part);
+  batch.syms = std::move(part.syms);
+  batch.runs = std::move(part.runs);
+  order_kallsyms(batch);
+  return Result<KallsymsBatch>(std::move(batch));
 }
 
 void TraceContext::order_kallsyms(KallsymsBatch& batch) {

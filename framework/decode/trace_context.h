@@ -127,7 +127,17 @@ class TraceContext {
   // up front on a thread of its own bought nothing: a report of function
   // tracing looks its first symbol up at once, and one of plain events
   // lost ~2 ms to the thread it never needed.)
-  void defer_kallsyms(std::function<Result<KallsymsText>()> load);
+  // A load `in_steps` calls its argument as the text fills: "the first
+  // `ready` of the `size` bytes at `text` are final; `owner` keeps them"
+  // (a decompression in steps). With a CPU to spare it then runs on a
+  // thread of its own, and the looking-up thread parses the lines behind
+  // it, holding `owner` so that a load failing halfway frees nothing under it.
+  using KallsymsProgress =
+      std::function<void(const std::shared_ptr<const void>& owner, const char* text, size_t ready, size_t size)>;
+  using KallsymsLoad = std::function<Result<KallsymsText>(const KallsymsProgress&)>;
+  void defer_kallsyms(KallsymsLoad load, bool in_steps = false);
+  // Whether a load in steps runs beside the parse; unset: with two CPUs or more.
+  void set_parse_kallsyms_while_loading(std::optional<bool> on) { parse_while_loading_ = on; }
   const std::optional<Error>& kallsyms_error() const { return kallsyms_error_; }
   // The symbol at or below addr, if any. Symbol lookups may run on several
   // threads at once (report formats on two); the setters above may not.
@@ -240,8 +250,13 @@ class TraceContext {
   // address) on the first lookup.
   struct KallsymsSource {
     KallsymsText text;
-    std::function<Result<KallsymsText>()> load;
+    KallsymsLoad load;
+    bool in_steps = false;
   };
+  std::optional<bool> parse_while_loading_;
+  // Runs a source's load on a thread while this one parses what it has
+  // made; nullopt if no thread could be had.
+  std::optional<Result<KallsymsBatch>> load_while_parsing(KallsymsSource& source) const;
   mutable std::vector<KallsymsSource> kallsyms_sources_;
   mutable std::vector<KallsymsText> kallsyms_texts_;   // what kallsyms_ points into
   mutable size_t kallsyms_parsed_ = 0;

@@ -3,7 +3,12 @@
 // lookups follow libtraceevent 1.7.1 (checked with its tep_find_function).
 #include "framework/decode/trace_context.h"
 
+#include "framework/decode/trace_dat_writer.h"
+
+#include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -287,6 +292,71 @@ TEST(TraceContext, LargeKallsymsStopsAtABadLineInTheFirstHalf) {
   EXPECT_EQ(ctx.lookup_symbol(0xffffffff81000000u + 99 * 16)->name, "symbol_number_99_with_a_long_name");
   EXPECT_EQ(ctx.symbol_address("symbol_number_101_with_a_long_name"), std::nullopt);
   EXPECT_EQ(ctx.symbol_address("in_a_module"), std::nullopt);
+}
+
+// A load in steps (a v7 kallsyms section decompressed piece by piece) is
+// parsed behind the loader, in whole lines; the symbols are those of the
+// same text parsed whole, a bad line still ends them, and a load that fails
+// late leaves none.
+TraceContext::KallsymsLoad load_in_pieces(std::string text, std::optional<std::string> fail = {}) {
+  return [text = std::move(text), fail](const TraceContext::KallsymsProgress& progress) -> Result<KallsymsText> {
+    // A section's size word first, as in a trace.dat; shared while it fills.
+    auto filling = std::make_shared<ByteBuffer>(text.size() + 4);
+    KallsymsText t;
+    t.offset = 4;
+    t.size = text.size();
+    const char* const base = reinterpret_cast<const char*>(filling->data()) + 4;
+    uint64_t state = 12345;
+    for (size_t done = 0; done < text.size();) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const size_t piece = std::min<size_t>(text.size() - done, 1 + (state >> 33) % 70000);  // cuts lines
+      std::memcpy(filling->data() + 4 + done, text.data() + done, piece);
+      done += piece;
+      progress(filling, base, done, text.size());
+      if (fail && done > text.size() / 2) return Error{*fail};  // frees nothing the parse still reads
+      if (state % 3 == 0) std::this_thread::yield();
+    }
+    t.storage = std::move(*filling);
+    return t;
+  };
+}
+
+TEST(TraceContext, KallsymsLoadedInStepsParseAsWhole) {
+  auto recorded = read_trace_dat_contents_file(std::string(TRACEBED_SOURCE_DIR) +
+                                               "/fixtures/recorded/s2-k6.1-v6-function-sched-kmem.dat");
+  ASSERT_TRUE(recorded.ok()) << recorded.error().message;
+  ASSERT_GT(recorded->kallsyms.size(), size_t{1} << 20);
+  for (const std::string& text : {recorded->kallsyms, big_kallsyms(40000, 30000), big_kallsyms(40000, 100)}) {
+    TraceContext whole, steps;
+    whole.parse_kallsyms(text);
+    steps.set_parse_kallsyms_while_loading(true);
+    steps.defer_kallsyms(load_in_pieces(text), true);
+    size_t checked = 0;
+    for (size_t at = 0; at + 16 < text.size(); at = text.find('\n', at) + 1) {
+      uint64_t addr = 0;
+      if (std::sscanf(text.c_str() + at, "%16lx", &addr) != 1) continue;
+      for (uint64_t a : {addr, addr + 5}) {
+        const auto w = whole.lookup_symbol(a), s = steps.lookup_symbol(a);
+        ASSERT_EQ(w.has_value(), s.has_value()) << std::hex << a;
+        if (w) {
+          ASSERT_EQ(w->name, s->name) << std::hex << a;
+          ASSERT_EQ(w->module, s->module) << std::hex << a;
+          ASSERT_EQ(w->address, s->address) << std::hex << a;
+        }
+      }
+      if (++checked > 5000) break;
+    }
+    EXPECT_GT(checked, 1000u);
+    EXPECT_EQ(whole.symbol_address("symbol_number_39999_with_a_long_name"),
+              steps.symbol_address("symbol_number_39999_with_a_long_name"));
+    EXPECT_FALSE(steps.kallsyms_error());
+  }
+  TraceContext failing;
+  failing.set_parse_kallsyms_while_loading(true);
+  failing.defer_kallsyms(load_in_pieces(big_kallsyms(40000, 40001), "offset 0x40: section 15: zstd: corrupt"), true);
+  EXPECT_FALSE(failing.lookup_symbol(0xffffffff81000000u));
+  ASSERT_TRUE(failing.kallsyms_error());
+  EXPECT_EQ(failing.kallsyms_error()->message, "offset 0x40: section 15: zstd: corrupt");
 }
 
 TEST(TraceContext, PrintkFormats) {

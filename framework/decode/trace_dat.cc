@@ -530,7 +530,12 @@ class TraceDatImpl final : public TraceDat {
     bool compressed() const { return flags & kSectionCompressed; }
   };
   // `body` false: only the header (and a compressed block's header) is checked.
-  Result<ByteBuffer> read_section(uint64_t offset, uint16_t want_id, SectionInfo* info, bool body = true);
+  // `ready`, if given, hears of a compressed body as it is decompressed: the
+  // first n bytes of `out` are final. It may keep `out` (another thread
+  // reading it): if the section fails halfway, what it kept stays valid.
+  using SectionProgress = std::function<void(const std::shared_ptr<const ByteBuffer>& out, size_t n)>;
+  Result<ByteBuffer> read_section(uint64_t offset, uint16_t want_id, SectionInfo* info, bool body = true,
+                                  const SectionProgress* ready = nullptr);
   Status defer_v6_kallsyms(FileCursor& c);
   Status defer_v7_kallsyms();
   Status add_buffers_v7();
@@ -716,7 +721,8 @@ Status TraceDatImpl::read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector
   return {};
 }
 
-Result<ByteBuffer> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id, SectionInfo* info, bool body) {
+Result<ByteBuffer> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id, SectionInfo* info, bool body,
+                                              const SectionProgress* ready) {
   uint8_t h[16];
   TRACEBED_TRY(file_->read(offset, std::span<uint8_t>(h, 16), fmt::format("section {} header", want_id)));
   const uint16_t id = load<uint16_t>(h, ctx_.endian);
@@ -750,8 +756,14 @@ Result<ByteBuffer> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id,
   if (!body) return ByteBuffer();
   ByteBuffer z(zsize);
   TRACEBED_TRY(file_->read(data + 8, z, fmt::format("section {}", id)));
+  const std::string where = fmt::format("offset {:#x}: section {}", data, id);
+  if (ready) {
+    auto out = std::make_shared<ByteBuffer>(usize);
+    TRACEBED_TRY(decompress_in_steps(codec_, z, *out, where, [&](size_t n) { (*ready)(out, n); }));
+    return std::move(*out);  // the bytes do not move: what `ready` was shown stays where it was
+  }
   ByteBuffer out(usize);
-  TRACEBED_TRY(decompress(codec_, z, out, fmt::format("offset {:#x}: section {}", data, id)));
+  TRACEBED_TRY(decompress(codec_, z, out, where));
   return out;
 }
 
@@ -764,7 +776,7 @@ Status TraceDatImpl::defer_v6_kallsyms(FileCursor& c) {
   const uint64_t at = c.file_offset();
   TRACEBED_TRY(c.skip(size, "kallsyms"));
   if (size == 0) return {};
-  ctx_.defer_kallsyms([file = file_, at, size]() -> Result<TraceContext::KallsymsText> {
+  ctx_.defer_kallsyms([file = file_, at, size](const TraceContext::KallsymsProgress&) -> Result<TraceContext::KallsymsText> {
     TraceContext::KallsymsText text;
     text.size = size;
     if (auto mapped = file->map(at, size, "kallsyms"); mapped.ok()) {
@@ -782,8 +794,11 @@ Status TraceDatImpl::defer_v7_kallsyms() {
   auto it = opts_.sections.find(kOptKallsyms);
   if (it == opts_.sections.end()) return {};
   const uint64_t offset = it->second;
-  if (auto header = read_section(offset, kOptKallsyms, nullptr, false); !header.ok()) return header.error();
-  ctx_.defer_kallsyms([this, offset]() -> Result<TraceContext::KallsymsText> {
+  SectionInfo head;
+  if (auto header = read_section(offset, kOptKallsyms, &head, false); !header.ok()) return header.error();
+  // A compressed section tells how far it is decompressed: the lines are
+  // parsed meanwhile where there is a CPU to spare (TraceContext).
+  ctx_.defer_kallsyms([this, offset](const TraceContext::KallsymsProgress& progress) -> Result<TraceContext::KallsymsText> {
     auto fail = [&](const Error& e) { return e.within(path_); };
     SectionInfo info;
     if (auto head = read_section(offset, kOptKallsyms, &info, false); !head.ok()) return fail(head.error());
@@ -801,7 +816,13 @@ Status TraceDatImpl::defer_v7_kallsyms() {
         }
       }
     }
-    auto sec = read_section(offset, kOptKallsyms, &info);
+    // The section is the text's u32 size, then the text.
+    const SectionProgress text_ready = [&](const std::shared_ptr<const ByteBuffer>& out, size_t n) {
+      if (n < 4) return;
+      const uint32_t size = load<uint32_t>(out->data(), ctx_.endian);
+      if (size <= out->size() - 4) progress(out, reinterpret_cast<const char*>(out->data()) + 4, n - 4, size);
+    };
+    auto sec = read_section(offset, kOptKallsyms, &info, true, &text_ready);
     if (!sec.ok()) return fail(sec.error());
     const bool packed = info.compressed();
     ByteReader r(*sec, ctx_.endian, packed ? 0 : info.data);
@@ -818,7 +839,7 @@ Status TraceDatImpl::defer_v7_kallsyms() {
     text.size = bytes->size();
     text.storage = std::move(sec).value();
     return text;
-  });
+  }, /*in_steps=*/head.compressed());
   return {};
 }
 
