@@ -697,6 +697,29 @@ TEST_P(V6Latency, TextAsTraceCmdPrintsIt) {
 INSTANTIATE_TEST_SUITE_P(TraceDat, V6Latency, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "with_traceclock" : "plain"; });
 
+// Writes `contents` as an uncompressed v7 file at `path` and returns what
+// `trace-cmd report -t` prints of it.
+std::vector<OracleLine> write_and_report(const std::string& path, const TraceDatContents& contents,
+                                         TraceDatWriteOptions format) {
+  format.version = 7;
+  format.compression = TraceDatCompression::none;
+  EXPECT_TRUE(write_trace_dat_file(path, contents, format).ok());
+  const std::string report = path + ".txt";
+  EXPECT_EQ(std::system(("trace-cmd report -t -i " + path + " > " + report + " 2>/dev/null && zstd -qf " + report).c_str()),
+            0);
+  return oracle(report + ".zst");
+}
+
+// Each record's CPU and stamp, in the order trace-cmd printed them.
+void expect_order(const std::vector<Got>& got, const std::vector<OracleLine>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(got[i].cpu, want[i].cpu);
+    ASSERT_EQ(got[i].ts, want[i].ns());
+  }
+}
+
 // 64 CPUs whose stamps tie in pairs: the merge must pick the lowest CPU on
 // ties, as trace-cmd does. CPU i holds s3's CPU 0 pages with every page
 // stamp moved by (i / 2) * 3 ns.
@@ -724,23 +747,11 @@ TEST(TraceDat, ManyCpusMergeLikeTraceCmd) {
   const fs::path dir = fs::temp_directory_path() / ("tracebed_many_cpus_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string path = (dir / "many.dat").string();
-  format.version = 7;
-  format.compression = TraceDatCompression::none;
-  ASSERT_TRUE(write_trace_dat_file(path, *contents, format).ok());
-  const std::string report = (dir / "many.txt").string();
-  ASSERT_EQ(std::system(("trace-cmd report -t -i " + path + " > " + report + " 2>/dev/null && zstd -qf " + report).c_str()),
-            0);
-  std::vector<OracleLine> want = oracle(report + ".zst");
+  const std::vector<OracleLine> want = write_and_report(path, *contents, format);
   auto dat = TraceDat::open(path);
   ASSERT_TRUE(dat.ok()) << dat.error().message;
   EXPECT_EQ((*dat)->cpu_count(), 64);
-  std::vector<Got> got = read_all(**dat);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    SCOPED_TRACE(i);
-    ASSERT_EQ(got[i].cpu, want[i].cpu);
-    ASSERT_EQ(got[i].ts, want[i].ns());
-  }
+  expect_order(read_all(**dat), want);
   fs::remove_all(dir);
 }
 
@@ -779,13 +790,7 @@ TEST(TraceDat, StampsAtTheTopOfTheRangeMergeLikeTraceCmd) {
   const fs::path dir = fs::temp_directory_path() / ("tracebed_top_stamps_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string path = (dir / "top.dat").string();
-  format.version = 7;
-  format.compression = TraceDatCompression::none;
-  ASSERT_TRUE(write_trace_dat_file(path, *contents, format).ok());
-  const std::string report = (dir / "top.txt").string();
-  ASSERT_EQ(std::system(("trace-cmd report -t -i " + path + " > " + report + " 2>/dev/null && zstd -qf " + report).c_str()),
-            0);
-  std::vector<OracleLine> want = oracle(report + ".zst");
+  const std::vector<OracleLine> want = write_and_report(path, *contents, format);
   auto dat = TraceDat::open(path);
   ASSERT_TRUE(dat.ok()) << dat.error().message;
   for (size_t limit : {kMergeLinearMax, size_t{0}}) {
@@ -795,12 +800,7 @@ TEST(TraceDat, StampsAtTheTopOfTheRangeMergeLikeTraceCmd) {
     std::vector<Got> got = read_all(**dat);
     kMergeLinearMax = saved;
     EXPECT_EQ(std::count_if(got.begin(), got.end(), [](const Got& g) { return g.ts == ~uint64_t{0}; }), 2);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < got.size(); ++i) {
-      SCOPED_TRACE(i);
-      ASSERT_EQ(got[i].cpu, want[i].cpu);
-      ASSERT_EQ(got[i].ts, want[i].ns());
-    }
+    expect_order(got, want);
   }
   fs::remove_all(dir);
 }
