@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/decode/merge.h"
+#include "framework/decode/report.h"
 #include "framework/decode/trace_dat_writer.h"
 
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <regex>
 #include <string>
@@ -445,6 +447,44 @@ TEST_F(BadInput, V6CutAnywhereNamesTheReadThatFailed) {
     }
   }
   EXPECT_GT(exceeded, 100u);
+}
+
+// A v7 kallsyms section corrupt halfway: the report prints what it can
+// (addresses stay numbers) and then fails with the section's error, the
+// same whether its lines are parsed behind the decompression on another
+// thread or after it.
+TEST_F(BadInput, KallsymsCorruptHalfwayFailsTheSameOnOneThreadOrTwo) {
+  std::string p = copy(kS1);
+  std::vector<uint8_t> bytes;
+  {
+    std::ifstream f(p, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  // The section: id 19, flags 1 (compressed), then a block whose data is a zstd frame.
+  size_t at = 0;
+  for (size_t i = 0; i + 32 < bytes.size() && !at; ++i)
+    if (load<uint16_t>(&bytes[i], Endian::little) == 19 && load<uint16_t>(&bytes[i + 2], Endian::little) == 1 &&
+        load<uint32_t>(&bytes[i + 24], Endian::little) == 0xFD2FB528u)
+      at = i;
+  ASSERT_NE(at, 0u) << "no compressed kallsyms section in " << kS1;
+  const uint32_t zsize = load<uint32_t>(&bytes[at + 16], Endian::little);
+  poke(p, at + 24 + zsize / 2, {0xde, 0xad, 0xbe, 0xef});
+  std::vector<std::string> errors;
+  for (bool threaded : {false, true}) {
+    SCOPED_TRACE(threaded ? "parsed behind the decompression" : "parsed after it");
+    auto dat = TraceDat::open(p);
+    ASSERT_TRUE(dat.ok()) << dat.error().message;
+    (*dat)->context().set_parse_kallsyms_while_loading(threaded);
+    std::FILE* sink = std::fopen("/dev/null", "w");
+    ASSERT_TRUE(sink);
+    Status st = write_report(**dat, ReportOptions{}, sink);
+    std::fclose(sink);
+    ASSERT_FALSE(st.ok());
+    errors.push_back(strip(p, st.error().message));
+  }
+  EXPECT_EQ(errors[0], errors[1]);
+  EXPECT_NE(errors[0].find(fmt::format("offset {:#x}: section 19", at + 16)), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("zstd"), std::string::npos) << errors[0];
 }
 
 TEST_F(BadInput, TruncatedV6) {
