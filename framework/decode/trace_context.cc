@@ -200,7 +200,7 @@ Status TraceContext::defer_event_format(std::string_view system, std::string_vie
   EventFormatHead head;
   if (events_.empty() || !peek_event_format(text, head) || head.id >= kDenseIds)
     return add_event_format(system, text, origin.name(system));
-  auto d = std::make_unique<DeferredFormat>(std::string(system), std::string_view(), std::move(origin));
+  auto d = std::make_unique<DeferredFormat>(std::string(system), std::move(origin));
   if (keep) {
     if (kept_texts_.empty() || kept_texts_.back() != keep) kept_texts_.push_back(std::move(keep));
     d->text = text;

@@ -211,6 +211,7 @@ class TraceContext {
   void register_event(std::unique_ptr<EventFormat> ev, uint32_t order, bool look_up) const;
   // A format registered by defer_event_format, parsed at most once.
   struct DeferredFormat {
+    DeferredFormat(std::string s, FormatOrigin o) : system(std::move(s)), origin(std::move(o)) {}
     std::string system;
     std::string_view text;  // in kept_texts_ or text_blocks_
     FormatOrigin origin;
