@@ -303,26 +303,27 @@ void TraceContext::defer_kallsyms(KallsymsLoad load, bool in_steps) {
 void TraceContext::load_kallsyms() const {
   for (; kallsyms_parsed_ < kallsyms_sources_.size(); ++kallsyms_parsed_) {
     KallsymsSource& source = kallsyms_sources_[kallsyms_parsed_];
-    Result<KallsymsBatch> batch = Error{};
-    KallsymsBatch b(std::move(source.text));
-    bool loaded_ok = true;
     std::optional<Result<KallsymsBatch>> streamed;
     if (source.load && source.in_steps && parse_while_loading_.value_or(usable_cpus() > 1))
-      streamed = load_while_parsing(source);
+      streamed = load_while_parsing(source);  // loaded and parsed, or no thread to be had
+    Result<KallsymsBatch> batch = Error{};
     if (streamed) {
       batch = std::move(*streamed);
-      loaded_ok = false;  // parsed already
-    } else if (source.load) {
-      auto loaded = source.load([](const std::shared_ptr<const void>&, const char*, size_t, size_t) {});
-      loaded_ok = loaded.ok();
-      if (loaded_ok)
-        b.text = std::move(loaded).value();
-      else
-        batch = loaded.error();
-    }
-    if (loaded_ok) {
-      parse_kallsyms_lines(b);
-      batch = std::move(b);
+    } else {
+      KallsymsBatch b(std::move(source.text));
+      bool loaded_ok = true;
+      if (source.load) {
+        auto loaded = source.load([](const std::shared_ptr<const void>&, const char*, size_t, size_t) {});
+        loaded_ok = loaded.ok();
+        if (loaded_ok)
+          b.text = std::move(loaded).value();
+        else
+          batch = loaded.error();
+      }
+      if (loaded_ok) {
+        parse_kallsyms_lines(b);
+        batch = std::move(b);
+      }
     }
     source.load = nullptr;
     if (!batch.ok()) {
@@ -402,13 +403,8 @@ void parse_kallsyms_part(const char* p, const char* const end, size_t room_for_b
 
 void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
   const KallsymsText& t = batch.text;
-  const char* p;
-  if (t.mapped) {
-    p = reinterpret_cast<const char*>(t.mapped.get());
-  } else {
-    if (t.offset > t.storage.size() || t.size > t.storage.size() - t.offset) return;
-    p = reinterpret_cast<const char*>(t.storage.data()) + t.offset;
-  }
+  const char* const p = t.data();
+  if (!p) return;
   const char* const end = p + t.size;
   // A whole kernel's kallsyms is megabytes and the first symbol lookup waits
   // for it: with CPUs to spare, parse the second half on a thread meanwhile.
@@ -493,11 +489,7 @@ std::optional<Result<TraceContext::KallsymsBatch>> TraceContext::load_while_pars
   if (!loaded.ok()) return Result<KallsymsBatch>(loaded.error());
   KallsymsBatch batch(std::move(loaded).value());
   const KallsymsText& t = batch.text;
-  const char* whole = nullptr;
-  if (t.mapped)
-    whole = reinterpret_cast<const char*>(t.mapped.get());
-  else if (t.offset <= t.storage.size() && t.size <= t.storage.size() - t.offset)
-    whole = reinterpret_cast<const char*>(t.storage.data()) + t.offset;
+  const char* const whole = t.data();
   if (base == nullptr || whole != base || parsed > t.size) {
     // Nothing parsed on the way (or not in the text the load returned).
     parse_kallsyms_lines(batch);

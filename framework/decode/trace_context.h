@@ -55,9 +55,6 @@ class CommStore {
   uint64_t generation_ = 1;
 };
 
-// Kallsyms text: storage[offset, offset + size), or `size` bytes at
-// `mapped` (a read-only mapping of the file: megabytes of text are then
-// neither zeroed nor copied).
 // Names a format file in its errors. Made into text only when an error
 // needs it: a recording holds thousands of formats, and naming each one at
 // open was a tenth of opening a small file.
@@ -78,10 +75,19 @@ struct FormatOrigin {
   uint64_t offset = 0;
 };
 
+// Kallsyms text: storage[offset, offset + size), or `size` bytes at
+// `mapped` (a read-only mapping of the file: megabytes of text are then
+// neither zeroed nor copied).
 struct KallsymsText {
   ByteBuffer storage;
   std::shared_ptr<const uint8_t> mapped;
   size_t offset = 0, size = 0;
+  // Where the text starts; null if offset and size fall outside storage.
+  const char* data() const {
+    if (mapped) return reinterpret_cast<const char*>(mapped.get());
+    if (offset > storage.size() || size > storage.size() - offset) return nullptr;
+    return reinterpret_cast<const char*>(storage.data()) + offset;
+  }
 };
 
 class TraceContext {

@@ -798,17 +798,15 @@ Status TraceDatImpl::defer_v7_kallsyms() {
   if (auto header = read_section(offset, kOptKallsyms, &head, false); !header.ok()) return header.error();
   // A compressed section tells how far it is decompressed: the lines are
   // parsed meanwhile where there is a CPU to spare (TraceContext).
-  ctx_.defer_kallsyms([this, offset](const TraceContext::KallsymsProgress& progress) -> Result<TraceContext::KallsymsText> {
+  ctx_.defer_kallsyms([this, offset, head](const TraceContext::KallsymsProgress& progress) -> Result<TraceContext::KallsymsText> {
     auto fail = [&](const Error& e) { return e.within(path_); };
-    SectionInfo info;
-    if (auto head = read_section(offset, kOptKallsyms, &info, false); !head.ok()) return fail(head.error());
-    // Stored as it is: mapped, as v6's is, not copied.
-    if (!info.compressed() && info.size >= 4) {
+    // Stored as it is (the header checked at open): mapped, as v6's is, not copied.
+    if (!head.compressed() && head.size >= 4) {
       uint8_t b[4];
-      if (Status st = file_->read(info.data, std::span<uint8_t>(b, 4), "kallsyms size"); !st.ok()) return fail(st.error());
+      if (Status st = file_->read(head.data, std::span<uint8_t>(b, 4), "kallsyms size"); !st.ok()) return fail(st.error());
       const uint32_t size = load<uint32_t>(b, ctx_.endian);
-      if (size > 0 && size <= info.size - 4) {
-        if (auto mapped = file_->map(info.data + 4, size, "kallsyms"); mapped.ok()) {
+      if (size > 0 && size <= head.size - 4) {
+        if (auto mapped = file_->map(head.data + 4, size, "kallsyms"); mapped.ok()) {
           TraceContext::KallsymsText text;
           text.size = size;
           text.mapped = std::move(mapped).value();
@@ -822,6 +820,7 @@ Status TraceDatImpl::defer_v7_kallsyms() {
       const uint32_t size = load<uint32_t>(out->data(), ctx_.endian);
       if (size <= out->size() - 4) progress(out, reinterpret_cast<const char*>(out->data()) + 4, n - 4, size);
     };
+    SectionInfo info;
     auto sec = read_section(offset, kOptKallsyms, &info, true, &text_ready);
     if (!sec.ok()) return fail(sec.error());
     const bool packed = info.compressed();
