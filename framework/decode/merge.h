@@ -126,6 +126,10 @@ struct StreamSetup {
   std::optional<std::set<int>> cpus;           // CPU ids next() returns
   const TraceContext* context = nullptr;       // counts unknown event ids; may be null
   uint32_t window_pages = 16;                  // uncompressed read size, in pages
+  // Uncompressed data: map windows of the file (read where mapping fails)
+  // rather than read them. Like trace-cmd's own mapping, a file cut short
+  // by another process while it is read is then a SIGBUS, not an error.
+  bool map_data = true;
   // Up to this many CPUs the merge scans them all per record (cheapest for
   // few); beyond, a tournament tree. Tests set 0 to run the tree everywhere.
   size_t linear_max = kMergeLinearMax;

@@ -469,10 +469,12 @@ class TraceDatImpl final : public TraceDat {
     s.context = &ctx_;
     s.as_trace_cmd = as_trace_cmd;
     s.prefetch_chunks = decompress_ahead_;
+    s.map_data = map_data_;
     return make_event_stream(std::move(s));
   }
 
   void set_decompress_ahead(std::optional<bool> on) override { decompress_ahead_ = on; }
+  void set_map_data(bool on) override { map_data_ = on; }
 
   Result<std::string> latency_text() override {
     if (!latency_) return Error{"not a latency-format file"};
@@ -557,6 +559,7 @@ class TraceDatImpl final : public TraceDat {
   bool latency_ = false;
   bool latency_compressed_ = false;
   std::optional<bool> decompress_ahead_;
+  bool map_data_ = true;
   uint64_t latency_offset_ = 0;
   uint64_t latency_size_ = 0;
 };

@@ -99,6 +99,9 @@ class TraceDat {
   // Whether streams made from here on decompress ahead on a thread of
   // their own (StreamSetup::prefetch_chunks; unset: by the CPUs there are).
   virtual void set_decompress_ahead(std::optional<bool> on) = 0;
+  // Whether streams made from here on map uncompressed data or read it
+  // (StreamSetup::map_data; on by default).
+  virtual void set_map_data(bool on) = 0;
 };
 
 }  // namespace tracebed

@@ -172,6 +172,13 @@ TEST_P(RecordedFixture, MergedStreamMatchesRawReportDecompressingAhead) {
   expect_raw_report_order(*dat_, GetParam());
 }
 
+// Uncompressed data read into buffers rather than mapped, as where the file
+// cannot be mapped.
+TEST_P(RecordedFixture, MergedStreamMatchesRawReportReadingNotMapping) {
+  dat_->set_map_data(false);
+  expect_raw_report_order(*dat_, GetParam());
+}
+
 // Nanoseconds from -t, for files whose default output has one line per record.
 TEST_P(RecordedFixture, StampsMatchNanosecondReport) {
   if (GetParam().find("function_graph") != std::string::npos)
