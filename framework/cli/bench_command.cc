@@ -157,22 +157,21 @@ std::string self_exe() {
   return ec ? std::string("tracebed") : p.string();
 }
 
-// The iteration side run as a child: every record, its event looked up.
+// The iteration side run as a child: every record visited (for_each, as
+// tracecmd_iterate_events calls back per record), its event looked up.
 void iterate_only(const std::string& path) {
   auto file = TraceDat::open(path);
   if (!file) fail(file.error().message);
   auto stream = (*file)->trace_cmd_events();
   if (!stream) fail(stream.error().message);
   const TraceContext& ctx = (*file)->context();
-  Record record;
   uint64_t events = 0, ids = 0;
-  for (;;) {
-    auto more = (*stream)->next(record);
-    if (!more) fail(more.error().message);
-    if (!*more) break;
+  Status st = (*stream)->for_each([&](const Record& record) {
     ++events;
     if (const EventFormat* event = ctx.event_of(record.data)) ids += event->id;
-  }
+    return true;
+  });
+  if (!st) fail(st.error().message);
   fmt::print("events={} ids={}\n", events, ids);
 }
 

@@ -705,31 +705,8 @@ class MergedStream final : public EventStream {
     if (pending_) return *pending_;
     // Bounded: every pass either returns or consumes a record of a hidden CPU.
     for (;;) {
-      uint32_t i;
-      if (linear_) {
-        // Few CPUs: trace-cmd's own scan is cheaper than keeping the tree.
-        // It reads the stamps side by side, a finished cursor's as
-        // kDoneStamp, so the lowest index wins ties without a test of done.
-        if (n_ == 0) return false;
-        const uint64_t* ts = ts_.data();
-        i = 0;
-        uint64_t best_ts = ts[0];
-        for (uint32_t k = 1; k < n_; ++k)
-          if (ts[k] < best_ts) {
-            best_ts = ts[k];
-            i = k;
-          }
-        if (best_ts == kDoneStamp) {
-          // Every cursor done, or the earliest stamp left is kDoneStamp
-          // itself: the first cursor not done is trace-cmd's choice.
-          i = 0;
-          while (i < n_ && done_[i]) ++i;
-          if (i == n_) return false;
-        }
-      } else {
-        i = tree_[0];
-        if (i >= n_ || done_[i]) return false;
-      }
+      const uint32_t i = earliest();
+      if (i == kNone) return false;
       CpuCursor* best = active_[i];
       if (shown_[i]) {
         out = best->head();
@@ -745,9 +722,38 @@ class MergedStream final : public EventStream {
     }
   }
 
+  Status for_each(const std::function<bool(const Record&)>& visit) override {
+    peeked_ = nullptr;
+    if (pending_) return *pending_;
+    visiting_ = true;
+    struct Done {
+      bool& flag;
+      ~Done() { flag = false; }
+    } done{visiting_};
+    // Bounded: every pass consumes a record.
+    for (;;) {
+      const uint32_t i = earliest();
+      if (i == kNone) return {};
+      CpuCursor* best = active_[i];
+      bool go = true;
+      if (shown_[i]) {
+        const Record& r = best->head();
+        last_buffer_ = best->buffer();
+        count(r);
+        go = visit(r);
+      }
+      const bool ok = best->advance() || !best->error();
+      moved(i);
+      if (!ok && !go) pending_ = located(*best->error());  // as next() would, on the next call
+      if (!go) return {};
+      if (!ok) return located(*best->error());
+    }
+  }
+
   const DecodeStats& stats() const override { return stats_; }
 
   Result<const Record*> peek_next_in_buffer() override {
+    if (visiting_) return Error{"peek_next_in_buffer: called from inside for_each, whose record is not yet consumed"};
     peeked_ = nullptr;
     if (last_buffer_ < 0) return static_cast<const Record*>(nullptr);
     const auto [begin, end] = ranges_[last_buffer_];
@@ -787,6 +793,34 @@ class MergedStream final : public EventStream {
   static constexpr uint32_t kNone = ~0u;
   static constexpr uint64_t kDoneStamp = ~uint64_t{0};
   static constexpr size_t kNoLane = ~size_t{0};
+
+  // The cursor whose record comes next, or kNone when all are done.
+  [[gnu::always_inline]] uint32_t earliest() const {
+    if (linear_) {
+      // Few CPUs: trace-cmd's own scan is cheaper than keeping the tree.
+      // It reads the stamps side by side, a finished cursor's as
+      // kDoneStamp, so the lowest index wins ties without a test of done.
+      if (n_ == 0) return kNone;
+      const uint64_t* ts = ts_.data();
+      uint32_t i = 0;
+      uint64_t best_ts = ts[0];
+      for (uint32_t k = 1; k < n_; ++k)
+        if (ts[k] < best_ts) {
+          best_ts = ts[k];
+          i = k;
+        }
+      if (best_ts == kDoneStamp) {
+        // Every cursor done, or the earliest stamp left is kDoneStamp
+        // itself: the first cursor not done is trace-cmd's choice.
+        i = 0;
+        while (i < n_ && done_[i]) ++i;
+        if (i == n_) return kNone;
+      }
+      return i;
+    }
+    const uint32_t i = tree_[0];
+    return i >= n_ || done_[i] ? kNone : i;
+  }
 
   bool before(uint32_t a, uint32_t b) const {
     const bool a_out = a >= n_ || done_[a];
@@ -856,6 +890,7 @@ class MergedStream final : public EventStream {
   std::vector<uint64_t> ts_;     // each cursor's next stamp, kept beside the tree
   std::vector<uint8_t> done_;    // each cursor has no more records
   std::optional<Error> pending_;  // reported by the next call, after the record already returned
+  bool visiting_ = false;         // inside for_each
   DecodeStats stats_;
   uint32_t type_end_ = 0;  // end of common_type in a record; 0: unknown events are not counted
   // Last, so its helper stops (finishing the chunk in hand) before the

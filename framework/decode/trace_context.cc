@@ -165,6 +165,7 @@ Status TraceContext::add_event_format(std::string_view system, std::string_view 
       else if (f.name == "common_flags") common_flags_ = f;
       else if (f.name == "common_preempt_count") common_preempt_ = f;
     }
+    type_is_first_u16_ = common_type_.offset == 0 && common_type_.size == 2;
   }
   if (ev->id < kDenseIds) {
     grow_dense_ids(ev->id);

@@ -176,7 +176,7 @@ class TraceContext {
   const EventFormat* event_of(Bytes record) const {
     // Every record asks, and nearly always common_type is its first two
     // bytes in host order: ids below 2^16 are all in the dense table.
-    if (common_type_.offset == 0 && common_type_.size == 2 && endian == host_endian() && record.size() >= 2) {
+    if (type_is_first_u16_ && endian == host_endian() && record.size() >= 2) {
       uint16_t id;
       std::memcpy(&id, record.data(), 2);
       if (id >= dense_by_id_.size()) return nullptr;
@@ -283,6 +283,7 @@ class TraceContext {
   std::unordered_map<uint64_t, std::string> printk_;
   CommStore comms_;
   Field common_type_, common_pid_, common_flags_, common_preempt_;
+  bool type_is_first_u16_ = false;  // common_type_ is the first two bytes: one test per event_of
 };
 
 }  // namespace tracebed

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -51,6 +52,11 @@ class EventStream {
   // Fills `out` with the next record in time order across the chosen CPUs
   // (and buffers); false at the end; an Error names the file offset.
   virtual Result<bool> next(Record& out) = 0;
+  // Calls `visit` with each next record in the same order until it returns
+  // false or the records end, like libtracecmd's tracecmd_iterate_events():
+  // no copy and no Result per record (a fifth of iterating). The record is
+  // valid during the call; peeking from inside it is an Error.
+  virtual Status for_each(const std::function<bool(const Record&)>& visit) = 0;
   virtual const DecodeStats& stats() const = 0;
 
   // The record that would come next, in time order, among ALL CPUs of the

@@ -253,6 +253,59 @@ TEST_P(RecordedFixture, TreeMergeMatchesScan) {
   }
 }
 
+// for_each visits the records next() returns, in the same order, and
+// leaves the stream where the visitor stopped it.
+TEST_P(RecordedFixture, ForEachVisitsWhatNextReturns) {
+  const std::vector<Got> all = read_all(*dat_);
+  auto stream = dat_->events();
+  ASSERT_TRUE(stream.ok());
+  const size_t half = all.size() / 2;
+  size_t k = 0;
+  auto visit_until = [&](size_t stop) {
+    return [&, stop](const Record& r) {
+      EXPECT_LT(k, all.size());
+      if (k >= all.size()) return false;
+      EXPECT_TRUE(all[k].same(r)) << "record " << k;
+      return ++k < stop;
+    };
+  };
+  Status st = (*stream)->for_each(visit_until(half));
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  ASSERT_EQ(k, std::max<size_t>(half, all.empty() ? 0 : 1));
+  // next() goes on from there, and for_each again to the end.
+  Record r;
+  auto more = (*stream)->next(r);
+  ASSERT_TRUE(more.ok()) << more.error().message;
+  if (k < all.size()) {
+    ASSERT_TRUE(*more);
+    EXPECT_TRUE(all[k].same(r)) << "record " << k;
+    ++k;
+  }
+  st = (*stream)->for_each(visit_until(all.size() + 1));
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  EXPECT_EQ(k, all.size());
+  EXPECT_EQ((*stream)->stats().events, all.size());
+}
+
+// Peeking from inside for_each would see the visited record again: it fails
+// and the visit goes on.
+TEST_P(RecordedFixture, PeekInsideForEachIsAnError) {
+  auto stream = dat_->events();
+  ASSERT_TRUE(stream.ok());
+  size_t visited = 0;
+  std::string error;
+  Status st = (*stream)->for_each([&](const Record&) {
+    auto peek = (*stream)->peek_next_in_buffer();
+    if (!peek.ok()) error = peek.error().message;
+    return ++visited < 2;
+  });
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  if (visited == 0) GTEST_SKIP() << "no records";
+  EXPECT_EQ(error, "peek_next_in_buffer: called from inside for_each, whose record is not yet consumed");
+  auto peek = (*stream)->peek_next_in_buffer();
+  EXPECT_TRUE(peek.ok()) << "after for_each returns, peeking works again";
+}
+
 // peek_next_in_buffer() shows what next() returns; consume_peeked() drops it.
 TEST_P(RecordedFixture, PeekAndConsume) {
   for (size_t limit : {kMergeLinearMax, size_t{0}}) {
@@ -375,15 +428,21 @@ class BadInput : public ::testing::Test {
     return m.starts_with(path + ": ") ? m.substr(path.size() + 2) : "(no file name) " + m;
   }
   // `ahead`: decompress chunks ahead on a thread (unset: as the machine decides).
+  // `visit`: read with for_each instead of next().
   static std::string stream_error(const std::string& path, size_t* records = nullptr,
-                                  std::optional<bool> ahead = {}) {
+                                  std::optional<bool> ahead = {}, bool visit = false) {
     auto dat = TraceDat::open(path);
     if (!dat.ok()) return "open: " + dat.error().message;
     (*dat)->set_decompress_ahead(ahead);
     auto stream = (*dat)->events();
     if (!stream.ok()) return strip(path, stream.error().message);
-    Record r;
     size_t n = 0;
+    if (visit) {
+      Status st = (*stream)->for_each([&](const Record&) { return ++n > 0; });
+      if (records) *records = n;
+      return st.ok() ? "(no error)" : strip(path, st.error().message);
+    }
+    Record r;
     for (;;) {
       auto more = (*stream)->next(r);
       if (!more.ok()) {
@@ -531,6 +590,9 @@ TEST_F(BadInput, CorruptLaterChunkSameWithAndWithoutHelperThread) {
   EXPECT_EQ(stream_error(p, &ahead, true), want);
   EXPECT_GT(here, 0u);
   EXPECT_EQ(ahead, here);
+  size_t visited = 0;
+  EXPECT_EQ(stream_error(p, &visited, {}, true), want);
+  EXPECT_EQ(visited, here) << "for_each visits the records next() returns before the error";
 }
 
 TEST_F(BadInput, CommitBeyondSubBuffer) {
@@ -544,10 +606,12 @@ TEST_F(BadInput, EventLengthBeyondSubBuffer) {
   // CPU 1's second page, first event: make it type_len 0 with a huge array[0].
   const uint64_t page = 4210688 + 4096;
   poke(p, page + 16, {0x00, 0, 0, 0, 0xff, 0xff, 0, 0});
-  size_t before = 0;
-  EXPECT_EQ(stream_error(p, &before),
-            "offset 0x405010: event length 65532 exceeds the 4044 bytes left in the sub-buffer's data");
+  size_t before = 0, visited = 0;
+  const char want[] = "offset 0x405010: event length 65532 exceeds the 4044 bytes left in the sub-buffer's data";
+  EXPECT_EQ(stream_error(p, &before), want);
   EXPECT_GT(before, 0u);
+  EXPECT_EQ(stream_error(p, &visited, {}, true), want);
+  EXPECT_EQ(visited, before);
 }
 
 TEST_F(BadInput, OptionChainLoop) {

@@ -1,9 +1,9 @@
 // Our iteration against libtracecmd's, in one process: for each recorded
 // fixture, open the file and walk every record with its event looked up,
-// once through TraceDat::trace_cmd_events() and once through Debian's
-// tracecmd_iterate_events (tracecmd_peer.h). The
-// two are registered in turn per fixture, so they run alternately
-// (items/s = records/s). `tracebed bench` does the same across processes,
+// once through TraceDat::trace_cmd_events() and for_each, and once through
+// Debian's tracecmd_iterate_events (tracecmd_peer.h), both visiting each
+// record with a callback. The two are registered in turn per fixture, so
+// they run alternately (items/s = records/s). `tracebed bench` does the same across processes,
 // for peak RSS.
 #include <benchmark/benchmark.h>
 
@@ -34,12 +34,14 @@ void BM_IterateTracebed(benchmark::State& state, const std::string& name) {
       return;
     }
     const TraceContext& ctx = (*file)->context();
-    Record r;
-    for (;;) {
-      auto more = (*stream)->next(r);
-      if (!more.ok() || !*more) break;
+    Status st = (*stream)->for_each([&](const Record& r) {
       if (const EventFormat* ev = ctx.event_of(r.data)) ids += ev->id;
       ++records;
+      return true;
+    });
+    if (!st.ok()) {
+      state.SkipWithError(st.error().message.c_str());
+      return;
     }
   }
   benchmark::DoNotOptimize(ids);
