@@ -61,9 +61,20 @@ struct KnownDifference {
   size_t lines;
   const char* why;
 };
-// None today: the last two (a --cpu comm, 8 bytes past a short
-// kernel_stack) turned out to be libtraceevent rules we now follow.
-const std::vector<KnownDifference> kKnownDifferences = {};
+// Earlier ones (a --cpu comm, 8 bytes past a short kernel_stack) turned out
+// to be libtraceevent rules we now follow. What is left is a trace-cmd bug.
+constexpr char kReadAheadFreed[] =
+    "trace-cmd 3.1.6 report: its function_graph printer reads ahead the other CPU's exit of the same function by "
+    "pid 0 (both idle tasks) and frees it, while the report loop keeps a pointer to it as that CPU's next record "
+    "and compares a freed stamp until malloc reuses the memory; lines come out of order and leaves are split, in "
+    "an order that follows glibc's allocator (on a larger recording it changes with "
+    "GLIBC_TUNABLES=glibc.malloc.tcache_count=0). tracecmd_peer_test checks this report against libtracecmd's "
+    "own order (tracecmd_read_next_data) with the same printer instead";
+const std::vector<KnownDifference> kKnownDifferences = {
+    {"s49_k6_1_v7zstd_function_graph_idle", 1457, kReadAheadFreed},
+    {"s49_k6_1_v7zstd_function_graph_idle_t", 1457, kReadAheadFreed},
+    {"s49_k6_1_v7zstd_function_graph_idle_cpu0", 793, kReadAheadFreed},
+};
 
 class ReportGolden : public testing::TestWithParam<GoldenCase> {};
 

@@ -18,6 +18,14 @@ struct tracecmd_peer_count {
  * Returns 0, or -1 when libtracecmd cannot open the file. */
 int tracecmd_peer_iterate(const char* path, struct tracecmd_peer_count* out);
 
+/* Walks the top-level buffer of `path` in libtracecmd's own time order,
+ * tracecmd_read_next_data (the merge its function_graph printer peeks into
+ * and reads ahead from), calling `line` with each record's CPU and the text
+ * libtraceevent prints for it (tep_print_event TEP_PRINT_INFO, trace-cmd's
+ * plugins included). Returns 0, or -1 when libtracecmd cannot open it. */
+typedef void (*tracecmd_peer_line)(void* ctx, int cpu, const char* info);
+int tracecmd_peer_info_lines(const char* path, tracecmd_peer_line line, void* ctx);
+
 #ifdef __cplusplus
 }
 #endif
