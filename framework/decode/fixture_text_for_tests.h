@@ -1,7 +1,9 @@
 // Test support: the text of a zstd-compressed oracle output in fixtures/
-// (trace-cmd's reports are stored as *.report.zst). Empty if unreadable.
+// (trace-cmd's reports are stored as *.report.zst), and a fixture's name as
+// a test name.
 #pragma once
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -12,6 +14,14 @@
 
 namespace tracebed {
 
+// GoogleTest names take letters, digits and '_' only.
+inline std::string test_name(std::string name) {
+  for (char& c : name)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+// Empty if unreadable.
 inline std::string read_zstd_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::string packed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

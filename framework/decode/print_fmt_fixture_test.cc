@@ -186,12 +186,7 @@ TEST_P(PrintFmtFixture, RawFieldsMatchTraceCmd) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Recorded, PrintFmtFixture, testing::ValuesIn(fixtures()),
-                         [](const testing::TestParamInfo<fs::path>& info) {
-                           std::string name = info.param.stem().string();
-                           for (char& c : name)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return name;
-                         });
+                         [](const testing::TestParamInfo<fs::path>& info) { return test_name(info.param.stem().string()); });
 
 }  // namespace
 }  // namespace tracebed

@@ -47,11 +47,8 @@ std::vector<GoldenCase> find_cases() {
   return cases;
 }
 
-std::string case_name(const testing::TestParamInfo<GoldenCase>& info) {
-  std::string name = info.param.trace.stem().string() + (info.param.view.empty() ? "" : "_" + info.param.view);
-  for (char& c : name)
-    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
+std::string case_name(const GoldenCase& c) {
+  return test_name(c.trace.stem().string() + (c.view.empty() ? "" : "_" + c.view));
 }
 
 // Where we knowingly print something else than trace-cmd 3.1.6, with the
@@ -97,9 +94,7 @@ void expect_matches_trace_cmd(const GoldenCase& c, std::optional<bool> writer_th
   ASSERT_TRUE(status.ok()) << status.error().message;
 
   std::string expected = read_zstd_file(c.expected);
-  std::string name = c.trace.stem().string() + (c.view.empty() ? "" : "_" + c.view);
-  for (char& ch : name)
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  const std::string name = case_name(c);
   const KnownDifference* known = nullptr;
   for (const KnownDifference& k : kKnownDifferences)
     if (name == k.case_name) known = &k;
@@ -140,7 +135,8 @@ TEST_P(ReportGolden, MatchesTraceCmdReport) { expect_matches_trace_cmd(GetParam(
 // machines with a CPU to spare, whatever this one has.
 TEST_P(ReportGolden, MatchesTraceCmdReportWithAWriterThread) { expect_matches_trace_cmd(GetParam(), true); }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, ReportGolden, testing::ValuesIn(find_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, ReportGolden, testing::ValuesIn(find_cases()),
+                         [](const testing::TestParamInfo<GoldenCase>& info) { return case_name(info.param); });
 
 }  // namespace
 }  // namespace tracebed

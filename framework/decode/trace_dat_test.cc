@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/decode/fixture_text_for_tests.h"
 #include "framework/decode/merge.h"
 #include "framework/decode/report.h"
 #include "framework/decode/trace_dat_writer.h"
@@ -384,10 +385,7 @@ TEST(DecodeStats, UnknownEventsAreTraceCmdsUnknownLines) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, RecordedFixture, ::testing::ValuesIn(fixtures()), [](const auto& info) {
-  std::string n = info.param.substr(info.param.find('/') + 1);
-  for (char& c : n)
-    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
+  return test_name(info.param.substr(info.param.find('/') + 1));
 });
 
 // ---------------------------------------------------------------------------
@@ -1150,11 +1148,8 @@ INSTANTIATE_TEST_SUITE_P(
         CorruptCase{"foreign-png.dat", true, "offset 0x0: not a trace.dat file: magic 89 50 4e, want 17 08 44"},
         CorruptCase{"foreign-elf.dat", true, "offset 0x0: not a trace.dat file: magic 7f 45 4c, want 17 08 44"}),
     [](const auto& info) {
-      std::string n = info.param.file;
-      n = n.substr(0, n.find('.'));
-      for (char& ch : n)
-        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return n;
+      const std::string file = info.param.file;
+      return test_name(file.substr(0, file.find('.')));
     });
 
 }  // namespace

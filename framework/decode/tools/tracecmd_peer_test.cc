@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/decode/fixture_text_for_tests.h"
 #include "framework/decode/report.h"
 #include "framework/decode/tools/tracecmd_peer.h"
 #include "framework/decode/trace_dat.h"
@@ -97,12 +98,7 @@ TEST_P(LibtracecmdOrder, ReportIsLibtracecmdsReadNextDataOrderAndText) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, LibtracecmdOrder, testing::ValuesIn(function_graph_fixtures()),
-                         [](const testing::TestParamInfo<fs::path>& info) {
-                           std::string name = info.param.stem().string();
-                           for (char& c : name)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return name;
-                         });
+                         [](const testing::TestParamInfo<fs::path>& info) { return test_name(info.param.stem().string()); });
 
 }  // namespace
 }  // namespace tracebed
