@@ -278,7 +278,9 @@ void add_bench_command(CLI::App& app) {
       fmt::print("iterate   skipped: no {} (built when libtracecmd-dev is installed)\n", peer);
     }
     fmt::print("output    {} ({} bytes of report text)\n", identical ? "identical" : "DIFFERENT", text_bytes);
-    if (!identical) fail("tracebed report and trace-cmd report printed different text");
+    if (!identical)
+      fail("tracebed report and trace-cmd report printed different text (diff the two reports; docs/performance.md, "
+           "\"When the outputs differ\", names the one trace-cmd 3.1.6 bug known to cause it)");
   });
 }
 
