@@ -1,9 +1,11 @@
 // Test support: the text of a zstd-compressed oracle output in fixtures/
-// (trace-cmd's reports are stored as *.report.zst), and a fixture's name as
-// a test name.
+// (trace-cmd's reports are stored as *.report.zst), our report of a file as
+// text, and a fixture's name as a test name.
 #pragma once
 
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -12,6 +14,9 @@
 
 #include <zstd.h>
 
+#include "framework/decode/report.h"
+#include "framework/decode/trace_dat.h"
+
 namespace tracebed {
 
 // GoogleTest names take letters, digits and '_' only.
@@ -19,6 +24,18 @@ inline std::string test_name(std::string name) {
   for (char& c : name)
     if (!isalnum(static_cast<unsigned char>(c))) c = '_';
   return name;
+}
+
+// write_report's text for `file`, into `text`.
+inline Status report_text(TraceDat& file, const ReportOptions& options, std::string& text) {
+  char* buffer = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&buffer, &size);
+  Status status = write_report(file, options, out);
+  std::fclose(out);
+  text.assign(buffer, size);
+  std::free(buffer);
+  return status;
 }
 
 // Empty if unreadable.

@@ -5,8 +5,6 @@
 // read ahead and freed, so its order follows glibc's malloc), the library it
 // is built from still has one defined order, tracecmd_read_next_data, and
 // prints each record with the same function_graph printer.
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -52,13 +50,8 @@ std::vector<Line> our_lines(const fs::path& trace) {
   auto file = TraceDat::open(trace.string());
   EXPECT_TRUE(file.ok()) << (file.ok() ? "" : file.error().message);
   if (!file.ok()) return lines;
-  char* buffer = nullptr;
-  size_t size = 0;
-  std::FILE* out = open_memstream(&buffer, &size);
-  Status status = write_report(**file, ReportOptions{}, out);
-  std::fclose(out);
-  std::string text(buffer, size);
-  std::free(buffer);
+  std::string text;
+  Status status = report_text(**file, ReportOptions{}, text);
   EXPECT_TRUE(status.ok()) << (status.ok() ? "" : status.error().message);
   static const std::regex head(R"( \[(\d{3,})\] +\d+\.\d+: ([^ :]+): )");
   std::istringstream in(text);
