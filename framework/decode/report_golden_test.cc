@@ -74,7 +74,7 @@ const std::vector<KnownDifference> kKnownDifferences = {
 
 class ReportGolden : public testing::TestWithParam<GoldenCase> {};
 
-void expect_matches_trace_cmd(const GoldenCase& c, std::optional<bool> writer_thread) {
+void expect_matches_trace_cmd(const GoldenCase& c, std::optional<bool> writer_thread, bool map_file = true) {
   ReportOptions options;
   options.writer_thread = writer_thread;
   options.raw_timestamps = c.view == "t";
@@ -83,6 +83,7 @@ void expect_matches_trace_cmd(const GoldenCase& c, std::optional<bool> writer_th
 
   auto file = TraceDat::open(c.trace.string());
   ASSERT_TRUE(file.ok()) << file.error().message;
+  (*file)->set_map_file(map_file);
   std::string actual;
   Status status = report_text(**file, options, actual);
   ASSERT_TRUE(status.ok()) << status.error().message;
@@ -128,6 +129,13 @@ TEST_P(ReportGolden, MatchesTraceCmdReport) { expect_matches_trace_cmd(GetParam(
 // With the writer thread (line heads and print fmts deferred to it), as on
 // machines with a CPU to spare, whatever this one has.
 TEST_P(ReportGolden, MatchesTraceCmdReportWithAWriterThread) { expect_matches_trace_cmd(GetParam(), true); }
+
+// Data and large sections (a compressed kallsyms) read into buffers rather
+// than mapped, as where the file cannot be mapped.
+TEST_P(ReportGolden, MatchesTraceCmdReportReadingNotMapping) {
+  if (!GetParam().view.empty()) GTEST_SKIP() << "the default view reads every byte the others do";
+  expect_matches_trace_cmd(GetParam(), false, false);
+}
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ReportGolden, testing::ValuesIn(find_cases()),
                          [](const testing::TestParamInfo<GoldenCase>& info) { return case_name(info.param); });

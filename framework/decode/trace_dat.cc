@@ -46,6 +46,7 @@ enum : uint16_t {
 
 constexpr uint16_t kSectionCompressed = 1;       // section flags bit 0
 constexpr uint64_t kMaxMetadataBytes = uint64_t{1} << 30;  // one decompressed section
+constexpr uint32_t kMapSectionBytes = uint32_t{256} << 10;   // compressed sections mapped from this size
 constexpr uint32_t kMaxOptionSections = 4096;    // length of the option chain
 constexpr size_t kMaxName = 4096;                // version, compression and system names
 
@@ -469,12 +470,12 @@ class TraceDatImpl final : public TraceDat {
     s.context = &ctx_;
     s.as_trace_cmd = as_trace_cmd;
     s.prefetch_chunks = decompress_ahead_;
-    s.map_data = map_data_;
+    s.map_data = map_file_;
     return make_event_stream(std::move(s));
   }
 
   void set_decompress_ahead(std::optional<bool> on) override { decompress_ahead_ = on; }
-  void set_map_data(bool on) override { map_data_ = on; }
+  void set_map_file(bool on) override { map_file_ = on; }
 
   Result<std::string> latency_text() override {
     if (!latency_) return Error{"not a latency-format file"};
@@ -559,7 +560,7 @@ class TraceDatImpl final : public TraceDat {
   bool latency_ = false;
   bool latency_compressed_ = false;
   std::optional<bool> decompress_ahead_;
-  bool map_data_ = true;
+  bool map_file_ = true;
   uint64_t latency_offset_ = 0;
   uint64_t latency_size_ = 0;
 };
@@ -757,8 +758,18 @@ Result<ByteBuffer> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id,
   if (usize > kMaxMetadataBytes)
     return error_at(data, fmt::format("section {} uncompressed size {} is implausible", id, usize));
   if (!body) return ByteBuffer();
-  ByteBuffer z(zsize);
-  TRACEBED_TRY(file_->read(data + 8, z, fmt::format("section {}", id)));
+  // A large one (kallsyms) is mapped rather than copied: a fresh buffer for
+  // it costs a page fault per page. Where mapping fails, it is read.
+  std::shared_ptr<const uint8_t> mapped;
+  ByteBuffer copy;
+  if (map_file_ && zsize >= kMapSectionBytes) {
+    if (auto m = file_->map(data + 8, zsize, fmt::format("section {}", id)); m.ok()) mapped = std::move(m).value();
+  }
+  if (!mapped) {
+    copy.resize(zsize);
+    TRACEBED_TRY(file_->read(data + 8, copy, fmt::format("section {}", id)));
+  }
+  const Bytes z = mapped ? Bytes(mapped.get(), zsize) : Bytes(copy);
   const std::string where = fmt::format("offset {:#x}: section {}", data, id);
   if (ready) {
     auto out = std::make_shared<ByteBuffer>(usize);
@@ -779,10 +790,10 @@ Status TraceDatImpl::defer_v6_kallsyms(FileCursor& c) {
   const uint64_t at = c.file_offset();
   TRACEBED_TRY(c.skip(size, "kallsyms"));
   if (size == 0) return {};
-  ctx_.defer_kallsyms([file = file_, at, size](const TraceContext::KallsymsProgress&) -> Result<TraceContext::KallsymsText> {
+  ctx_.defer_kallsyms([this, file = file_, at, size](const TraceContext::KallsymsProgress&) -> Result<TraceContext::KallsymsText> {
     TraceContext::KallsymsText text;
     text.size = size;
-    if (auto mapped = file->map(at, size, "kallsyms"); mapped.ok()) {
+    if (auto mapped = map_file_ ? file->map(at, size, "kallsyms") : Error{}; mapped.ok()) {
       text.mapped = std::move(mapped).value();
       return text;
     }
@@ -808,7 +819,7 @@ Status TraceDatImpl::defer_v7_kallsyms() {
       uint8_t b[4];
       if (Status st = file_->read(head.data, std::span<uint8_t>(b, 4), "kallsyms size"); !st.ok()) return fail(st.error());
       const uint32_t size = load<uint32_t>(b, ctx_.endian);
-      if (size > 0 && size <= head.size - 4) {
+      if (map_file_ && size > 0 && size <= head.size - 4) {
         if (auto mapped = file_->map(head.data + 4, size, "kallsyms"); mapped.ok()) {
           TraceContext::KallsymsText text;
           text.size = size;

@@ -106,8 +106,9 @@ class TraceDat {
   // their own (StreamSetup::prefetch_chunks; unset: by the CPUs there are).
   virtual void set_decompress_ahead(std::optional<bool> on) = 0;
   // Whether streams made from here on map uncompressed data or read it
-  // (StreamSetup::map_data; on by default).
-  virtual void set_map_data(bool on) = 0;
+  // (StreamSetup::map_data), and whether large compressed sections read from
+  // here on (kallsyms, on its first lookup) are mapped or read. On by default.
+  virtual void set_map_file(bool on) = 0;
 };
 
 }  // namespace tracebed

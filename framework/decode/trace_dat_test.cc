@@ -176,7 +176,7 @@ TEST_P(RecordedFixture, MergedStreamMatchesRawReportDecompressingAhead) {
 // Uncompressed data read into buffers rather than mapped, as where the file
 // cannot be mapped.
 TEST_P(RecordedFixture, MergedStreamMatchesRawReportReadingNotMapping) {
-  dat_->set_map_data(false);
+  dat_->set_map_file(false);
   expect_raw_report_order(*dat_, GetParam());
 }
 
