@@ -703,53 +703,28 @@ class MergedStream final : public EventStream {
   Result<bool> next(Record& out) override {
     peeked_ = nullptr;
     if (pending_) return *pending_;
-    // Bounded: every pass either returns or consumes a record of a hidden CPU.
-    for (;;) {
-      const uint32_t i = earliest();
-      if (i == kNone) return false;
-      CpuCursor* best = active_[i];
-      if (shown_[i]) {
-        out = best->head();
-        last_buffer_ = best->buffer();
-        if (!best->advance() && best->error()) pending_ = located(*best->error());
-        moved(i);
-        count(out);
-        return true;
-      }
-      const bool ok = best->advance() || !best->error();
-      moved(i);
-      if (!ok) return located(*best->error());
-    }
+    const Step s = step([&](const Record& r) {
+      out = r;
+      return true;
+    });
+    if (s.failed) return located(*s.failed->error());
+    return s.took;
   }
 
   Status for_each(const std::function<bool(const Record&)>& visit) override {
     peeked_ = nullptr;
-    if (pending_) return *pending_;
     visiting_ = true;
     struct Done {
       bool& flag;
       ~Done() { flag = false; }
     } done{visiting_};
-    // Bounded: every pass consumes a record.
     for (;;) {
-      const uint32_t i = earliest();
-      if (i == kNone) return {};
-      CpuCursor* best = active_[i];
-      bool go = true;
-      if (shown_[i]) {
-        const Record& r = best->head();
-        last_buffer_ = best->buffer();
-        count(r);
-        go = visit(r);
-      }
-      const bool ok = best->advance() || !best->error();
-      moved(i);
-      if (!ok && !go) pending_ = located(*best->error());  // as next() would, on the next call
-      if (!go) return {};
-      if (!ok) return located(*best->error());
+      if (pending_) return *pending_;  // the cursor of the record just visited failed
+      const Step s = step(visit);
+      if (s.failed) return located(*s.failed->error());
+      if (!s.took || !s.go) return {};  // done, or the visitor stopped: an error waits in pending_
     }
   }
-
   const DecodeStats& stats() const override { return stats_; }
 
   Result<const Record*> peek_next_in_buffer() override {
@@ -793,6 +768,38 @@ class MergedStream final : public EventStream {
   static constexpr uint32_t kNone = ~0u;
   static constexpr uint64_t kDoneStamp = ~uint64_t{0};
   static constexpr size_t kNoLane = ~size_t{0};
+
+  // One step of the merge, shared by next() and for_each(): the earliest
+  // record of a shown CPU goes to `take` (which says whether to go on)
+  // while it is still in its cursor, then that cursor moves on; an error
+  // doing so is kept in pending_, for the next call, since the record was
+  // taken. A hidden CPU's record is skipped, and its cursor's error is
+  // `failed`. Bounded: every pass takes or skips a record.
+  struct Step {
+    bool took = false;
+    bool go = true;
+    CpuCursor* failed = nullptr;
+  };
+  template <typename Take>
+  [[gnu::always_inline]] Step step(Take&& take) {
+    for (;;) {
+      const uint32_t i = earliest();
+      if (i == kNone) return {};
+      CpuCursor* best = active_[i];
+      if (shown_[i]) {
+        const Record& r = best->head();
+        last_buffer_ = best->buffer();
+        count(r);
+        const bool go = take(r);
+        if (!best->advance() && best->error()) pending_ = located(*best->error());
+        moved(i);
+        return {true, go, nullptr};
+      }
+      const bool ok = best->advance() || !best->error();
+      moved(i);
+      if (!ok) return {false, true, best};
+    }
+  }
 
   // The cursor whose record comes next, or kNone when all are done.
   [[gnu::always_inline]] uint32_t earliest() const {
