@@ -204,11 +204,8 @@ TEST_F(Sqlhist, WhereFiltersTheEvents) {
 
 // wakeup_lat as compiled: each event of the sleeper has the comm of the
 // sched_switch it was traced from, and its latency is that switch's time
-// minus the sleeper's last sched_waking's, in microseconds. The trigger
-// consumes the waking's stamp, so there is one event per switch to the
-// sleeper that follows a waking of it. A waking can find the sleeper still
-// on its CPU (it shows state S before it has switched out): that wake-up
-// has no switch and no event.
+// minus the sleeper's last sched_waking's, in microseconds; one event per
+// switch in that follows a waking (switch_ins_after_waking).
 TEST_F(Sqlhist, WakeupLatencyEqualsTheDecodedTimeDifference) {
   TRACEBED_REQUIRE(features::sched_events);
   std::string name = unique("wakeup_lat");
@@ -224,16 +221,10 @@ TEST_F(Sqlhist, WakeupLatencyEqualsTheDecodedTimeDifference) {
   std::vector<DecodedEvent> events =
       decode_sorted({{"sched", "sched_waking"}, {"sched", "sched_switch"}, {"synthetic", name}});
   std::map<int64_t, uint64_t> last_waking;  // pid -> ts
-  bool sleeper_woken = false;                // since its last switch in
-  size_t woken_switch_ins = 0, of_sleeper = 0;
+  size_t of_sleeper = 0;
   for (size_t i = 0; i < events.size(); ++i) {
     const DecodedEvent& e = events[i];
     if (e.name == "sched_waking") last_waking[int_field(e, "pid")] = e.ts;
-    if (e.name == "sched_waking" && int_field(e, "pid") == sleeper) sleeper_woken = true;
-    if (e.name == "sched_switch" && int_field(e, "next_pid") == sleeper) {
-      woken_switch_ins += sleeper_woken;
-      sleeper_woken = false;
-    }
     if (e.name != name || int_field(e, "pid") != sleeper) continue;
     SCOPED_TRACE(::testing::PrintToString(e));
     ++of_sleeper;
@@ -244,7 +235,8 @@ TEST_F(Sqlhist, WakeupLatencyEqualsTheDecodedTimeDifference) {
     ASSERT_TRUE(last_waking.count(sleeper)) << "no sched_waking decoded for " << sleeper;
     EXPECT_EQ(int_field(e, "latency"), usecs(sw->ts) - usecs(last_waking[sleeper]));
   }
-  EXPECT_EQ(of_sleeper, woken_switch_ins) << "one event per switch to pid " << sleeper << " after a waking of it";
+  EXPECT_EQ(of_sleeper, switch_ins_after_waking(events, sleeper))
+      << "one event per switch to pid " << sleeper << " after a waking of it";
   EXPECT_GE(of_sleeper, 1u) << "none of the 5 wake-ups of pid " << sleeper << " found it switched out";
 }
 

@@ -121,7 +121,9 @@ TEST_F(Synthetic, WakeupLatencyEqualsTheDecodedTimeDifference) {
     int64_t expected = usecs(sw_it->ts) - usecs(last_waking[pid]);
     EXPECT_EQ(int_field(e, "lat"), expected) << ::testing::PrintToString(e);
   }
-  EXPECT_GE(of_sleeper, 5u) << "each of the 5 wake-ups of pid " << sleeper << " should give one wakeup_lat";
+  EXPECT_EQ(of_sleeper, switch_ins_after_waking(events, sleeper))
+      << "one wakeup_lat per switch to pid " << sleeper << " after a waking of it";
+  EXPECT_GE(of_sleeper, 1u) << "none of the 5 wake-ups of pid " << sleeper << " found it switched out";
 }
 
 // onmax($lat).save(...) keeps the largest latency per key: it equals the

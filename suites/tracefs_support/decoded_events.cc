@@ -100,6 +100,19 @@ int64_t int_field(const DecodedEvent& e, const std::string& name) {
   return std::get<int64_t>(it->second);
 }
 
+size_t switch_ins_after_waking(const std::vector<DecodedEvent>& by_time, int64_t pid) {
+  bool woken = false;
+  size_t switch_ins = 0;
+  for (const DecodedEvent& e : by_time) {
+    if (e.name == "sched_waking" && int_field(e, "pid") == pid) woken = true;
+    if (e.name == "sched_switch" && int_field(e, "next_pid") == pid) {
+      switch_ins += woken;
+      woken = false;
+    }
+  }
+  return switch_ins;
+}
+
 std::string str_field(const DecodedEvent& e, const std::string& name) {
   auto it = e.fields.find(name);
   if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {

@@ -44,6 +44,14 @@ void PrintTo(const DecodedEvent& e, std::ostream* os);
 int64_t int_field(const DecodedEvent& e, const std::string& name);
 std::string str_field(const DecodedEvent& e, const std::string& name);
 
+// How many times `pid` was switched in (sched_switch next_pid) after a
+// sched_waking of it since its previous switch in, in events sorted by
+// time: the wake-ups a wakeup-latency trigger turns into events, as it
+// saves the waking's stamp and the switch reads and clears it. A waking can
+// find the task still on its CPU (it shows state S before it has switched
+// out): that wake-up has no switch and gives no event.
+size_t switch_ins_after_waking(const std::vector<DecodedEvent>& by_time, int64_t pid);
+
 struct DecodedEvents {
   std::vector<DecodedEvent> events;  // per CPU in page order, CPUs ascending
   uint64_t unknown = 0;              // records of events not asked for (counted, not fatal)
