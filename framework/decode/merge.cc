@@ -722,9 +722,10 @@ class MergedStream final : public EventStream {
       if (pending_) return *pending_;  // the cursor of the record just visited failed
       const Step s = step(visit);
       if (s.failed) return located(*s.failed->error());
-      if (!s.took || !s.go) return {};  // done, or the visitor stopped: an error waits in pending_
+      if (!s.took || !s.go) return {};  // done, or the visitor stopped (an error then waits in pending_)
     }
   }
+
   const DecodeStats& stats() const override { return stats_; }
 
   Result<const Record*> peek_next_in_buffer() override {

@@ -790,15 +790,17 @@ Status TraceDatImpl::defer_v6_kallsyms(FileCursor& c) {
   const uint64_t at = c.file_offset();
   TRACEBED_TRY(c.skip(size, "kallsyms"));
   if (size == 0) return {};
-  ctx_.defer_kallsyms([this, file = file_, at, size](const TraceContext::KallsymsProgress&) -> Result<TraceContext::KallsymsText> {
+  ctx_.defer_kallsyms([this, at, size](const TraceContext::KallsymsProgress&) -> Result<TraceContext::KallsymsText> {
     TraceContext::KallsymsText text;
     text.size = size;
-    if (auto mapped = map_file_ ? file->map(at, size, "kallsyms") : Error{}; mapped.ok()) {
-      text.mapped = std::move(mapped).value();
-      return text;
+    if (map_file_) {
+      if (auto mapped = file_->map(at, size, "kallsyms"); mapped.ok()) {
+        text.mapped = std::move(mapped).value();
+        return text;
+      }
     }
     text.storage.resize(size);
-    if (Status st = file->read(at, text.storage, "kallsyms"); !st.ok()) return st.error().within(file->path());
+    if (Status st = file_->read(at, text.storage, "kallsyms"); !st.ok()) return st.error().within(file_->path());
     return text;
   });
   return {};
