@@ -164,11 +164,10 @@ void iterate_only(const std::string& path) {
   if (!file) fail(file.error().message);
   auto stream = (*file)->trace_cmd_events();
   if (!stream) fail(stream.error().message);
-  const TraceContext& ctx = (*file)->context();
   uint64_t events = 0, ids = 0;
   Status st = (*stream)->for_each([&](const Record& record) {
     ++events;
-    if (const EventFormat* event = ctx.event_of(record.data)) ids += event->id;
+    if (const EventFormat* event = record.event) ids += event->id;  // looked up by the stream
     return true;
   });
   if (!st) fail(st.error().message);

@@ -441,6 +441,7 @@ class CpuCursor {
   bool primed() const { return primed_; }
   bool done() const { return done_; }
   const Record& head() const { return head_; }
+  Record& head() { return head_; }
   const std::optional<Error>& error() const { return error_; }
 
   // Decodes the first record; false if there is none or on error.
@@ -743,6 +744,7 @@ class MergedStream final : public EventStream {
     peeked_ = best;
     peeked_index_ = static_cast<uint32_t>(std::find(active_.begin(), active_.end(), best) - active_.begin());
     peeked_copy_ = best->head();
+    if (const TraceContext* ctx = setup_.context) peeked_copy_.event = ctx->event_of(peeked_copy_.data);
     return static_cast<const Record*>(&peeked_copy_);
   }
 
@@ -788,7 +790,7 @@ class MergedStream final : public EventStream {
       if (i == kNone) return {};
       CpuCursor* best = active_[i];
       if (shown_[i]) {
-        const Record& r = best->head();
+        Record& r = best->head();
         last_buffer_ = best->buffer();
         count(r);
         const bool go = take(r);
@@ -803,20 +805,39 @@ class MergedStream final : public EventStream {
   }
 
   // The cursor whose record comes next, or kNone when all are done.
-  [[gnu::always_inline]] uint32_t earliest() const {
+  [[gnu::always_inline]] uint32_t earliest() {
     if (linear_) {
+      // A CPU's records come in runs: while the last winner's next stamp
+      // still comes before every other cursor's (which have not moved),
+      // it wins again without a scan.
+      if (streak_ != kNone) {
+        const uint64_t t = ts_[streak_];
+        if (t != kDoneStamp && (t < runner_up_ts_ || (t == runner_up_ts_ && streak_ < runner_up_)))
+          return streak_;
+      }
       // Few CPUs: trace-cmd's own scan is cheaper than keeping the tree.
       // It reads the stamps side by side, a finished cursor's as
       // kDoneStamp, so the lowest index wins ties without a test of done.
       if (n_ == 0) return kNone;
       const uint64_t* ts = ts_.data();
-      uint32_t i = 0;
-      uint64_t best_ts = ts[0];
-      for (uint32_t k = 1; k < n_; ++k)
+      uint32_t i = 0, second = kNone;
+      uint64_t best_ts = ts[0], second_ts = kDoneStamp;
+      for (uint32_t k = 1; k < n_; ++k) {
         if (ts[k] < best_ts) {
+          second_ts = best_ts;
+          second = i;
           best_ts = ts[k];
           i = k;
+        } else if (ts[k] < second_ts) {
+          second_ts = ts[k];
+          second = k;
         }
+      }
+      if (best_ts != kDoneStamp) {
+        streak_ = i;
+        runner_up_ts_ = second_ts;
+        runner_up_ = second;
+      }
       if (best_ts == kDoneStamp) {
         // Every cursor done, or the earliest stamp left is kDoneStamp
         // itself: the first cursor not done is trace-cmd's choice.
@@ -838,6 +859,7 @@ class MergedStream final : public EventStream {
   }
 
   void refresh(uint32_t i) {
+    if (i != streak_) streak_ = kNone;  // a cursor other than the streak's moved
     done_[i] = active_[i]->done();
     ts_[i] = done_[i] ? kDoneStamp : active_[i]->head().ts;
   }
@@ -872,14 +894,17 @@ class MergedStream final : public EventStream {
   // Errors name the file first, like TraceDat::open's.
   Error located(const Error& e) const { return e.within(setup_.file->path()); }
 
-  void count(const Record& r) {
+  // Counts the record about to be shown, and looks its format up for
+  // whoever reads it.
+  void count(Record& r) {
     ++stats_.events;
     if (r.missed_events) {
       ++stats_.pages_with_missed;
       if (r.missed_events != kMissedUnknown) stats_.missed_events += r.missed_events;
     }
-    // The context's own lookup, which whoever reads the record makes too.
-    if (type_end_ && r.data.size() >= type_end_ && !setup_.context->event_of(r.data)) ++stats_.unknown_events;
+    if (!type_end_) return;  // no context, or one without a usable common_type
+    r.event = setup_.context->event_of(r.data);
+    if (!r.event && r.data.size() >= type_end_) ++stats_.unknown_events;
   }
 
   StreamSetup setup_;
@@ -897,6 +922,11 @@ class MergedStream final : public EventStream {
   std::vector<uint32_t> tree_;   // [0] the winner, [1..] the loser of each match
   std::vector<uint64_t> ts_;     // each cursor's next stamp, kept beside the tree
   std::vector<uint8_t> done_;    // each cursor has no more records
+  // Linear scan: the last winner, and the earliest of the others (stamp,
+  // then index), which stand still while only the winner moves.
+  uint32_t streak_ = kNone;
+  uint32_t runner_up_ = kNone;
+  uint64_t runner_up_ts_ = kDoneStamp;
   std::optional<Error> pending_;  // reported by the next call, after the record already returned
   bool visiting_ = false;         // inside for_each
   DecodeStats stats_;

@@ -8,6 +8,8 @@
 
 namespace tracebed {
 
+struct EventFormat;
+
 // Record::missed_events when the sub-buffer said events were lost but did
 // not store how many (commit bit 31 without bit 30).
 inline constexpr uint64_t kMissedUnknown = std::numeric_limits<uint64_t>::max();
@@ -31,6 +33,10 @@ struct Record {
   // kernel stores only `size` of kernel_stack's caller[8]) with the bytes
   // that follow it in the page; -R output reads them from here to match.
   Bytes sub_buffer;
+  // Its event's format, looked up once by the stream that made the record
+  // (TraceContext::event_of): null for an id without a format, or from a
+  // source that does not look formats up.
+  const EventFormat* event = nullptr;
 };
 
 }  // namespace tracebed

@@ -290,7 +290,8 @@ RecordPrinter::RecordPrinter(TraceContext& ctx, const ReportOptions& options)
 RecordPrinter::~RecordPrinter() = default;
 
 void RecordPrinter::format_fields(const Record& record, EventStream& stream, TextOut& out) {
-  if (const EventFormat* event = format_fields_but_print_fmt(record, impl_->ctx.event_of(record.data), stream, out))
+  const EventFormat* looked_up = record.event ? record.event : impl_->ctx.event_of(record.data);
+  if (const EventFormat* event = format_fields_but_print_fmt(record, looked_up, stream, out))
     event->printer()->format(record, *event, impl_->ctx, out);
 }
 
@@ -381,7 +382,7 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
     else if (kbuffer_reports_loss && record.missed_events > 0)
       text += fmt::format("CPU:{} [{} EVENTS DROPPED]\n", record.cpu, static_cast<int64_t>(record.missed_events));
 
-    const EventFormat* event = ctx.event_of(record.data);
+    const EventFormat* event = record.event ? record.event : ctx.event_of(record.data);
     size_t line_start = text.size();
     if (!event) {
       // tep_print_event prints this for the task and the time stamp calls;

@@ -288,6 +288,28 @@ TEST_P(RecordedFixture, ForEachVisitsWhatNextReturns) {
   EXPECT_EQ((*stream)->stats().events, all.size());
 }
 
+// Each record comes with its format, the one the context looks up for it;
+// a peeked record too.
+TEST_P(RecordedFixture, RecordsCarryTheirFormat) {
+  const TraceContext& ctx = dat_->context();
+  auto stream = dat_->events();
+  ASSERT_TRUE(stream.ok());
+  size_t with_format = 0, records = 0;
+  Status st = (*stream)->for_each([&](const Record& r) {
+    EXPECT_EQ(r.event, ctx.event_of(r.data)) << "record " << records;
+    with_format += r.event != nullptr;
+    return ++records < 2000;
+  });
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  if (records == 0) GTEST_SKIP() << "no records";
+  EXPECT_GT(with_format, 0u);
+  auto peeked = (*stream)->peek_next_in_buffer();
+  ASSERT_TRUE(peeked.ok()) << peeked.error().message;
+  if (*peeked) {
+    EXPECT_EQ((*peeked)->event, ctx.event_of((*peeked)->data));
+  }
+}
+
 // Peeking from inside for_each would see the visited record again: it fails
 // and the visit goes on.
 TEST_P(RecordedFixture, PeekInsideForEachIsAnError) {
@@ -829,22 +851,30 @@ void expect_order(const std::vector<Got>& got, const std::vector<OracleLine>& wa
   }
 }
 
-// 64 CPUs whose stamps tie in pairs: the merge must pick the lowest CPU on
+// CPUs whose stamps tie in pairs: the merge must pick the lowest CPU on
 // ties, as trace-cmd does. CPU i holds s3's CPU 0 pages with every page
-// stamp moved by (i / 2) * 3 ns.
-TEST(TraceDat, ManyCpusMergeLikeTraceCmd) {
+// stamp moved by (i / 2) * 3 ns, and every third CPU one page fewer, so
+// that CPUs end at different records. Up to kMergeLinearMax CPUs the merge
+// scans (and keeps taking the same CPU while it stays earliest); 64 take
+// the tournament tree.
+class ManyCpusMerge : public ::testing::TestWithParam<int> {};
+
+TEST_P(ManyCpusMerge, LikeTraceCmd) {
   if (!fs::exists("/usr/bin/trace-cmd")) GTEST_SKIP() << "needs trace-cmd: /usr/bin/trace-cmd missing";
+  const int n = GetParam();
   TraceDatWriteOptions format;
   auto contents = read_trace_dat_contents_file(kDir + "s3-k5.10-v7none-kprobes-marker.dat", &format);
   ASSERT_TRUE(contents.ok()) << contents.error().message;
   auto& cpus = contents->buffers[0].cpus;
   const std::vector<uint8_t> pages = cpus[0].pages;
+  const size_t page_size = contents->page_size;
+  ASSERT_GE(pages.size(), 2 * page_size) << "s3's CPU 0 has fewer than two pages";
   cpus.clear();
-  for (int i = 0; i < 64; ++i) {
+  for (int i = 0; i < n; ++i) {
     TraceDatCpuData c;
     c.cpu = i;
-    c.pages = pages;
-    for (size_t off = 0; off + 8 <= c.pages.size(); off += contents->page_size) {
+    c.pages.assign(pages.begin(), pages.end() - static_cast<ptrdiff_t>(i % 3 == 2 ? page_size : 0));
+    for (size_t off = 0; off + 8 <= c.pages.size(); off += page_size) {
       uint64_t ts = 0;
       for (int b = 0; b < 8; ++b) ts |= uint64_t{c.pages[off + b]} << (8 * b);
       ts += static_cast<uint64_t>(i / 2) * 3;
@@ -852,17 +882,21 @@ TEST(TraceDat, ManyCpusMergeLikeTraceCmd) {
     }
     cpus.push_back(std::move(c));
   }
-  contents->cpu_count = 64;
-  const fs::path dir = fs::temp_directory_path() / ("tracebed_many_cpus_" + std::to_string(::getpid()));
+  contents->cpu_count = n;
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("tracebed_many_cpus_{}_{}", n, ::getpid());
   fs::create_directories(dir);
   const std::string path = (dir / "many.dat").string();
   const std::vector<OracleLine> want = write_and_report(path, *contents, format);
   auto dat = TraceDat::open(path);
   ASSERT_TRUE(dat.ok()) << dat.error().message;
-  EXPECT_EQ((*dat)->cpu_count(), 64);
+  EXPECT_EQ((*dat)->cpu_count(), n);
   expect_order(read_all(**dat), want);
   fs::remove_all(dir);
 }
+
+INSTANTIATE_TEST_SUITE_P(TraceDat, ManyCpusMerge, ::testing::Values(2, 3, 6, 8, 64),
+                         [](const auto& info) { return fmt::format("cpus{}", info.param); });
 
 // Stamps at the very top of the range: CPUs 1 and 2 hold one page of s3's
 // CPU 0 each, its stamp moved so that the first record is at 2^64 - 1 (and

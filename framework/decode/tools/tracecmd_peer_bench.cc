@@ -33,9 +33,8 @@ void BM_IterateTracebed(benchmark::State& state, const std::string& name) {
       state.SkipWithError(stream.error().message.c_str());
       return;
     }
-    const TraceContext& ctx = (*file)->context();
     Status st = (*stream)->for_each([&](const Record& r) {
-      if (const EventFormat* ev = ctx.event_of(r.data)) ids += ev->id;
+      if (const EventFormat* ev = r.event) ids += ev->id;  // looked up by the stream
       ++records;
       return true;
     });
