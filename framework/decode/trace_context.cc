@@ -61,31 +61,9 @@ constexpr CharTable kChars;
 bool c_space(char c) { return kChars.space[static_cast<unsigned char>(c)]; }
 int hex_value(char c) { return kChars.hex[static_cast<unsigned char>(c)]; }
 
-// Eight ASCII hex digits at p (either case, most significant first), eight
-// at a time: /proc/kallsyms is mostly addresses, and a digit-by-digit loop
-// was half of its parse.
-[[gnu::always_inline]] inline bool hex8(const char* p, uint32_t& out) {
-  constexpr uint64_t ones = 0x0101010101010101ull, top = 0x8080808080808080ull;
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
-  if (v & top) return false;
-  // Per byte b < 0x80: bit 7 of b + (0x80 - lo) says b >= lo, of
-  // (0x80 + hi) - b says b <= hi; no carry or borrow crosses bytes.
-  const uint64_t digit = (v + (0x80 - '0') * ones) & ((0x80 + '9') * ones - v) & top;
-  const uint64_t folded = v | (0x20 * ones);
-  const uint64_t letter = (folded + (0x80 - 'a') * ones) & ((0x80 + 'f') * ones - folded) & top;
-  if ((digit | letter) != top) return false;
-  uint64_t n = (v & (0x0F * ones)) + (letter >> 7) * 9;  // byte i: the value of digit i
-  n = ((n << 4) | (n >> 8)) & 0x00FF00FF00FF00FFull;      // digit pairs
-  n = ((n << 8) | (n >> 16)) & 0x0000FFFF0000FFFFull;     // quads
-  out = static_cast<uint32_t>((n & 0xFFFF) << 16 | (n >> 32));
-  return true;
-}
-
 // A kallsyms address: sixteen hex digits at p.
 #if defined(__SSE2__)
-// SSE2, all sixteen at once (the eight-at-a-time form above was still a
+// SSE2, all sixteen at once (the eight-at-a-time form below was still a
 // third of the parse).
 [[gnu::always_inline]] inline bool hex16(const char* p, uint64_t& out) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -115,6 +93,28 @@ int hex_value(char c) { return kChars.hex[static_cast<unsigned char>(c)]; }
   return static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
 }
 #else
+// Eight ASCII hex digits at p (either case, most significant first), eight
+// at a time: /proc/kallsyms is mostly addresses, and a digit-by-digit loop
+// was half of its parse.
+[[gnu::always_inline]] inline bool hex8(const char* p, uint32_t& out) {
+  constexpr uint64_t ones = 0x0101010101010101ull, top = 0x8080808080808080ull;
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  if (v & top) return false;
+  // Per byte b < 0x80: bit 7 of b + (0x80 - lo) says b >= lo, of
+  // (0x80 + hi) - b says b <= hi; no carry or borrow crosses bytes.
+  const uint64_t digit = (v + (0x80 - '0') * ones) & ((0x80 + '9') * ones - v) & top;
+  const uint64_t folded = v | (0x20 * ones);
+  const uint64_t letter = (folded + (0x80 - 'a') * ones) & ((0x80 + 'f') * ones - folded) & top;
+  if ((digit | letter) != top) return false;
+  uint64_t n = (v & (0x0F * ones)) + (letter >> 7) * 9;  // byte i: the value of digit i
+  n = ((n << 4) | (n >> 8)) & 0x00FF00FF00FF00FFull;      // digit pairs
+  n = ((n << 8) | (n >> 16)) & 0x0000FFFF0000FFFFull;     // quads
+  out = static_cast<uint32_t>((n & 0xFFFF) << 16 | (n >> 32));
+  return true;
+}
+
 [[gnu::always_inline]] inline bool hex16(const char* p, uint64_t& out) {
   uint32_t high, low;
   if (!hex8(p, high) || !hex8(p + 8, low)) return false;
