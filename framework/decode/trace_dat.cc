@@ -541,6 +541,9 @@ class TraceDatImpl final : public TraceDat {
                                   const SectionProgress* ready = nullptr);
   Status defer_v6_kallsyms(FileCursor& c);
   Status defer_v7_kallsyms();
+  // A kallsyms text stored as it is at `at`: mapped if set_map_file is on
+  // and the mapping works, else read.
+  Result<TraceContext::KallsymsText> stored_kallsyms(uint64_t at, uint32_t size) const;
   Status add_buffers_v7();
   Status finish_buffers();
 
@@ -790,20 +793,22 @@ Status TraceDatImpl::defer_v6_kallsyms(FileCursor& c) {
   const uint64_t at = c.file_offset();
   TRACEBED_TRY(c.skip(size, "kallsyms"));
   if (size == 0) return {};
-  ctx_.defer_kallsyms([this, at, size](const TraceContext::KallsymsProgress&) -> Result<TraceContext::KallsymsText> {
-    TraceContext::KallsymsText text;
-    text.size = size;
-    if (map_file_) {
-      if (auto mapped = file_->map(at, size, "kallsyms"); mapped.ok()) {
-        text.mapped = std::move(mapped).value();
-        return text;
-      }
-    }
-    text.storage.resize(size);
-    if (Status st = file_->read(at, text.storage, "kallsyms"); !st.ok()) return st.error().within(file_->path());
-    return text;
-  });
+  ctx_.defer_kallsyms([this, at, size](const TraceContext::KallsymsProgress&) { return stored_kallsyms(at, size); });
   return {};
+}
+
+Result<TraceContext::KallsymsText> TraceDatImpl::stored_kallsyms(uint64_t at, uint32_t size) const {
+  TraceContext::KallsymsText text;
+  text.size = size;
+  if (map_file_) {
+    if (auto mapped = file_->map(at, size, "kallsyms"); mapped.ok()) {
+      text.mapped = std::move(mapped).value();
+      return text;
+    }
+  }
+  text.storage.resize(size);
+  if (Status st = file_->read(at, text.storage, "kallsyms"); !st.ok()) return st.error().within(file_->path());
+  return text;
 }
 
 Status TraceDatImpl::defer_v7_kallsyms() {
@@ -816,19 +821,12 @@ Status TraceDatImpl::defer_v7_kallsyms() {
   // parsed meanwhile where there is a CPU to spare (TraceContext).
   ctx_.defer_kallsyms([this, offset, head](const TraceContext::KallsymsProgress& progress) -> Result<TraceContext::KallsymsText> {
     auto fail = [&](const Error& e) { return e.within(path_); };
-    // Stored as it is (the header checked at open): mapped, as v6's is, not copied.
+    // Stored as it is (the header checked at open): mapped or read, as v6's is.
     if (!head.compressed() && head.size >= 4) {
       uint8_t b[4];
       if (Status st = file_->read(head.data, std::span<uint8_t>(b, 4), "kallsyms size"); !st.ok()) return fail(st.error());
       const uint32_t size = load<uint32_t>(b, ctx_.endian);
-      if (map_file_ && size > 0 && size <= head.size - 4) {
-        if (auto mapped = file_->map(head.data + 4, size, "kallsyms"); mapped.ok()) {
-          TraceContext::KallsymsText text;
-          text.size = size;
-          text.mapped = std::move(mapped).value();
-          return text;
-        }
-      }
+      if (size > 0 && size <= head.size - 4) return stored_kallsyms(head.data + 4, size);
     }
     // The section is the text's u32 size, then the text.
     const SectionProgress text_ready = [&](const std::shared_ptr<const ByteBuffer>& out, size_t n) {
