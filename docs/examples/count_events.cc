@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (!*more) break;
-    const tracebed::EventFormat* event = ctx.event_of(record.data);
+    const tracebed::EventFormat* event = record.event;  // looked up by the stream
     ++counts[event ? event->system + ":" + event->name : "unknown"];
     if (event == myopen && path && shown++ < 3) {
       std::string_view text = path->read_string(record.data, ctx.endian);
