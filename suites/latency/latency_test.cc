@@ -558,6 +558,38 @@ class MaxLatency : public Latency, public ::testing::WithParamInterface<MaxTrace
     return s;
   }
 
+  // Runs the activity with tracing on and reads the max state once it is
+  // off again. tracing_on=0 turns the ring buffer off before it stops the
+  // tracer (rb_simple_write: tracer_tracing_off, then ->stop), and a
+  // wake-up measured in between still records its latency, with the max
+  // trace swapped in empty (nothing could be written to it): the file says
+  // N us and the trace has neither a header nor an entry. Under TCG that
+  // window can last a time slice (CI saw 201 us and an empty trace on
+  // debian-7.2-rt), so that state is recorded again, at most three times;
+  // any other state is returned as it is, for the test to judge.
+  MaxState record_max() {
+    MaxState s;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      if (attempt > 0) {
+        EXPECT_OK(top().files().write("tracing_max_latency", "0"));
+        RecordProperty("max_trace_swapped_in_empty", attempt);
+      }
+      EXPECT_OK(top().set_tracing_on(true));
+      activity();
+      // Stopped before reading: the guest's agent wakes tasks all the time.
+      EXPECT_OK(top().set_tracing_on(false));
+      s = settled_max();
+      if (!(s.file > 0 && !s.header && !has_entries(s.trace))) return s;
+    }
+    return s;
+  }
+
+  static bool has_entries(std::string_view trace) {
+    for (auto line : tracefs::split_lines(trace))
+      if (!line.empty() && !line.starts_with('#')) return true;
+    return false;
+  }
+
   static std::optional<uint64_t> header_latency(std::string_view trace) {
     for (auto line : tracefs::split_lines(trace)) {
       constexpr std::string_view kHead = "# latency: ";
@@ -585,10 +617,7 @@ TEST_P(MaxLatency, MaxTraceFollowsMaxLatencyAndThreshold) {
   }
   ASSERT_OK(top().set_tracer(tracer));
   ASSERT_OK(f.write("tracing_max_latency", "0"));
-  activity();
-  // Stopped before reading: the guest's agent wakes tasks all the time.
-  ASSERT_OK(top().set_tracing_on(false));
-  const MaxState first = settled_max();
+  const MaxState first = record_max();
   const uint64_t max = first.file;
   if (max == 0 && is_wakeup() && !features().has(kTimerlat)) {
     GTEST_SKIP() << "no task woke from lower priority during the window (no timerlat to make one)";
@@ -627,10 +656,7 @@ TEST_P(MaxLatency, MaxTraceFollowsMaxLatencyAndThreshold) {
   // And with a threshold of 1 us, every latency above it is: the last one
   // recorded is in the file and the header, and it is over the threshold.
   ASSERT_OK(f.write("tracing_thresh", "1"));
-  ASSERT_OK(top().set_tracing_on(true));
-  activity();
-  ASSERT_OK(top().set_tracing_on(false));
-  const MaxState last = settled_max();
+  const MaxState last = record_max();
   EXPECT_GE(last.file, 1u);
   EXPECT_EQ(last.header.value_or(UINT64_MAX), last.file) << "the " << tracer << " max trace:\n" << last.trace;
 }
