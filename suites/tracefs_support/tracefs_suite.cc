@@ -125,9 +125,13 @@ std::string TracefsTest::run(std::vector<std::string> argv) {
 std::vector<std::string> TracefsTest::trace_lines(const tracefs::Instance& inst) {
   auto t = inst.read_trace();
   EXPECT_TRUE(t.ok()) << t.error().message;
+  if (!t) return {};
+  return trace_lines(*t);
+}
+
+std::vector<std::string> TracefsTest::trace_lines(std::string_view trace) {
   std::vector<std::string> out;
-  if (!t) return out;
-  for (std::string_view line : tracefs::split_lines(*t)) {
+  for (std::string_view line : tracefs::split_lines(trace)) {
     if (line.empty() || line.starts_with("#")) continue;
     out.emplace_back(line);
   }

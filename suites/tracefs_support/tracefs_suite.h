@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -63,6 +64,8 @@ class TracefsTest : public ::testing::Test {
 
   // The lines of `trace` without the "#" header.
   std::vector<std::string> trace_lines(const tracefs::Instance& inst);
+  // The same of a `trace` text already read.
+  static std::vector<std::string> trace_lines(std::string_view trace);
 
  private:
   std::optional<tracefs::Instance> inst_;
