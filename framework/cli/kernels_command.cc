@@ -8,6 +8,7 @@
 #include "framework/vm/catalogue.h"
 #include "framework/vm/kernel_build.h"
 #include "framework/vm/process.h"
+#include "framework/vm/snapshot.h"
 
 namespace tracebed::cli {
 namespace {
@@ -109,6 +110,12 @@ void add_kernels_command(CLI::App& app) {
     fmt::print("name:     {}\nrelease:  {}\nimage:    {}\n", files->name, files->release, files->vmlinuz.string());
     for (const auto& p : spec->packages) fmt::print("package:  {} {}\n", p.name, p.version);
     if (!files->modules_dir.empty()) fmt::print("modules:  {}\n", files->modules_dir.string());
+    // One snapshot per guest image and command line (framework/vm/snapshot.h).
+    auto snapshots = vm::snapshots_of(files->name);
+    if (snapshots.empty()) fmt::print("snapshot: none (the next guest boots cold and saves one)\n");
+    for (const auto& s : snapshots)
+      fmt::print("snapshot: {:.0f} MiB, saved {} by {} (replaces a {:.1f} s boot)\n", s.bytes / 1048576.0, s.created,
+                 s.qemu_version, s.boot_seconds);
     auto config = vm::read_text_file(files->config);
     if (!config) {
       fmt::print("config:   (none found)\n");

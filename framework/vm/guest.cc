@@ -21,6 +21,8 @@
 #include "framework/vm/console.h"
 #include "framework/vm/libvirt_domain.h"
 #include "framework/vm/process.h"
+#include "framework/vm/qmp.h"
+#include "framework/vm/snapshot.h"
 
 namespace tracebed::vm {
 
@@ -31,6 +33,18 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::string_view kSerialFallback = "tracebed-init: no virtio-serial port";
+
+std::string kernel_cmdline(const GuestOptions& options) {
+  // no_timer_check: the IO-APIC timer check (arch/x86/kernel/apic/io_apic.c
+  // check_timer) counts ticks in a wall-clock window and panics with "IO-APIC
+  // + timer doesn't work!" when a loaded host slows TCG down; seen in 3 of 60
+  // boots with other guests and builds sharing two cores.
+  std::string cmdline = "console=ttyS0 panic=-1 loglevel=5 rdinit=/init no_timer_check";
+  if (options.interactive) cmdline += " tracebed.shell";
+  if (!options.cmdline_extra.empty()) cmdline += " " + options.cmdline_extra;
+  return cmdline;
+}
+
 
 std::string accel_cache_key(const std::string& qemu) {
   auto version = run_process({qemu, "--version"}, 10s);
@@ -196,6 +210,12 @@ Result<std::unique_ptr<Guest>> Guest::boot(GuestOptions options) {
 Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const KernelFiles& kernel,
                                             const fs::path& image, const std::string& accel,
                                             std::chrono::seconds boot_timeout) {
+  if (options.launcher == "qemu" && options.snapshot && !options.interactive && options.virtio_serial &&
+      !snapshots_disabled_by_environment()) {
+    auto restored = restore(options, kernel, image, accel);
+    if (restored) return restored;
+    // No snapshot yet is the normal first boot; a failed restore was warned about.
+  }
   std::unique_ptr<Guest> g(new Guest());
   g->kernel_ = kernel;
   g->accel_ = accel;
@@ -223,23 +243,7 @@ Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const K
     return g;
   }
 
-  // QEMU creates the sockets before the guest starts; connect as soon as they exist.
-  auto deadline = t0 + 20s;
-  for (;;) {
-    auto fd = connect_unix(g->dir_ / "agent.sock");
-    if (fd) {
-      g->fd_ = *fd;
-      break;
-    }
-    Status w = g->watchdog();
-    if (!w) return w.error();
-    if (Clock::now() > deadline) {
-      g->kill();
-      return g->explain(Error{fmt::format("QEMU did not open the agent socket: {}", fd.error().message)});
-    }
-    usleep(5000);
-  }
-  if (auto sfd = connect_unix(g->dir_ / "agent-serial.sock")) g->serial_fd_ = *sfd;
+  TRACEBED_TRY(g->connect_agent_socket());
 
   // The watchdog also notices /init falling back to the serial port.
   bool fallback = false;
@@ -276,23 +280,172 @@ Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const K
     return g->dead_ && g->dead_->message == e.message ? e : g->explain(e);
   }
   g->client_ = std::make_unique<agent::Client>(fallback ? g->serial_fd_ : g->fd_, [self] { return self->watchdog(); });
+  g->agent_on_serial_ = fallback;
   g->release_ = hello->release;
   g->ncpus_ = hello->ncpus;
   g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (g->snapshot_wanted(options)) g->save_snapshot(options);
   return g;
+}
+
+// QEMU creates the sockets before the guest starts; connect as soon as they exist.
+Status Guest::connect_agent_socket() {
+  auto deadline = Clock::now() + 20s;
+  for (;;) {
+    auto fd = connect_unix(dir_ / "agent.sock");
+    if (fd) {
+      fd_ = *fd;
+      break;
+    }
+    TRACEBED_TRY(watchdog());
+    if (Clock::now() > deadline) {
+      kill();
+      return explain(Error{fmt::format("QEMU did not open the agent socket: {}", fd.error().message)});
+    }
+    usleep(5000);
+  }
+  if (auto sfd = connect_unix(dir_ / "agent-serial.sock")) serial_fd_ = *sfd;
+  return {};
+}
+
+fs::path Guest::snapshot_path() const {
+  return snapshot_key_.empty() ? fs::path() : snapshot_files(snapshot_key_).state;
+}
+
+bool Guest::snapshot_wanted(const GuestOptions& options) const {
+  return launcher_ == "qemu" && options.snapshot && !options.interactive && options.virtio_serial &&
+         !agent_on_serial_ && !snapshot_key_.empty() && !snapshots_disabled_by_environment() &&
+         !find_snapshot(snapshot_files(snapshot_key_));
+}
+
+// Saves this freshly booted guest: stop, migrate to a file, cont. The guest
+// is idle (the agent waits for its next request) and goes on as if nothing
+// happened; a save that fails is a warning, and the guest is still used.
+void Guest::save_snapshot(const GuestOptions& options) {
+  auto t0 = Clock::now();
+  SnapshotFiles files = snapshot_files(snapshot_key_);
+  std::error_code ec;
+  fs::create_directories(files.dir, ec);
+  fs::path partial = files.dir / fmt::format("state.{}.{}.partial", getpid(), fmt::ptr(this));
+  auto attempt = [&]() -> Status {
+    TRACEBED_ASSIGN_OR_RETURN(Qmp qmp, Qmp::connect(dir_ / "qmp.sock", 10s));
+    // QEMU throttles migration to 32 MiB/s by default (MAX_THROTTLE).
+    TRACEBED_TRY(qmp.execute("migrate-set-parameters", {{"max-bandwidth", int64_t{1} << 40}}));
+    TRACEBED_TRY(qmp.execute("stop"));
+    TRACEBED_ASSIGN_OR_RETURN(std::string uri, migration_uri_to(partial));
+    Status saved;
+    if (auto started = qmp.execute("migrate", {{"uri", uri}}); !started) saved = started.error();
+    else saved = qmp.wait_for_migration(120s);
+    // The source resumes whether or not the stream was written.
+    TRACEBED_TRY(qmp.execute("cont"));
+    TRACEBED_TRY(saved);
+    fs::rename(partial, files.state, ec);
+    if (ec) return Error{fmt::format("rename {}: {}", partial.string(), ec.message())};
+    SnapshotMeta meta;
+    meta.kernel = kernel_.name;
+    meta.release = release_;
+    meta.qemu_version = qemu_version(options.qemu);
+    meta.ncpus = ncpus_;
+    meta.bytes = fs::file_size(files.state, ec);
+    meta.boot_seconds = boot_seconds_;
+    meta.save_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    return write_snapshot_meta(files.meta, meta);
+  };
+  Status st = attempt();
+  fs::remove(partial, ec);
+  save_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!st) {
+    progress(fmt::format("warning: saving a snapshot of the {} guest failed, later guests boot cold: {}",
+                         kernel_.name, st.error().message));
+    discard_snapshot(files);
+  }
+}
+
+// Starts a guest from the snapshot of this command line: QEMU waits with
+// `-incoming defer` until the agent socket is connected (so the restored
+// virtio-serial port finds its host there), then loads the state, and the
+// agent answers as it did when saved. An Error without a warning means there
+// is no snapshot; any other failure warns, discards the snapshot and lets
+// the caller boot cold.
+Result<std::unique_ptr<Guest>> Guest::restore(const GuestOptions& options, const KernelFiles& kernel,
+                                              const fs::path& image, const std::string& accel) {
+  std::unique_ptr<Guest> g(new Guest());
+  g->kernel_ = kernel;
+  g->accel_ = accel;
+  g->launcher_ = "qemu";
+  g->boot_kind_ = "restore";
+  auto t0 = Clock::now();
+  g->dir_ = make_run_dir();
+  g->console_path_ = g->dir_ / "console.log";
+  g->prepare_qemu(options, image, kernel_cmdline(options));
+  SnapshotFiles files = snapshot_files(g->snapshot_key_);
+  auto meta = find_snapshot(files);
+  if (!meta) return meta.error();  // ~Guest removes the run directory
+  if (std::string v = qemu_version(options.qemu); meta->qemu_version != v) {
+    progress(fmt::format("warning: the {} snapshot was saved by {}, this is {}: booting cold", kernel.name,
+                         meta->qemu_version.empty() ? "an unknown QEMU" : meta->qemu_version, v));
+    discard_snapshot(files);
+    return Error{"snapshot from another QEMU"};
+  }
+  auto attempt = [&]() -> Status {
+    g->argv_.insert(g->argv_.end(), {"-incoming", "defer"});
+    TRACEBED_TRY(g->spawn_qemu(options));
+    TRACEBED_TRY(g->connect_agent_socket());
+    TRACEBED_ASSIGN_OR_RETURN(Qmp qmp, Qmp::connect(g->dir_ / "qmp.sock", 10s));
+    TRACEBED_ASSIGN_OR_RETURN(std::string uri, migration_uri_from(files.state));
+    TRACEBED_TRY(qmp.execute("migrate-incoming", {{"uri", uri}}));
+    TRACEBED_TRY(qmp.wait_for_migration(60s));
+    // The saved guest was stopped, so the restored one waits for cont.
+    TRACEBED_TRY(qmp.execute("cont"));
+    Guest* self = g.get();
+    g->client_ = std::make_unique<agent::Client>(g->fd_, [self] { return self->watchdog(); });
+    TRACEBED_ASSIGN_OR_RETURN(agent::Hello hello, g->client_->hello(30s));
+    g->release_ = hello.release;
+    g->ncpus_ = hello.ncpus;
+    return g->refresh_after_restore();
+  };
+  if (Status st = attempt(); !st) {
+    Error e = g->dead_ ? *g->dead_ : st.error();
+    g->kill();
+    progress(fmt::format("warning: restoring the {} guest from its snapshot failed, booting cold: {}", kernel.name,
+                         e.message));
+    discard_snapshot(files);
+    g->keep_dir_ = false;  // the warning says why; the cold boot keeps its own
+    return e;
+  }
+  g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+  return g;
+}
+
+// Every restored guest starts with the saved one's memory: the same random
+// pool and a wall clock stopped at the save. Mix fresh host randomness into
+// the pool and step the clock to now. (boot_id stays the saved one's: the
+// kernel generates it once.)
+Status Guest::refresh_after_restore() {
+  std::string seed(64, '\0');
+  if (int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC); fd >= 0) {
+    (void)!read(fd, seed.data(), seed.size());
+    close(fd);
+  }
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(now).count();
+  auto r = run({"sh", "-c", fmt::format("cat > /dev/urandom && date -u -s @{} > /dev/null", secs)}, 30s, seed);
+  if (!r) return r.error();
+  if (!r->ok()) return Error{fmt::format("refreshing the restored guest failed (status {}): {}", r->shell_status(), r->err)};
+  return {};
 }
 
 Status Guest::launch(const GuestOptions& options, const fs::path& image) {
   dir_ = make_run_dir();
   console_path_ = dir_ / "console.log";
-  // no_timer_check: the IO-APIC timer check (arch/x86/kernel/apic/io_apic.c
-  // check_timer) counts ticks in a wall-clock window and panics with "IO-APIC
-  // + timer doesn't work!" when a loaded host slows TCG down; seen in 3 of 60
-  // boots with other guests and builds sharing two cores.
-  std::string cmdline = "console=ttyS0 panic=-1 loglevel=5 rdinit=/init no_timer_check";
-  if (options.interactive) cmdline += " tracebed.shell";
-  if (!options.cmdline_extra.empty()) cmdline += " " + options.cmdline_extra;
-  if (launcher_ == "libvirt") return launch_libvirt(options, image, cmdline);
+  if (launcher_ == "libvirt") return launch_libvirt(options, image, kernel_cmdline(options));
+  prepare_qemu(options, image, kernel_cmdline(options));
+  return spawn_qemu(options);
+}
+
+// The QEMU command line; everything in it but the run directory goes into
+// the snapshot key, so keep per-guest state under dir_.
+void Guest::prepare_qemu(const GuestOptions& options, const fs::path& image, const std::string& cmdline) {
   argv_ = {options.qemu, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"};
   for (auto& a : accel_args(accel_)) argv_.push_back(a);
   argv_.insert(argv_.end(), {"-m", std::to_string(options.memory_mb), "-smp", std::to_string(options.cpus),
@@ -309,10 +462,14 @@ Status Guest::launch(const GuestOptions& options, const fs::path& image) {
   if (options.virtio_serial)
     argv_.insert(argv_.end(), {"-device", "virtio-serial-pci",
                                "-device", "virtserialport,chardev=agent,name=org.tracebed.agent"});
-  argv_.insert(argv_.end(), {"-monitor", "none"});
-  if (options.interactive) {  // "-monitor none" would take mon:stdio's monitor away
-    argv_.erase(argv_.end() - 2, argv_.end());
-  }
+  // QMP: how a booted guest is saved as a snapshot and a new one restored.
+  if (!options.interactive)  // "-monitor none" would take mon:stdio's monitor away
+    argv_.insert(argv_.end(), {"-monitor", "none", "-qmp",
+                               fmt::format("unix:{},server=on,wait=off", (dir_ / "qmp.sock").string())});
+  snapshot_key_ = snapshot_key(argv_, dir_);
+}
+
+Status Guest::spawn_qemu(const GuestOptions& options) {
   if (!fs::is_regular_file(kernel_.vmlinuz))
     return Error{fmt::format("kernel image {} does not exist", kernel_.vmlinuz.string())};
 
@@ -357,6 +514,7 @@ Status Guest::launch(const GuestOptions& options, const fs::path& image) {
 Result<std::unique_ptr<Guest>> Guest::start_local(const GuestOptions& options) {
   std::unique_ptr<Guest> g(new Guest());
   g->launcher_ = "local";
+  g->boot_kind_ = "local";
   g->accel_ = "none";
   g->kernel_.name = "local";
   g->dir_ = make_run_dir();

@@ -57,6 +57,11 @@ struct GuestOptions {
   std::string launcher;
   std::string libvirt_uri;  // empty: $TRACEBED_LIBVIRT_URI, else libvirt's default
   std::filesystem::path catalogue;  // empty: Catalogue::default_path()
+  // Start from a saved snapshot of this command line's booted guest, or
+  // save one after a cold boot (framework/vm/snapshot.h). Qemu launcher,
+  // non-interactive guests with the agent on virtio-serial only;
+  // $TRACEBED_NO_SNAPSHOT=1 turns it off too.
+  bool snapshot = true;
 };
 
 class Guest {
@@ -96,7 +101,15 @@ class Guest {
   const std::string& accelerator() const { return accel_; }
   const std::string& launcher() const { return launcher_; }
   unsigned ncpus() const { return ncpus_; }
+  // From QEMU's start (or libvirt's) to the agent's answer: a cold boot or
+  // a restore from a snapshot, as boot_kind() says ("boot", "restore", "local").
   double boot_seconds() const { return boot_seconds_; }
+  const std::string& boot_kind() const { return boot_kind_; }
+  // Time spent saving this guest as a snapshot after its boot (0: not saved).
+  double save_seconds() const { return save_seconds_; }
+  // The snapshot file of this guest's command line, whether or not it
+  // exists yet; empty for guests that take none (libvirt, local, interactive).
+  std::filesystem::path snapshot_path() const;
   const std::filesystem::path& console_path() const { return console_path_; }
   std::string console_text();
   std::vector<std::string> qemu_command() const { return argv_; }
@@ -106,7 +119,15 @@ class Guest {
   static Result<std::unique_ptr<Guest>> start(const GuestOptions& options, const KernelFiles& kernel,
                                               const std::filesystem::path& image, const std::string& accel,
                                               std::chrono::seconds boot_timeout);
+  static Result<std::unique_ptr<Guest>> restore(const GuestOptions& options, const KernelFiles& kernel,
+                                                const std::filesystem::path& image, const std::string& accel);
   Status launch(const GuestOptions& options, const std::filesystem::path& image);
+  void prepare_qemu(const GuestOptions& options, const std::filesystem::path& image, const std::string& cmdline);
+  Status spawn_qemu(const GuestOptions& options);
+  Status connect_agent_socket();
+  Status refresh_after_restore();
+  void save_snapshot(const GuestOptions& options);
+  bool snapshot_wanted(const GuestOptions& options) const;
   static Result<std::unique_ptr<Guest>> start_local(const GuestOptions& options);
   Status launch_libvirt(const GuestOptions& options, const std::filesystem::path& image, const std::string& cmdline);
   Result<std::unique_ptr<agent::Client>> connect_libvirt_agent();
@@ -120,6 +141,10 @@ class Guest {
   std::string release_;
   unsigned ncpus_ = 0;
   double boot_seconds_ = 0;
+  double save_seconds_ = 0;
+  std::string boot_kind_ = "boot";
+  bool agent_on_serial_ = false;  // the cold boot fell back to the serial port
+  std::string snapshot_key_;      // of the QEMU command line, before -incoming
   std::filesystem::path dir_;
   std::filesystem::path console_path_;
   std::vector<std::string> argv_;

@@ -1,0 +1,86 @@
+#include "framework/vm/snapshot.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tracebed::vm {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class SnapshotKey : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / fmt::format("tracebed-snapshot-test-{}", getpid());
+    fs::create_directories(dir_);
+    kernel_ = dir_ / "bzImage";
+    std::ofstream(kernel_) << "kernel one";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::vector<std::string> argv(const fs::path& run) const {
+    return {"qemu-system-x86_64", "-kernel", kernel_.string(), "-chardev",
+            "socket,id=agent,path=" + (run / "agent.sock").string(), "-m", "512"};
+  }
+  fs::path dir_, kernel_;
+};
+
+TEST_F(SnapshotKey, TheRunDirectoryIsNotPartOfIt) {
+  EXPECT_EQ(snapshot_key(argv("/run/a"), "/run/a"), snapshot_key(argv("/run/bb"), "/run/bb"));
+}
+
+TEST_F(SnapshotKey, EveryOtherArgumentIs) {
+  auto base = argv("/run/a");
+  auto more_memory = base;
+  more_memory.back() = "1024";
+  EXPECT_NE(snapshot_key(base, "/run/a"), snapshot_key(more_memory, "/run/a"));
+}
+
+TEST_F(SnapshotKey, AKernelRebuiltAtTheSamePathIsAnotherKey) {
+  std::string before = snapshot_key(argv("/run/a"), "/run/a");
+  std::ofstream(kernel_) << "kernel two, longer";
+  EXPECT_NE(snapshot_key(argv("/run/a"), "/run/a"), before);
+}
+
+TEST(SnapshotMeta, RoundTrips) {
+  fs::path file = fs::temp_directory_path() / fmt::format("tracebed-snapshot-meta-{}.json", getpid());
+  SnapshotMeta m{.kernel = "debian-6.12", .release = "6.12.107+deb13-cloud-amd64",
+                 .qemu_version = "QEMU emulator version 7.2.22", .created = "2026-11-27T04:00:00Z",
+                 .ncpus = 2, .bytes = 123456789, .boot_seconds = 6.25, .save_seconds = 0.5};
+  ASSERT_TRUE(write_snapshot_meta(file, m).ok());
+  auto back = read_snapshot_meta(file);
+  fs::remove(file);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->kernel, m.kernel);
+  EXPECT_EQ(back->release, m.release);
+  EXPECT_EQ(back->qemu_version, m.qemu_version);
+  EXPECT_EQ(back->created, m.created);
+  EXPECT_EQ(back->ncpus, 2u);
+  EXPECT_EQ(back->bytes, 123456789u);
+  EXPECT_DOUBLE_EQ(back->boot_seconds, 6.25);
+}
+
+TEST(SnapshotMeta, NotJsonSaysWhichFile) {
+  fs::path file = fs::temp_directory_path() / fmt::format("tracebed-snapshot-bad-{}.json", getpid());
+  std::ofstream(file) << "{ truncated";
+  auto back = read_snapshot_meta(file);
+  fs::remove(file);
+  ASSERT_FALSE(back.ok());
+  EXPECT_THAT(back.error().message, HasSubstr(file.string()));
+}
+
+TEST(MigrationUri, FilesGoThroughCat) {
+  EXPECT_EQ(migration_uri_to("/c/snapshots/k/state.partial").value(), "exec:cat > '/c/snapshots/k/state.partial'");
+  EXPECT_EQ(migration_uri_from("/c/snapshots/k/state").value(), "exec:cat '/c/snapshots/k/state'");
+  auto quoted = migration_uri_to("/c/it's/state");
+  ASSERT_FALSE(quoted.ok());
+  EXPECT_THAT(quoted.error().message, HasSubstr("single quote"));
+}
+
+}  // namespace
+}  // namespace tracebed::vm

@@ -1,0 +1,136 @@
+// Snapshot restore (framework/vm/snapshot.h) against real QEMU: a restored
+// guest is a working guest with its clock stepped to now; a snapshot that
+// cannot be used costs a warning and a cold boot, never a failure; a panic
+// after a restore is reported as after a boot. Each test gets a command line
+// of its own (an unused kernel argument), hence a snapshot no other suite
+// running at the same time restores from.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/testing/guest_environment.h"
+#include "framework/vm/snapshot.h"
+
+namespace tracebed {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class Snapshot : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (vm::snapshots_disabled_by_environment()) GTEST_SKIP() << "needs snapshots: TRACEBED_NO_SNAPSHOT is set";
+    options_ = testing::environment().options();
+    if (options_.launcher != "qemu" && !options_.launcher.empty())
+      GTEST_SKIP() << "needs the qemu launcher: snapshots are saved through QMP";
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    options_.cmdline_extra += fmt::format(" tracebed.snapshot_test={}.{}", getpid(), info->name());
+  }
+  void TearDown() override {
+    if (!saved_.empty()) vm::discard_snapshot(vm::snapshot_files(saved_.parent_path().filename().string()));
+  }
+
+  // A guest of this test's command line; the first one boots and saves.
+  std::unique_ptr<vm::Guest> start() {
+    auto g = vm::Guest::boot(options_);
+    if (!g) throw std::runtime_error(g.error().message);
+    saved_ = (*g)->snapshot_path();
+    return std::move(g).value();
+  }
+  // Starts a guest and returns what it printed on stderr (the warnings).
+  std::string start_capturing(std::unique_ptr<vm::Guest>& g) {
+    ::testing::internal::CaptureStderr();
+    g = start();
+    return ::testing::internal::GetCapturedStderr();
+  }
+
+  vm::GuestOptions options_;
+  fs::path saved_;
+};
+
+TEST_F(Snapshot, SecondGuestIsRestoredAndWorks) {
+  auto first = start();
+  EXPECT_EQ(first->boot_kind(), "boot");
+  ASSERT_TRUE(fs::is_regular_file(first->snapshot_path())) << "the cold boot saves its guest";
+  EXPECT_GT(first->save_seconds(), 0);
+  // The saved guest goes on running after the save.
+  auto still = first->run({"true"});
+  ASSERT_TRUE(still.ok()) << still.error().message;
+  first.reset();
+
+  auto second = start();
+  EXPECT_EQ(second->boot_kind(), "restore");
+  EXPECT_EQ(second->release(), second->expected_release());
+  auto r = second->sh("uname -r; date +%s; cat /sys/kernel/tracing/tracing_on");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::istringstream lines(r->out);
+  std::string release, guest_now, tracing_on;
+  lines >> release >> guest_now >> tracing_on;
+  EXPECT_EQ(release, second->expected_release());
+  EXPECT_EQ(tracing_on, "1");
+  // The clock was stepped from the save's time to now.
+  auto host_now = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_NEAR(std::stoll(guest_now), host_now, 30);
+}
+
+TEST_F(Snapshot, TruncatedSnapshotFallsBackToAColdBoot) {
+  start().reset();
+  ASSERT_TRUE(fs::is_regular_file(saved_));
+  fs::resize_file(saved_, fs::file_size(saved_) / 2);
+  std::unique_ptr<vm::Guest> g;
+  std::string warnings = start_capturing(g);
+  EXPECT_THAT(warnings, HasSubstr("restoring the"));
+  EXPECT_THAT(warnings, HasSubstr("booting cold"));
+  EXPECT_EQ(g->boot_kind(), "boot");
+  auto r = g->run({"true"});
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  // The cold boot saved a good snapshot again.
+  g.reset();
+  EXPECT_EQ(start()->boot_kind(), "restore");
+}
+
+TEST_F(Snapshot, SnapshotOfAnotherQemuIsNotTried) {
+  start().reset();
+  fs::path meta = saved_.parent_path() / "meta.json";
+  auto m = vm::read_snapshot_meta(meta);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  m->qemu_version = "QEMU emulator version 5.2.0 (an older one)";
+  ASSERT_TRUE(vm::write_snapshot_meta(meta, *m).ok());
+  std::unique_ptr<vm::Guest> g;
+  std::string warnings = start_capturing(g);
+  EXPECT_THAT(warnings, HasSubstr("saved by QEMU emulator version 5.2.0"));
+  EXPECT_EQ(g->boot_kind(), "boot");
+}
+
+TEST_F(Snapshot, PanicAfterARestoreIsReportedWithTheConsole) {
+  start().reset();
+  auto g = start();
+  ASSERT_EQ(g->boot_kind(), "restore");
+  auto r = g->sh("echo c > /proc/sysrq-trigger");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("Kernel panic - not syncing: sysrq triggered crash"));
+  EXPECT_THAT(r.error().message, HasSubstr("Call Trace:"));
+  EXPECT_FALSE(g->alive());
+  // The snapshot is unharmed: the next guest restores and works.
+  g.reset();
+  g = start();
+  EXPECT_EQ(g->boot_kind(), "restore");
+  EXPECT_TRUE(g->run({"true"}).ok());
+}
+
+TEST_F(Snapshot, TurnedOffBootsColdAndSavesNothing) {
+  options_.snapshot = false;
+  auto g = start();
+  EXPECT_EQ(g->boot_kind(), "boot");
+  EXPECT_FALSE(fs::exists(g->snapshot_path()));
+}
+
+}  // namespace
+}  // namespace tracebed
