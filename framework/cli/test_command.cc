@@ -1,7 +1,9 @@
 // `tracebed test --kernel NAME [--junit FILE] [--filter F] [--suites a,b]
 // [--launcher qemu|libvirt] [--libvirt-uri URI] [--ktap]`: runs the guest
 // suite binaries against one kernel, prints a pass/skip/fail table and writes
-// JUnit XML. Each suite boots its own guest (framework/testing).
+// JUnit XML. Each suite starts its own guest (framework/testing), from a
+// snapshot of a booted one where it can (framework/vm/snapshot.h); with
+// -j N, N suites run at once.
 // `tracebed test --local` runs them on this machine's own kernel instead
 // (the agent runs here; tracefs through its local files), skipping every
 // suite with the reason when this machine cannot (not root, no tracefs).
@@ -10,6 +12,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +47,63 @@ std::vector<fs::path> suite_binaries() {
   return out;
 }
 
+// One suite binary's run: its results, and its output when held back
+// (parallel runs print each suite's output in one piece as it ends).
+struct SuiteOutcome {
+  std::vector<matrix::TestResult> tests;
+  std::string output, release, accelerator;
+  double wall_seconds = 0;
+
+  double start_seconds() const {
+    double s = 0;
+    for (const auto& t : tests) s += t.guest_start.seconds;
+    return s;
+  }
+  std::string summary() const {
+    int n[3] = {};
+    std::string starts;
+    for (const auto& t : tests) {
+      ++n[static_cast<int>(t.state)];
+      if (!t.guest_start.kind.empty())
+        starts += fmt::format("{}{} {:.2f} s", starts.empty() ? "" : ", ", t.guest_start.kind, t.guest_start.seconds);
+    }
+    return fmt::format("{} passed, {} skipped, {} failed in {:.1f} s ({}tests {:.1f} s)", n[0], n[1], n[2],
+                       wall_seconds, starts.empty() ? "" : starts + "; ", wall_seconds - start_seconds());
+  }
+};
+
+matrix::TestResult suite_row(const std::string& suite, matrix::State state, std::string message) {
+  matrix::TestResult t;
+  t.suite = suite;
+  t.name = "(suite)";
+  t.state = state;
+  t.message = std::move(message);
+  return t;
+}
+
+// Where the time went: guest starts (cold boots and snapshot restores) against tests.
+std::string time_summary(const std::vector<SuiteOutcome>& outcomes, double wall, size_t jobs) {
+  double start = 0, busy = 0;
+  int boots = 0, restores = 0;
+  for (const auto& o : outcomes) {
+    start += o.start_seconds();
+    busy += o.wall_seconds;
+    for (const auto& t : o.tests) {
+      boots += t.guest_start.kind == "boot";
+      restores += t.guest_start.kind == "restore";
+    }
+  }
+  return fmt::format("{:.1f} s wall, {} at a time; of {:.1f} s in suites, {:.1f} s starting guests ({} cold boots, "
+                     "{} snapshot restores)",
+                     wall, jobs, busy, start, boots, restores);
+}
+
+// One guest per CPU: a TCG guest keeps about one core busy.
+size_t default_jobs() {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<size_t>(n) : 1;
+}
+
 }  // namespace
 
 std::vector<std::string> launcher_args(const std::string& launcher, const std::string& libvirt_uri) {
@@ -55,7 +118,8 @@ void add_test_command(CLI::App& app) {
   struct Args {
     std::string kernel, junit, filter, launcher, libvirt_uri;
     std::vector<std::string> suites;
-    bool local = false, ktap = false;
+    bool local = false, ktap = false, no_snapshot = false;
+    unsigned jobs = 0;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("-k,--kernel", args->kernel, "catalogue name or bzImage path (default: debian-6.12)");
@@ -66,6 +130,9 @@ void add_test_command(CLI::App& app) {
   cmd->add_flag("--local", args->local,
                 "run the suites on this machine's own kernel and tracefs (as root; skipped, with the reason, where "
                 "that cannot work)");
+  cmd->add_option("-j,--jobs", args->jobs, "suites (guests) at a time (default: one per CPU)");
+  cmd->add_flag("--no-snapshot", args->no_snapshot,
+                "boot every guest cold instead of restoring a saved one (also $TRACEBED_NO_SNAPSHOT=1)");
   cmd->add_flag("--ktap", args->ktap, "print KTAP on stdout (the table goes to stderr)");
   cmd->add_option("--launcher", args->launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
       ->check(CLI::IsMember({"qemu", "libvirt"}));
@@ -97,6 +164,7 @@ void add_test_command(CLI::App& app) {
       suites = std::move(chosen);
     }
     const std::string local_problem = args->local ? vm::local_tracing_problem() : "";
+    if (args->no_snapshot) setenv("TRACEBED_NO_SNAPSHOT", "1", 1);
     fs::path tmp = vm::cache_dir() / "run" / fmt::format("test-{}", getpid());
     fs::create_directories(tmp);
     // gtest's XML report, read as `tracebed matrix` reads it: unlike its
@@ -104,37 +172,72 @@ void add_test_command(CLI::App& app) {
     matrix::KernelRun run;
     run.kernel = args->kernel;
     const auto timeout = std::chrono::seconds(std::chrono::hours(2));
-    for (const auto& suite : suites) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<SuiteOutcome> outcomes(suites.size());
+    auto run_suite = [&](size_t i, vm::Output output) {
+      const fs::path& suite = suites[i];
+      SuiteOutcome& o = outcomes[i];
       const std::string name = suite.filename().string();
       if (!local_problem.empty()) {
-        matrix::TestResult skipped;
-        skipped.suite = name;
-        skipped.name = "(suite)";
-        skipped.state = matrix::State::skip;
-        skipped.message = local_problem;
-        run.tests.push_back(std::move(skipped));
-        continue;
+        o.tests.push_back(suite_row(name, matrix::State::skip, local_problem));
+        return;
       }
       if (!fs::exists(suite)) {
-        matrix::TestResult missing;
-        missing.suite = name;
-        missing.name = "(suite)";
-        missing.state = matrix::State::fail;
-        missing.message = "suite binary not built: " + suite.string();
-        run.tests.push_back(std::move(missing));
-        continue;
+        o.tests.push_back(suite_row(name, matrix::State::fail, "suite binary not built: " + suite.string()));
+        return;
       }
       fs::path report = tmp / (name + ".xml");
       std::vector<std::string> argv = {suite.string(), "--tracebed_kernel=" + args->kernel,
                                        "--gtest_output=xml:" + report.string(), "--gtest_brief=1"};
       if (!args->filter.empty()) argv.push_back("--gtest_filter=" + args->filter);
       for (const auto& a : launcher_args(args->launcher, args->libvirt_uri)) argv.push_back(a);
-      fmt::print(stderr, "tracebed: running {} on {}\n", name, args->kernel);
-      auto r = vm::run_process(argv, timeout, vm::Output::to_stderr);
-      if (!r) fail(r.error().message);
-      auto got = matrix::suite_results(name, report, r->status, false, timeout, {}, &run.release, &run.accelerator);
-      run.tests.insert(run.tests.end(), got.begin(), got.end());
+      auto started = std::chrono::steady_clock::now();
+      auto r = vm::run_process(argv, timeout, output);
+      o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      if (!r) {
+        o.tests.push_back(suite_row(name, matrix::State::fail, r.error().message));
+        return;
+      }
+      o.output = std::move(r->output);
+      o.tests = matrix::suite_results(name, report, r->status, false, timeout, {}, &o.release, &o.accelerator);
+    };
+    const size_t jobs = std::max<size_t>(1, std::min<size_t>(args->jobs > 0 ? args->jobs : default_jobs(), suites.size()));
+    std::mutex print_mutex;
+    size_t finished = 0;
+    auto report_suite = [&](size_t i) {
+      std::lock_guard lock(print_mutex);
+      const SuiteOutcome& o = outcomes[i];
+      // Parallel suites' output is held until each ends, so it reads as one block.
+      if (!o.output.empty()) fmt::print(stderr, "{}", o.output);
+      fmt::print(stderr, "tracebed: [{}/{}] {} on {}: {}\n", ++finished, suites.size(), suites[i].filename().string(),
+                 args->kernel, o.summary());
+    };
+    if (jobs == 1) {
+      for (size_t i = 0; i < suites.size(); ++i) {
+        fmt::print(stderr, "tracebed: running {} on {}\n", suites[i].filename().string(), args->kernel);
+        run_suite(i, vm::Output::to_stderr);
+        report_suite(i);
+      }
+    } else {
+      fmt::print(stderr, "tracebed: {} suites on {}, {} at a time\n", suites.size(), args->kernel, jobs);
+      std::atomic<size_t> next{0};
+      std::vector<std::thread> workers;
+      for (size_t w = 0; w < jobs; ++w)
+        workers.emplace_back([&] {
+          for (size_t i; (i = next++) < suites.size();) {
+            run_suite(i, vm::Output::capture);
+            report_suite(i);
+          }
+        });
+      for (auto& w : workers) w.join();
     }
+    // Results in the suites' own order, whatever order they finished in.
+    for (auto& o : outcomes) {
+      if (run.release.empty()) run.release = o.release;
+      if (run.accelerator.empty()) run.accelerator = o.accelerator;
+      run.tests.insert(run.tests.end(), o.tests.begin(), o.tests.end());
+    }
+    run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::error_code ec;
     fs::remove_all(tmp, ec);
 
@@ -156,6 +259,7 @@ void add_test_command(CLI::App& app) {
     const int failed = run.count(matrix::State::fail);
     fmt::print(table, "\n{}: {} passed, {} skipped, {} failed\n", args->kernel, run.count(matrix::State::pass),
                run.count(matrix::State::skip), failed);
+    fmt::print(table, "{}\n", time_summary(outcomes, run.wall_seconds, jobs));
     for (const auto& t : run.tests) {
       if (t.state != matrix::State::fail) continue;
       fmt::print(table, "\nFAIL {}\n{}{}\n", t.full_name(), t.location.empty() ? "" : t.location + "\n", t.message);

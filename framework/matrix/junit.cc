@@ -81,6 +81,9 @@ void on_start(void* data, const XML_Char* name, const XML_Char** atts) {
     const char* k = attr(atts, "name");
     const char* v = attr(atts, "value");
     if (k && v) p->out.properties.emplace(k, v);
+    if (k && v && p->in_case && std::strcmp(k, "guest_start") == 0) p->current.guest_start.kind = v;
+    if (k && v && p->in_case && std::strcmp(k, "guest_start_seconds") == 0)
+      p->current.guest_start.seconds = std::strtod(v, nullptr);
   }
 }
 

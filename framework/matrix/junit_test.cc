@@ -37,6 +37,28 @@ TEST(ReadJunit, GtestXmlStatesMessagesAndProperties) {
   EXPECT_EQ(f->properties.at("accelerator"), "tcg");
 }
 
+TEST(ReadJunit, GuestStartIsTheCaseThatWaitedForIt) {
+  // As gtest writes RecordProperty from framework/testing's listener.
+  auto f = read_junit(R"(<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="2" name="AllTests">
+  <testsuite name="Hist" tests="2">
+    <testcase name="First" status="run" result="completed" time="1.2" classname="Hist">
+      <properties>
+        <property name="guest_start" value="restore"/>
+        <property name="guest_start_seconds" value="0.734"/>
+      </properties>
+    </testcase>
+    <testcase name="Second" status="run" result="completed" time="0.5" classname="Hist"/>
+  </testsuite>
+</testsuites>)", "hist.xml");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ(f->tests.size(), 2u);
+  EXPECT_EQ(f->tests[0].guest_start.kind, "restore");
+  EXPECT_DOUBLE_EQ(f->tests[0].guest_start.seconds, 0.734);
+  EXPECT_EQ(f->tests[1].guest_start.kind, "");
+  EXPECT_EQ(f->tests[1].guest_start.seconds, 0);
+}
+
 TEST(ReadJunit, TracebedTestOutputWithSkipAttributeOnly) {
   auto f = read_junit(testdata("tracebed_test_junit.xml"), "t.xml");
   ASSERT_TRUE(f.ok()) << f.error().message;
@@ -81,9 +103,9 @@ TEST(WriteJunit, RoundTripsStatesMessagesAndRelease) {
   run.kernel = "debian-6.1";
   run.release = "6.1.0-56-cloud-amd64";
   run.accelerator = "tcg";
-  run.tests = {{"Smoke", "Boots", State::pass, "", "", "", 1.5},
-               {"Smoke", "Timerlat", State::skip, "needs timerlat: <none> & \"quotes\"", "a.cc:3", "", 0},
-               {"tracebed_suite_hist", "(suite)", State::fail, "exited with status 134", "", "Kernel panic\x01 - x", 0}};
+  run.tests = {{"Smoke", "Boots", State::pass, "", "", "", 1.5, {}},
+               {"Smoke", "Timerlat", State::skip, "needs timerlat: <none> & \"quotes\"", "a.cc:3", "", 0, {}},
+               {"tracebed_suite_hist", "(suite)", State::fail, "exited with status 134", "", "Kernel panic\x01 - x", 0, {}}};
   std::string xml = write_junit(run);
   auto back = read_junit(xml, "written.xml");
   ASSERT_TRUE(back.ok()) << back.error().message << "\n" << xml;

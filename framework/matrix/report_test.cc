@@ -22,16 +22,16 @@ Matrix sample() {
   a.release = "6.12.107+deb13-cloud-amd64";
   a.accelerator = "tcg";
   a.wall_seconds = 120;
-  a.tests = {{"Basics", "Mounted", State::pass, "", "", "", 20},
-             {"Basics", "Timerlat", State::pass, "", "", "", 1}};
+  a.tests = {{"Basics", "Mounted", State::pass, "", "", "", 20, {}},
+             {"Basics", "Timerlat", State::pass, "", "", "", 1, {}}};
   KernelRun b;
   b.kernel = "debian-5.10";
   b.expected_release = "5.10.0-32-cloud-amd64";
   b.wall_seconds = 60;
-  b.tests = {{"Basics", "Mounted", State::fail, "Value of: x\n  Actual: <false> | \"quoted\"", "b.cc:7", "", 3},
-             {"Basics", "Timerlat", State::skip, "needs timerlat: available_tracers has no timerlat", "b.cc:9", "", 0},
+  b.tests = {{"Basics", "Mounted", State::fail, "Value of: x\n  Actual: <false> | \"quoted\"", "b.cc:7", "", 3, {}},
+             {"Basics", "Timerlat", State::skip, "needs timerlat: available_tracers has no timerlat", "b.cc:9", "", 0, {}},
              {"tracebed_suite_hist", "(suite)", State::fail, "exited with status 137 without a report", "",
-              "[   12.3] Kernel panic - not syncing: <script>alert(1)</script>", 0}};
+              "[   12.3] Kernel panic - not syncing: <script>alert(1)</script>", 0, {}}};
   m.kernels = {a, b};
   return m;
 }
@@ -111,7 +111,7 @@ TEST(Ktap, AllSkippedSuiteIsSkipped) {
   KernelRun k;
   k.kernel = "k";
   k.release = "r";
-  k.tests = {{"Fprobe", "A", State::skip, "needs fprobe", "", "", 0}};
+  k.tests = {{"Fprobe", "A", State::skip, "needs fprobe", "", "", 0, {}}};
   EXPECT_THAT(write_ktap(k), HasSubstr("ok 1 Fprobe # SKIP all cases skipped\n"));
 }
 

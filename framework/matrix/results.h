@@ -24,6 +24,12 @@ struct TestResult {
   std::string location; // "file:line" of the skip or first failure, if any
   std::string console;  // log/console excerpt when the suite died
   double seconds = 0;
+  // When the test started its binary's guest (framework/testing stamps the
+  // test that waited for it): how and how long it took, part of `seconds`.
+  struct GuestStart {
+    std::string kind;  // "boot" or "restore" (from a snapshot); empty: none
+    double seconds = 0;
+  } guest_start;
 
   std::string full_name() const { return suite + "." + name; }
   // The first line of the message (table cells, KTAP SKIP reasons).

@@ -138,7 +138,7 @@ KernelRun run_kernel(const RunOptions& o, const KernelJob& job, const std::strin
     ++i;
     std::string base = suite.filename().string();
     if (!fs::exists(suite)) {
-      run.tests.push_back({base, "(suite)", State::fail, "suite binary not built: " + suite.string(), "", "", 0});
+      run.tests.push_back({base, "(suite)", State::fail, "suite binary not built: " + suite.string(), "", "", 0, {}});
       continue;
     }
     fs::path junit = dir / (base + ".xml");
@@ -152,7 +152,7 @@ KernelRun run_kernel(const RunOptions& o, const KernelJob& job, const std::strin
     say(fmt::format("{}: {} ({}/{})", job.kernel, base, i, o.suites.size()));
     auto r = run_logged(argv, log, o.suite_timeout);
     if (!r) {
-      run.tests.push_back({base, "(suite)", State::fail, r.error().message, "", "", 0});
+      run.tests.push_back({base, "(suite)", State::fail, r.error().message, "", "", 0, {}});
       continue;
     }
     fs::path console;

@@ -44,6 +44,10 @@ class GuestListener : public ::testing::EmptyTestEventListener {
     ::testing::Test::RecordProperty("kernel_release", g->release());
     ::testing::Test::RecordProperty("accelerator", g->accelerator());
     ::testing::Test::RecordProperty("launcher", g->launcher());
+    if (auto start = g_env->take_guest_start()) {
+      ::testing::Test::RecordProperty("guest_start", start->first);
+      ::testing::Test::RecordProperty("guest_start_seconds", fmt::format("{:.3f}", start->second));
+    }
     if (!g->alive()) return;  // the test's own failure already says why
     if (Status st = g->check_console(); !st) ADD_FAILURE() << st.error().message;
   }
@@ -115,8 +119,11 @@ void GuestEnvironment::boot() {
     return;
   }
   guest_ = std::move(g).value();
-  fmt::print(stderr, "tracebed: {} guest ({}) ready in {:.2f} s under {} ({} launcher)\n", options_.kernel,
-             guest_->release(), guest_->boot_seconds(), guest_->accelerator(), guest_->launcher());
+  guest_start_ = std::make_pair(guest_->boot_kind(), guest_->boot_seconds());
+  fmt::print(stderr, "tracebed: {} guest ({}) ready in {:.2f} s ({}) under {} ({} launcher){}\n", options_.kernel,
+             guest_->release(), guest_->boot_seconds(), guest_->boot_kind(), guest_->accelerator(),
+             guest_->launcher(),
+             guest_->save_seconds() > 0 ? fmt::format(", saved as a snapshot in {:.2f} s", guest_->save_seconds()) : "");
 }
 
 void GuestEnvironment::TearDown() {

@@ -16,6 +16,8 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,9 @@ class GuestEnvironment : public ::testing::Environment {
   uint64_t boots() const { return boots_; }
 
   vm::Guest* guest() { return guest_.get(); }
+  // How the last guest started ("boot" or "restore") and in how many
+  // seconds, once: the listener stamps the test that waited for it.
+  std::optional<std::pair<std::string, double>> take_guest_start() { return std::exchange(guest_start_, std::nullopt); }
   const vm::GuestOptions& options() const { return options_; }
   const std::string& boot_error() const { return boot_error_; }
   // Fetches the declared Debian tools once and adds them to the image.
@@ -57,6 +62,7 @@ class GuestEnvironment : public ::testing::Environment {
   bool debian_tools_fetched_ = false;
   bool booted_ = false;
   uint64_t boots_ = 0;
+  std::optional<std::pair<std::string, double>> guest_start_;
 };
 
 // The guest of this test binary. Calling it when the boot failed fails the
