@@ -19,6 +19,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -27,6 +28,7 @@
 #include "framework/matrix/junit.h"
 #include "framework/matrix/report.h"
 #include "framework/matrix/runner.h"
+#include "framework/matrix/schedule.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/local_tracing.h"
 #include "framework/vm/process.h"
@@ -47,8 +49,8 @@ std::vector<fs::path> suite_binaries() {
   return out;
 }
 
-// One suite binary's run: its results, and its output when held back
-// (parallel runs print each suite's output in one piece as it ends).
+// One suite binary's run (or one shard of it): its results, and its output
+// when held back (parallel runs print each one's output in one piece).
 struct SuiteOutcome {
   std::vector<matrix::TestResult> tests;
   std::string output, release, accelerator;
@@ -102,6 +104,135 @@ std::string time_summary(const std::vector<SuiteOutcome>& outcomes, double wall,
 size_t default_jobs() {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<size_t>(n) : 1;
+}
+
+// The cases of a suite binary the filter selects, in its own order
+// (--gtest_list_tests: "Suite." lines, then indented case names).
+std::vector<std::string> listed_cases(const fs::path& suite, const std::string& filter) {
+  std::vector<std::string> argv = {suite.string(), "--gtest_list_tests"};
+  if (!filter.empty()) argv.push_back("--gtest_filter=" + filter);
+  auto r = vm::run_process(argv, std::chrono::seconds(60));
+  std::vector<std::string> out;
+  if (!r || r->status != 0) return out;
+  std::istringstream in(r->output);
+  std::string group;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line.starts_with("tracebed:")) continue;
+    std::string name = line.substr(0, line.find("  #"));  // parameterised cases carry a comment
+    while (!name.empty() && name.back() == ' ') name.pop_back();
+    if (name.empty()) continue;
+    if (name[0] != ' ') group = name;
+    else out.push_back(group + name.substr(name.find_first_not_of(' ')));
+  }
+  return out;
+}
+
+// Puts a sharded suite's cases back in the order the binary lists them.
+void in_listed_order(std::vector<matrix::TestResult>& tests, const std::vector<std::string>& listed) {
+  std::map<std::string, size_t> rank;
+  for (size_t i = 0; i < listed.size(); ++i) rank.emplace(listed[i], i);
+  std::stable_sort(tests.begin(), tests.end(), [&](const auto& a, const auto& b) {
+    auto ra = rank.find(a.full_name()), rb = rank.find(b.full_name());
+    return (ra == rank.end() ? listed.size() : ra->second) < (rb == rank.end() ? listed.size() : rb->second);
+  });
+}
+
+struct TestRunArgs {
+  std::string kernel, filter, launcher, libvirt_uri, local_problem;
+  size_t jobs = 1;
+};
+
+// Runs the suites (sharded and ordered by matrix::schedule_suites), returns
+// one outcome per suite in the order given, shards merged.
+std::vector<SuiteOutcome> run_suites(const std::vector<fs::path>& suites, const TestRunArgs& a, const fs::path& tmp) {
+  const auto timeout = std::chrono::seconds(std::chrono::hours(2));
+  fs::path timings_file = vm::cache_dir() / "timings" / (matrix::file_name_for(a.kernel) + ".json");
+  auto timings = matrix::read_suite_timings(timings_file);
+  std::vector<std::vector<std::string>> cases(suites.size());
+  std::vector<matrix::SuiteToSchedule> plan_in;
+  for (size_t i = 0; i < suites.size(); ++i) {
+    std::string name = suites[i].filename().string();
+    if (a.local_problem.empty() && fs::exists(suites[i])) cases[i] = listed_cases(suites[i], a.filter);
+    auto t = timings.find(name);
+    plan_in.push_back({name, cases[i].size(), t == timings.end() ? -1 : t->second});
+  }
+  const auto plan = matrix::schedule_suites(plan_in, a.jobs);
+  std::vector<SuiteOutcome> shards(plan.size());
+
+  auto run_one = [&](size_t p, vm::Output output) {
+    const auto& unit = plan[p];
+    const fs::path& suite = suites[unit.suite];
+    const std::string name = suite.filename().string();
+    SuiteOutcome& o = shards[p];
+    if (!a.local_problem.empty()) return o.tests.push_back(suite_row(name, matrix::State::skip, a.local_problem));
+    if (!fs::exists(suite))
+      return o.tests.push_back(suite_row(name, matrix::State::fail, "suite binary not built: " + suite.string()));
+    fs::path report = tmp / fmt::format("{}.{}.xml", name, unit.shard);
+    std::vector<std::string> argv;
+    // gtest takes its shard only from the environment.
+    if (unit.shards > 1)
+      argv = {"env", fmt::format("GTEST_TOTAL_SHARDS={}", unit.shards), fmt::format("GTEST_SHARD_INDEX={}", unit.shard)};
+    argv.insert(argv.end(), {suite.string(), "--tracebed_kernel=" + a.kernel, "--gtest_output=xml:" + report.string(),
+                             "--gtest_brief=1"});
+    if (!a.filter.empty()) argv.push_back("--gtest_filter=" + a.filter);
+    for (const auto& f : launcher_args(a.launcher, a.libvirt_uri)) argv.push_back(f);
+    auto started = std::chrono::steady_clock::now();
+    auto r = vm::run_process(argv, timeout, output);
+    o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!r) return o.tests.push_back(suite_row(name, matrix::State::fail, r.error().message));
+    o.output = std::move(r->output);
+    o.tests = matrix::suite_results(name, report, r->status, false, timeout, {}, &o.release, &o.accelerator);
+  };
+  std::mutex print_mutex;
+  size_t finished = 0;
+  auto report_one = [&](size_t p) {
+    std::lock_guard lock(print_mutex);
+    const SuiteOutcome& o = shards[p];
+    if (!o.output.empty()) fmt::print(stderr, "{}", o.output);
+    const auto& unit = plan[p];
+    fmt::print(stderr, "tracebed: [{}/{}] {}{} on {}: {}\n", ++finished, plan.size(),
+               suites[unit.suite].filename().string(),
+               unit.shards > 1 ? fmt::format(" (shard {}/{})", unit.shard + 1, unit.shards) : "", a.kernel,
+               o.summary());
+  };
+  if (a.jobs == 1) {
+    for (size_t p = 0; p < plan.size(); ++p) {
+      fmt::print(stderr, "tracebed: running {} on {}\n", suites[plan[p].suite].filename().string(), a.kernel);
+      run_one(p, vm::Output::to_stderr);
+      report_one(p);
+    }
+  } else {
+    fmt::print(stderr, "tracebed: {} suites on {} as {} runs, {} at a time\n", suites.size(), a.kernel, plan.size(),
+               a.jobs);
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> workers;
+    for (size_t w = 0; w < a.jobs; ++w)
+      workers.emplace_back([&] {
+        for (size_t p; (p = next++) < plan.size();) {
+          run_one(p, vm::Output::capture);
+          report_one(p);
+        }
+      });
+    for (auto& w : workers) w.join();
+  }
+
+  // Back to one outcome per suite, in the suites' order; remember the times.
+  std::vector<SuiteOutcome> out(suites.size());
+  for (size_t p = 0; p < plan.size(); ++p) {
+    SuiteOutcome& o = out[plan[p].suite];
+    SuiteOutcome& shard = shards[p];
+    o.tests.insert(o.tests.end(), shard.tests.begin(), shard.tests.end());
+    o.wall_seconds += shard.wall_seconds;
+    if (o.release.empty()) o.release = shard.release;
+    if (o.accelerator.empty()) o.accelerator = shard.accelerator;
+  }
+  for (size_t i = 0; i < suites.size(); ++i) {
+    in_listed_order(out[i].tests, cases[i]);
+    // Timed with the whole suite selected: a filtered run says little.
+    if (a.filter.empty() && a.local_problem.empty()) timings[suites[i].filename().string()] = out[i].wall_seconds;
+  }
+  if (a.filter.empty() && a.local_problem.empty()) (void)matrix::write_suite_timings(timings_file, timings);
+  return out;
 }
 
 }  // namespace
@@ -163,75 +294,18 @@ void add_test_command(CLI::App& app) {
       }
       suites = std::move(chosen);
     }
-    const std::string local_problem = args->local ? vm::local_tracing_problem() : "";
     if (args->no_snapshot) setenv("TRACEBED_NO_SNAPSHOT", "1", 1);
     fs::path tmp = vm::cache_dir() / "run" / fmt::format("test-{}", getpid());
     fs::create_directories(tmp);
+    TestRunArgs run_args{args->kernel, args->filter, args->launcher, args->libvirt_uri,
+                         args->local ? vm::local_tracing_problem() : "", 1};
+    run_args.jobs = std::max<size_t>(1, args->jobs > 0 ? args->jobs : default_jobs());
     // gtest's XML report, read as `tracebed matrix` reads it: unlike its
     // JSON, the XML keeps GTEST_SKIP's reason.
     matrix::KernelRun run;
     run.kernel = args->kernel;
-    const auto timeout = std::chrono::seconds(std::chrono::hours(2));
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<SuiteOutcome> outcomes(suites.size());
-    auto run_suite = [&](size_t i, vm::Output output) {
-      const fs::path& suite = suites[i];
-      SuiteOutcome& o = outcomes[i];
-      const std::string name = suite.filename().string();
-      if (!local_problem.empty()) {
-        o.tests.push_back(suite_row(name, matrix::State::skip, local_problem));
-        return;
-      }
-      if (!fs::exists(suite)) {
-        o.tests.push_back(suite_row(name, matrix::State::fail, "suite binary not built: " + suite.string()));
-        return;
-      }
-      fs::path report = tmp / (name + ".xml");
-      std::vector<std::string> argv = {suite.string(), "--tracebed_kernel=" + args->kernel,
-                                       "--gtest_output=xml:" + report.string(), "--gtest_brief=1"};
-      if (!args->filter.empty()) argv.push_back("--gtest_filter=" + args->filter);
-      for (const auto& a : launcher_args(args->launcher, args->libvirt_uri)) argv.push_back(a);
-      auto started = std::chrono::steady_clock::now();
-      auto r = vm::run_process(argv, timeout, output);
-      o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      if (!r) {
-        o.tests.push_back(suite_row(name, matrix::State::fail, r.error().message));
-        return;
-      }
-      o.output = std::move(r->output);
-      o.tests = matrix::suite_results(name, report, r->status, false, timeout, {}, &o.release, &o.accelerator);
-    };
-    const size_t jobs = std::max<size_t>(1, std::min<size_t>(args->jobs > 0 ? args->jobs : default_jobs(), suites.size()));
-    std::mutex print_mutex;
-    size_t finished = 0;
-    auto report_suite = [&](size_t i) {
-      std::lock_guard lock(print_mutex);
-      const SuiteOutcome& o = outcomes[i];
-      // Parallel suites' output is held until each ends, so it reads as one block.
-      if (!o.output.empty()) fmt::print(stderr, "{}", o.output);
-      fmt::print(stderr, "tracebed: [{}/{}] {} on {}: {}\n", ++finished, suites.size(), suites[i].filename().string(),
-                 args->kernel, o.summary());
-    };
-    if (jobs == 1) {
-      for (size_t i = 0; i < suites.size(); ++i) {
-        fmt::print(stderr, "tracebed: running {} on {}\n", suites[i].filename().string(), args->kernel);
-        run_suite(i, vm::Output::to_stderr);
-        report_suite(i);
-      }
-    } else {
-      fmt::print(stderr, "tracebed: {} suites on {}, {} at a time\n", suites.size(), args->kernel, jobs);
-      std::atomic<size_t> next{0};
-      std::vector<std::thread> workers;
-      for (size_t w = 0; w < jobs; ++w)
-        workers.emplace_back([&] {
-          for (size_t i; (i = next++) < suites.size();) {
-            run_suite(i, vm::Output::capture);
-            report_suite(i);
-          }
-        });
-      for (auto& w : workers) w.join();
-    }
-    // Results in the suites' own order, whatever order they finished in.
+    auto outcomes = run_suites(suites, run_args, tmp);
     for (auto& o : outcomes) {
       if (run.release.empty()) run.release = o.release;
       if (run.accelerator.empty()) run.accelerator = o.accelerator;
@@ -259,7 +333,7 @@ void add_test_command(CLI::App& app) {
     const int failed = run.count(matrix::State::fail);
     fmt::print(table, "\n{}: {} passed, {} skipped, {} failed\n", args->kernel, run.count(matrix::State::pass),
                run.count(matrix::State::skip), failed);
-    fmt::print(table, "{}\n", time_summary(outcomes, run.wall_seconds, jobs));
+    fmt::print(table, "{}\n", time_summary(outcomes, run.wall_seconds, run_args.jobs));
     for (const auto& t : run.tests) {
       if (t.state != matrix::State::fail) continue;
       fmt::print(table, "\nFAIL {}\n{}{}\n", t.full_name(), t.location.empty() ? "" : t.location + "\n", t.message);
