@@ -1,11 +1,16 @@
-// Guest costs: boot to agent-ready, an agent round trip for a small read, and
-// guest -> host throughput of ring-buffer pages.
+// Guest costs: a cold boot to agent-ready, saving a booted guest as a
+// snapshot and restoring one to agent-ready (framework/vm/snapshot.h), an
+// agent round trip for a small read, and guest -> host throughput of
+// ring-buffer pages.
 //
 // Kernels come from $TRACEBED_BENCH_KERNELS (comma-separated, default
 // debian-6.12), so CTest's smoke run boots one kernel; boot medians per kernel:
 //   TRACEBED_BENCH_KERNELS=debian-5.10,debian-6.1 tracebed_vm_benchmarks
 //     --benchmark_filter=Boot --benchmark_repetitions=5
+// Restore medians over 20 restores:
+//   tracebed_vm_benchmarks --benchmark_filter=Restore --benchmark_repetitions=20
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -13,13 +18,24 @@
 #include <benchmark/benchmark.h>
 
 #include "framework/vm/guest.h"
+#include "framework/vm/snapshot.h"
 
 namespace tracebed::vm {
 namespace {
 
-GuestOptions options_for(const std::string& kernel) {
+GuestOptions options_for(const std::string& kernel, bool snapshot = true) {
   GuestOptions o;
   o.kernel = kernel;
+  o.snapshot = snapshot;
+  return o;
+}
+
+// A command line of the benchmark's own (an unused kernel argument), so its
+// snapshot is the benchmark's: "save" ones are removed after each save, the
+// "restore" one is kept for the next run (one file per kernel).
+GuestOptions own_snapshot_options(const std::string& kernel, const char* purpose) {
+  GuestOptions o = options_for(kernel);
+  o.cmdline_extra = fmt::format("tracebed.bench={}", purpose);
   return o;
 }
 
@@ -49,9 +65,55 @@ Guest* shared_guest(const std::string& kernel, benchmark::State& state) {
 
 void BM_BootToAgentReady(benchmark::State& state, std::string kernel) {
   for (auto _ : state) {
-    auto g = Guest::boot(options_for(kernel));
+    auto g = Guest::boot(options_for(kernel, false));
     if (!g) {
       state.SkipWithError(g.error().message.c_str());
+      return;
+    }
+    state.SetIterationTime((*g)->boot_seconds());
+    state.PauseTiming();
+    (void)(*g)->stop();
+    state.ResumeTiming();
+  }
+}
+
+// Each iteration boots cold and saves: the save's own time.
+void BM_SnapshotSave(benchmark::State& state, std::string kernel) {
+  GuestOptions o = own_snapshot_options(kernel, "save");
+  for (auto _ : state) {
+    auto g = Guest::boot(o);
+    if (!g) {
+      state.SkipWithError(g.error().message.c_str());
+      return;
+    }
+    if ((*g)->save_seconds() <= 0) {
+      state.SkipWithError("the guest was not saved (snapshots turned off?)");
+      return;
+    }
+    state.SetIterationTime((*g)->save_seconds());
+    state.counters["MiB"] = static_cast<double>(std::filesystem::file_size((*g)->snapshot_path())) / 1048576.0;
+    state.PauseTiming();
+    discard_snapshot(snapshot_files((*g)->snapshot_path().parent_path().filename().string()));
+    (void)(*g)->stop();
+    state.ResumeTiming();
+  }
+}
+
+// QEMU start, state loaded, agent answering, clock and seed refreshed.
+void BM_RestoreToAgentReady(benchmark::State& state, std::string kernel) {
+  GuestOptions o = own_snapshot_options(kernel, "restore");
+  for (auto _ : state) {
+    auto g = Guest::boot(o);
+    // The first guest of a fresh cache boots and saves: not a restore, and
+    // not timed; the next one is.
+    if (g && (*g)->boot_kind() == "boot") {
+      state.PauseTiming();
+      (void)(*g)->stop();
+      g = Guest::boot(o);
+      state.ResumeTiming();
+    }
+    if (!g || (*g)->boot_kind() != "restore") {
+      state.SkipWithError(g ? "the guest booted cold instead of restoring" : g.error().message.c_str());
       return;
     }
     state.SetIterationTime((*g)->boot_seconds());
@@ -116,6 +178,14 @@ const bool registered = [] {
     benchmark::RegisterBenchmark(("BootToAgentReady/" + k).c_str(), BM_BootToAgentReady, k)
         ->UseManualTime()
         ->Unit(benchmark::kSecond)
+        ->Iterations(1);
+    benchmark::RegisterBenchmark(("SnapshotSave/" + k).c_str(), BM_SnapshotSave, k)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
+    benchmark::RegisterBenchmark(("RestoreToAgentReady/" + k).c_str(), BM_RestoreToAgentReady, k)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
     benchmark::RegisterBenchmark(("AgentSmallRead/" + k).c_str(), BM_AgentSmallRead, k)
         ->UseRealTime()
