@@ -23,37 +23,13 @@
 #include <vector>
 
 #include "framework/base/result.h"
+#include "framework/decode/data_file.h"
 #include "framework/decode/decompress.h"
 #include "framework/decode/page_reader.h"
 #include "framework/decode/trace_context.h"
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed {
-
-// A trace.dat opened for positional reads, shared by the reader and its streams.
-class DataFile {
- public:
-  static Result<std::shared_ptr<DataFile>> open(const std::string& path);
-  ~DataFile();
-  DataFile(const DataFile&) = delete;
-  DataFile& operator=(const DataFile&) = delete;
-
-  uint64_t size() const { return size_; }
-  const std::string& path() const { return path_; }
-  // Reads exactly out.size() bytes at `offset`. A range past the end is an
-  // Error naming the offset: "offset 0x..: <what>: N bytes exceed file size M".
-  Status read(uint64_t offset, std::span<uint8_t> out, std::string_view what) const;
-  // `size` bytes at `offset`, mapped read-only; the mapping lives as long as
-  // the pointer. Fails (the caller then reads) where mmap does, or when the
-  // file no longer holds the range.
-  Result<std::shared_ptr<const uint8_t>> map(uint64_t offset, uint64_t size, std::string_view what) const;
-
- private:
-  DataFile(int fd, uint64_t size, std::string path) : fd_(fd), size_(size), path_(std::move(path)) {}
-  int fd_ = -1;
-  uint64_t size_ = 0;
-  std::string path_;
-};
 
 // A compressed chunk's header: where it is, its sizes compressed and not.
 struct ChunkHeader {
