@@ -66,6 +66,66 @@ void append_str(TextOut& out, const std::string& format, int len_arg, const char
     appendf(out, format.c_str(), scratch.c_str());
 }
 
+
+// print_bitmask_to_seq: hex, most significant byte first, a comma every 32 bits.
+void bitmask_text(const uint8_t* p, uint32_t size, Endian e, std::string& s) {
+  int nr_bits = static_cast<int>(size) * 8;
+  int str_size = (nr_bits + 3) / 4 + (nr_bits - 1) / 32;
+  if (str_size <= 0) return;
+  s.assign(str_size, '\0');
+  int len = 0;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = str_size - 2; i >= 0; i -= 2) {
+    int index = e == Endian::big ? static_cast<int>(size) - (len + 1) : len;
+    uint8_t b = p[index];
+    s[i] = kHex[b >> 4];
+    s[i + 1] = kHex[b & 15];
+    len++;
+    if (!(len & 3) && i > 0) {
+      i--;
+      s[i] = ',';
+    }
+  }
+}
+
+// print_cpumask_to_seq: ranges of set bits, "0-3,8".
+void cpumask_text(const uint8_t* p, uint32_t size, Endian e, std::string& s) {
+  int firstone = -1, firstzero = -1;
+  int nr_bits = static_cast<int>(size) * 8;
+  bool first = true;
+  for (int i = 0; i < static_cast<int>(size); i++) {
+    int index = e == Endian::big ? static_cast<int>(size) - (i + 1) : i;
+    unsigned byte = p[index];
+    for (;;) {
+      if (firstone < 0 && byte) {
+        firstone = __builtin_ffs(byte) - 1;
+        byte |= (1u << firstone) - 1;
+        firstone += i * 8;
+      }
+      if (firstone < 0) break;
+      if ((~byte) & 0xff) {
+        firstzero = __builtin_ffs(~byte & 0xff) - 1;
+        byte &= ~((1u << firstzero) - 1);
+        firstzero += i * 8;
+      } else if (i == static_cast<int>(size) - 1) {
+        firstzero = nr_bits;
+        byte = 0;
+      } else {
+        break;
+      }
+      if (!first) s += ',';
+      first = false;
+      s += std::to_string(firstone);
+      if (firstzero > firstone + 1) {
+        s += '-';
+        s += std::to_string(firstzero - 1);
+      }
+      firstzero = firstone = -1;
+      if (!byte) break;
+    }
+  }
+}
+
 }  // namespace
 
 // libtraceevent eval_type_str: casts mask, they never sign-extend.
@@ -361,72 +421,13 @@ void Eval::str_mask(TextOut& out, const std::string& format, int len_arg, const 
   thread_local std::string mask;
   mask.clear();
   if (a->kind == K::bitmask)
-    bitmask_text(data.data() + off, len, mask);
+    bitmask_text(data.data() + off, len, e, mask);
   else
-    cpumask_text(data.data() + off, len, mask);
+    cpumask_text(data.data() + off, len, e, mask);
   if (takes_star(format))
     appendf(out, format.c_str(), len_arg, mask.c_str());
   else
     appendf(out, format.c_str(), mask.c_str());
-}
-
-// print_bitmask_to_seq: hex, most significant byte first, a comma every 32 bits.
-void Eval::bitmask_text(const uint8_t* p, uint32_t size, std::string& s) const {
-  int nr_bits = static_cast<int>(size) * 8;
-  int str_size = (nr_bits + 3) / 4 + (nr_bits - 1) / 32;
-  if (str_size <= 0) return;
-  s.assign(str_size, '\0');
-  int len = 0;
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = str_size - 2; i >= 0; i -= 2) {
-    int index = e == Endian::big ? static_cast<int>(size) - (len + 1) : len;
-    uint8_t b = p[index];
-    s[i] = kHex[b >> 4];
-    s[i + 1] = kHex[b & 15];
-    len++;
-    if (!(len & 3) && i > 0) {
-      i--;
-      s[i] = ',';
-    }
-  }
-}
-
-// print_cpumask_to_seq: ranges of set bits, "0-3,8".
-void Eval::cpumask_text(const uint8_t* p, uint32_t size, std::string& s) const {
-  int firstone = -1, firstzero = -1;
-  int nr_bits = static_cast<int>(size) * 8;
-  bool first = true;
-  for (int i = 0; i < static_cast<int>(size); i++) {
-    int index = e == Endian::big ? static_cast<int>(size) - (i + 1) : i;
-    unsigned byte = p[index];
-    for (;;) {
-      if (firstone < 0 && byte) {
-        firstone = __builtin_ffs(byte) - 1;
-        byte |= (1u << firstone) - 1;
-        firstone += i * 8;
-      }
-      if (firstone < 0) break;
-      if ((~byte) & 0xff) {
-        firstzero = __builtin_ffs(~byte & 0xff) - 1;
-        byte &= ~((1u << firstzero) - 1);
-        firstzero += i * 8;
-      } else if (i == static_cast<int>(size) - 1) {
-        firstzero = nr_bits;
-        byte = 0;
-      } else {
-        break;
-      }
-      if (!first) s += ',';
-      first = false;
-      s += std::to_string(firstone);
-      if (firstzero > firstone + 1) {
-        s += '-';
-        s += std::to_string(firstzero - 1);
-      }
-      firstzero = firstone = -1;
-      if (!byte) break;
-    }
-  }
 }
 
 void Eval::number_by_printf(TextOut& out, const Segment& s, int len_arg, uint64_t val) const {
@@ -452,38 +453,6 @@ void Eval::number_by_printf(TextOut& out, const Segment& s, int len_arg, uint64_
     default:
       break;
   }
-}
-
-// print_parse_data for one segment of a parsed print fmt.
-void Eval::segment(TextOut& out, const Segment& s, const std::vector<NodePtr>& args) const {
-  int len_arg = s.len_arg >= 0 ? static_cast<int>(num(args[s.len_arg].get())) : -1;
-  switch (s.type) {
-    case SegType::text:
-      out += s.format;
-      return;
-    case SegType::digit: {
-      // Most conversions print a field as it is: read it here rather
-      // than through num()'s recursive switch.
-      const Node* a = args[s.arg].get();
-      number(out, s, len_arg, a->kind == K::field ? field_number(a) : num(a));
-      return;
-    }
-    case SegType::pointer:
-      pointer(out, s.format, s.len_arg >= 0 ? len_arg : 1, args[s.arg].get());
-      return;
-    case SegType::string: {
-      // print_arg_string goes through a helper trace_seq: NULs end it.
-      size_t start = out.size();
-      str(out, s.format, len_arg, args[s.arg].get());
-      size_t nul = out.find('\0', start);
-      if (nul != std::string::npos) out.truncate(nul);
-      return;
-    }
-  }
-}
-
-void Eval::segments(TextOut& out, const SegmentList& segs, const std::vector<NodePtr>& args) const {
-  for (const Segment& s : segs.segs) segment(out, s, args);
 }
 
 }  // namespace tracebed::print_fmt

@@ -226,10 +226,38 @@ struct Eval {
     return load_uint(data.data() + f->offset, f->size, e);
   }
 
-  // print_parse_data: every segment of a parsed print fmt.
-  void segments(TextOut& out, const SegmentList& segs, const std::vector<NodePtr>& args) const;
+  // print_parse_data: every segment of a parsed print fmt. Inline, with
+  // segment(), so a record's plain fields print without a call each.
+  void segments(TextOut& out, const SegmentList& segs, const std::vector<NodePtr>& args) const {
+    for (const Segment& s : segs.segs) segment(out, s, args);
+  }
   // print_parse_data for one segment.
-  void segment(TextOut& out, const Segment& s, const std::vector<NodePtr>& args) const;
+  void segment(TextOut& out, const Segment& s, const std::vector<NodePtr>& args) const {
+    int len_arg = s.len_arg >= 0 ? static_cast<int>(num(args[s.len_arg].get())) : -1;
+    switch (s.type) {
+      case SegType::text:
+        out += s.format;
+        return;
+      case SegType::digit: {
+        // Most conversions print a field as it is: read it here rather
+        // than through num()'s recursive switch.
+        const Node* a = args[s.arg].get();
+        number(out, s, len_arg, a->kind == K::field ? field_number(a) : num(a));
+        return;
+      }
+      case SegType::pointer:
+        pointer(out, s.format, s.len_arg >= 0 ? len_arg : 1, args[s.arg].get());
+        return;
+      case SegType::string: {
+        // print_arg_string goes through a helper trace_seq: NULs end it.
+        size_t start = out.size();
+        str(out, s.format, len_arg, args[s.arg].get());
+        size_t nul = out.find('\0', start);
+        if (nul != std::string::npos) out.truncate(nul);
+        return;
+      }
+    }
+  }
 
   // A digit conversion of `val`.
   void number(TextOut& out, const Segment& s, int len_arg, uint64_t val) const {
@@ -262,11 +290,8 @@ struct Eval {
   void str_int_array(TextOut& out, const Node* a) const;
   void str_dynamic(TextOut& out, const std::string& format, int len_arg, const Node* a) const;
   void str_mask(TextOut& out, const std::string& format, int len_arg, const Node* a) const;
-  void bitmask_text(const uint8_t* p, uint32_t size, std::string& s) const;
-  void cpumask_text(const uint8_t* p, uint32_t size, std::string& s) const;
 
   // print_fmt_pointer.cc
-  void function(TextOut& out, char conv, uint64_t val) const;
   const uint8_t* field_bytes(TextOut& out, const Node* arg, uint32_t size, std::string_view invalid) const;
   void mac(TextOut& out, const char* f, const Node* arg) const;
   void uuid(TextOut& out, const char* f, const Node* arg) const;
@@ -274,10 +299,6 @@ struct Eval {
   void plain_pointer(TextOut& out, const std::string& format, const Node* arg) const;
   void ip(TextOut& out, const char* p, const Node* arg) const;
   void ip_sockaddr(TextOut& out, char i, const char* p, const Node* a) const;
-  void ip4(TextOut& out, char i, bool reverse, const uint8_t* b) const;
-  void ip6(TextOut& out, char i, const uint8_t* b) const;
-  void ip6c(TextOut& out, const uint8_t* a) const;
-  int ip4_args(const char* p, bool& reverse) const;
 };
 
 // ---------------------------------------------------------------- bprint ----

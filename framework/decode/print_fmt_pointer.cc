@@ -15,6 +15,91 @@ const Node* strip_casts(const Node* a) {
   return a;
 }
 
+
+// print_function: %pS %ps %pF %pf. (1.7.1 prints the same in -R mode.)
+void function(TextOut& out, const TraceContext& ctx, char conv, uint64_t val) {
+  auto sym = ctx.lookup_symbol(val);
+  if (sym) {
+    out.append(sym->name);
+    if (conv == 'F' || conv == 'S') {
+      out += "+0x"sv;  // "+0x%llx"
+      append_hex(out, val - sym->address);
+    }
+    return;
+  }
+  out += "0x"sv;  // "0x%lx" of the sign-extended int, or "0x%llx"
+  append_hex(out, ctx.long_size == 4 ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(val))) : val);
+}
+
+void ip4(TextOut& out, char i, bool reverse, const uint8_t* b) {
+  const char* f = i == 'i' ? "%03d.%03d.%03d.%03d" : "%d.%d.%d.%d";
+  if (reverse)
+    appendf(out, f, b[3], b[2], b[1], b[0]);
+  else
+    appendf(out, f, b[0], b[1], b[2], b[3]);
+}
+
+void ip6(TextOut& out, char i, const uint8_t* b) {
+  for (int j = 0; j < 16; j += 2) {
+    appendf(out, "%02x%02x", b[j], b[j + 1]);
+    if (i == 'I' && j < 14) out += ':';
+  }
+}
+
+// %pI6c: RFC 5952 compressed, an IPv4-mapped or ISATAP tail as dotted quad.
+void ip6c(TextOut& out, const uint8_t* a) {
+  auto word = [&](int k) { return static_cast<uint16_t>(a[2 * k] << 8 | a[2 * k + 1]); };
+  bool v4mapped = !(word(0) | word(1) | word(2) | word(3) | word(4)) && word(5) == 0xffff;
+  bool isatap = (((a[8] | 0x02) == 0x02) && a[9] == 0 && a[10] == 0x5e && a[11] == 0xfe);
+  bool use4 = v4mapped || isatap;
+  int range = use4 ? 6 : 8;
+  int zerolength[8] = {};
+  int longest = 1, colonpos = -1;
+  for (int i = 0; i < range; i++)
+    for (int j = i; j < range && word(j) == 0; j++) zerolength[i]++;
+  for (int i = 0; i < range; i++)
+    if (zerolength[i] > longest) {
+      longest = zerolength[i];
+      colonpos = i;
+    }
+  if (longest == 1) colonpos = -1;
+  bool needcolon = false;
+  for (int i = 0; i < range; i++) {
+    if (i == colonpos) {
+      if (needcolon || i == 0) out += ':';
+      out += ':';
+      needcolon = false;
+      i += longest - 1;
+      continue;
+    }
+    if (needcolon) {
+      out += ':';
+      needcolon = false;
+    }
+    uint16_t w = word(i);
+    if (w >> 8)
+      appendf(out, "%x%02x", w >> 8, w & 0xff);
+    else
+      appendf(out, "%x", w & 0xff);
+    needcolon = true;
+  }
+  if (use4) {
+    if (needcolon) out += ':';
+    ip4(out, 'I', false, a + 12);
+  }
+}
+
+// The byte order letter after %pI4 / %pIS: h host, n b network, l little.
+int ip4_args(const char* p, Endian e, bool& reverse) {
+  reverse = false;
+  switch (*p) {
+    case 'h': reverse = e != Endian::big; return 1;
+    case 'l': reverse = true; return 1;
+    case 'n': case 'b': return 1;
+    default: return 0;
+  }
+}
+
 }  // namespace
 
 // print_arg_pointer. `plen`: the `*` argument (%*ph), else 1.
@@ -28,7 +113,7 @@ void Eval::pointer(TextOut& out, const std::string& format, int plen, const Node
   if (*f) ++f;
   switch (*f) {
     case 'F': case 'f': case 'S': case 's':
-      function(out, *f, num(arg));
+      function(out, ctx, *f, num(arg));
       return;
     case 'M': case 'm':
       mac(out, f, arg);
@@ -132,27 +217,12 @@ void Eval::plain_pointer(TextOut& out, const std::string& format, const Node* ar
   appendf(out, "%p", reinterpret_cast<void*>(static_cast<uintptr_t>(num(arg))));
 }
 
-// print_function: %pS %ps %pF %pf. (1.7.1 prints the same in -R mode.)
-void Eval::function(TextOut& out, char conv, uint64_t val) const {
-  auto sym = ctx.lookup_symbol(val);
-  if (sym) {
-    out.append(sym->name);
-    if (conv == 'F' || conv == 'S') {
-      out += "+0x"sv;  // "+0x%llx"
-      append_hex(out, val - sym->address);
-    }
-    return;
-  }
-  out += "0x"sv;  // "0x%lx" of the sign-extended int, or "0x%llx"
-  append_hex(out, ctx.long_size == 4 ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(val))) : val);
-}
-
 // %pI4 %pi4 %pI6 %pi6 %pI6c (of a field), %pIS (see ip_sockaddr).
 void Eval::ip(TextOut& out, const char* p, const Node* arg) const {
   char i = *p++;
   if (*p == '4') {
     bool reverse;
-    ip4_args(p + 1, reverse);
+    ip4_args(p + 1, e, reverse);
     if (const uint8_t* b = field_bytes(out, arg, 4, "INVALIDIPv4"sv)) ip4(out, i, reverse, b);
   } else if (*p == '6') {
     const uint8_t* b = field_bytes(out, arg, 16, "INVALIDIPv6"sv);
@@ -174,7 +244,7 @@ void Eval::ip_sockaddr(TextOut& out, char i, const char* p, const Node* a) const
     if (*p == 'p') { have_p = true; ++p; }
     if (*p == 'c') { have_c = true; ++p; }
   }
-  ip4_args(p, reverse);
+  ip4_args(p, e, reverse);
   uint32_t off, len;
   if (a->kind == K::field) {
     const Field* fd = field(a);
@@ -208,73 +278,6 @@ void Eval::ip_sockaddr(TextOut& out, char i, const char* p, const Node* a) const
     else
       ip6(out, i, sa + 8);
     if (have_p) appendf(out, "]:%d", sa[2] << 8 | sa[3]);
-  }
-}
-
-void Eval::ip4(TextOut& out, char i, bool reverse, const uint8_t* b) const {
-  const char* f = i == 'i' ? "%03d.%03d.%03d.%03d" : "%d.%d.%d.%d";
-  if (reverse)
-    appendf(out, f, b[3], b[2], b[1], b[0]);
-  else
-    appendf(out, f, b[0], b[1], b[2], b[3]);
-}
-
-void Eval::ip6(TextOut& out, char i, const uint8_t* b) const {
-  for (int j = 0; j < 16; j += 2) {
-    appendf(out, "%02x%02x", b[j], b[j + 1]);
-    if (i == 'I' && j < 14) out += ':';
-  }
-}
-
-void Eval::ip6c(TextOut& out, const uint8_t* a) const {
-  auto word = [&](int k) { return static_cast<uint16_t>(a[2 * k] << 8 | a[2 * k + 1]); };
-  bool v4mapped = !(word(0) | word(1) | word(2) | word(3) | word(4)) && word(5) == 0xffff;
-  bool isatap = (((a[8] | 0x02) == 0x02) && a[9] == 0 && a[10] == 0x5e && a[11] == 0xfe);
-  bool use4 = v4mapped || isatap;
-  int range = use4 ? 6 : 8;
-  int zerolength[8] = {};
-  int longest = 1, colonpos = -1;
-  for (int i = 0; i < range; i++)
-    for (int j = i; j < range && word(j) == 0; j++) zerolength[i]++;
-  for (int i = 0; i < range; i++)
-    if (zerolength[i] > longest) {
-      longest = zerolength[i];
-      colonpos = i;
-    }
-  if (longest == 1) colonpos = -1;
-  bool needcolon = false;
-  for (int i = 0; i < range; i++) {
-    if (i == colonpos) {
-      if (needcolon || i == 0) out += ':';
-      out += ':';
-      needcolon = false;
-      i += longest - 1;
-      continue;
-    }
-    if (needcolon) {
-      out += ':';
-      needcolon = false;
-    }
-    uint16_t w = word(i);
-    if (w >> 8)
-      appendf(out, "%x%02x", w >> 8, w & 0xff);
-    else
-      appendf(out, "%x", w & 0xff);
-    needcolon = true;
-  }
-  if (use4) {
-    if (needcolon) out += ':';
-    ip4(out, 'I', false, a + 12);
-  }
-}
-
-int Eval::ip4_args(const char* p, bool& reverse) const {
-  reverse = false;
-  switch (*p) {
-    case 'h': reverse = e != Endian::big; return 1;
-    case 'l': reverse = true; return 1;
-    case 'n': case 'b': return 1;
-    default: return 0;
   }
 }
 
