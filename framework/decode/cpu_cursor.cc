@@ -6,18 +6,6 @@
 
 namespace tracebed {
 
-uint64_t TimeCorrection::mul_shift(uint64_t ts) const {
-  // trace-input.c mul_u64_u32_shr(), with its int mult sign-extended to
-  // unsigned long long as the C code does.
-  const uint64_t mul = static_cast<uint64_t>(static_cast<int64_t>(tsc_mult));
-  if (tsc_shift > 32) return static_cast<uint64_t>((static_cast<unsigned __int128>(ts) * mul) >> tsc_shift);
-  const uint64_t al = static_cast<uint32_t>(ts);
-  const uint64_t ah = ts >> 32;
-  uint64_t ret = (al * mul) >> tsc_shift;
-  if (ah) ret += (ah * mul) << (32 - tsc_shift);
-  return ret;
-}
-
 uint64_t TimeSync::apply(uint64_t ts, size_t cpu_index) const {
   if (cpu_index >= cpus.size()) return ts;
   const std::vector<Sample>& s = cpus[cpu_index];

@@ -84,7 +84,17 @@ struct TimeCorrection {
     if (tsc_mult) ts = mul_shift(ts);
     return ts + static_cast<uint64_t>(offset);
   }
-  uint64_t mul_shift(uint64_t ts) const;
+  // trace-input.c mul_u64_u32_shr(), with its int mult sign-extended to
+  // unsigned long long as the C code does. Inline: it runs for every record.
+  uint64_t mul_shift(uint64_t ts) const {
+    const uint64_t mul = static_cast<uint64_t>(static_cast<int64_t>(tsc_mult));
+    if (tsc_shift > 32) return static_cast<uint64_t>((static_cast<unsigned __int128>(ts) * mul) >> tsc_shift);
+    const uint64_t al = static_cast<uint32_t>(ts);
+    const uint64_t ah = ts >> 32;
+    uint64_t ret = (al * mul) >> tsc_shift;
+    if (ah) ret += (ah * mul) << (32 - tsc_shift);
+    return ret;
+  }
 };
 
 // Default StreamSetup::linear_max; a variable so tests can force the tree
