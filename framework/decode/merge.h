@@ -23,37 +23,13 @@
 #include <vector>
 
 #include "framework/base/result.h"
+#include "framework/decode/data_file.h"
 #include "framework/decode/decompress.h"
 #include "framework/decode/page_reader.h"
 #include "framework/decode/trace_context.h"
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed {
-
-// A trace.dat opened for positional reads, shared by the reader and its streams.
-class DataFile {
- public:
-  static Result<std::shared_ptr<DataFile>> open(const std::string& path);
-  ~DataFile();
-  DataFile(const DataFile&) = delete;
-  DataFile& operator=(const DataFile&) = delete;
-
-  uint64_t size() const { return size_; }
-  const std::string& path() const { return path_; }
-  // Reads exactly out.size() bytes at `offset`. A range past the end is an
-  // Error naming the offset: "offset 0x..: <what>: N bytes exceed file size M".
-  Status read(uint64_t offset, std::span<uint8_t> out, std::string_view what) const;
-  // `size` bytes at `offset`, mapped read-only; the mapping lives as long as
-  // the pointer. Fails (the caller then reads) where mmap does, or when the
-  // file no longer holds the range.
-  Result<std::shared_ptr<const uint8_t>> map(uint64_t offset, uint64_t size, std::string_view what) const;
-
- private:
-  DataFile(int fd, uint64_t size, std::string path) : fd_(fd), size_(size), path_(std::move(path)) {}
-  int fd_ = -1;
-  uint64_t size_ = 0;
-  std::string path_;
-};
 
 // A compressed chunk's header: where it is, its sizes compressed and not.
 struct ChunkHeader {
@@ -108,7 +84,17 @@ struct TimeCorrection {
     if (tsc_mult) ts = mul_shift(ts);
     return ts + static_cast<uint64_t>(offset);
   }
-  uint64_t mul_shift(uint64_t ts) const;
+  // trace-input.c mul_u64_u32_shr(), with its int mult sign-extended to
+  // unsigned long long as the C code does. Inline: it runs for every record.
+  uint64_t mul_shift(uint64_t ts) const {
+    const uint64_t mul = static_cast<uint64_t>(static_cast<int64_t>(tsc_mult));
+    if (tsc_shift > 32) return static_cast<uint64_t>((static_cast<unsigned __int128>(ts) * mul) >> tsc_shift);
+    const uint64_t al = static_cast<uint32_t>(ts);
+    const uint64_t ah = ts >> 32;
+    uint64_t ret = (al * mul) >> tsc_shift;
+    if (ah) ret += (ah * mul) << (32 - tsc_shift);
+    return ret;
+  }
 };
 
 // Default StreamSetup::linear_max; a variable so tests can force the tree

@@ -235,6 +235,59 @@ void write_one_cpu_file(const TraceDatContents& contents, CpuBufferWriter& cpu, 
   ASSERT_TRUE(write_trace_dat_file(file.string(), out, wo).ok());
 }
 
+// One chunk per record of a one-CPU `trace-cmd report`: a record's first
+// line has " [000] " at column 22 ("%16s-%-5d [%03d]" with pid 1); other
+// lines continue its text.
+std::vector<std::string> record_chunks(const std::string& report) {
+  std::vector<std::string> chunks;
+  size_t pos = report.find('\n') + 1;  // past "cpus=1"
+  while (pos < report.size()) {
+    size_t nl = report.find('\n', pos);
+    std::string line = report.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? report.size() : nl + 1;
+    if (line.size() >= 29 && line.compare(22, 7, " [000] ") == 0)
+      chunks.push_back(line);
+    else if (!chunks.empty())
+      chunks.back() += "\n" + line;
+  }
+  return chunks;
+}
+
+// Each record as we print it against its chunk of trace-cmd's report,
+// counted per event in `outcome`.
+void compare_records(const std::vector<std::vector<uint8_t>>& records, const std::vector<const EventFormat*>& events,
+                     const std::vector<std::string>& chunks, const TraceContext& ctx, bool raw, Outcome& outcome) {
+  std::string mine;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const EventFormat& ev = *events[i];
+    if (!raw && kPluginEvents.count(ev.name)) continue;
+    Record r;
+    r.data = Bytes(records[i].data(), records[i].size());
+    mine.clear();
+    if (raw) {
+      format_raw_fields(r, ev, ctx, mine);
+    } else if (ev.printer()) {
+      ev.printer()->format(r, ev, ctx, mine);
+    } else {
+      mine = "[FAILED TO PARSE]";
+      format_raw_fields(r, ev, ctx, mine);
+    }
+    if (!mine.empty() && mine.back() == '\n') mine.pop_back();
+    const std::string& chunk = chunks[i];
+    std::string key = " " + ev.name + ":";
+    size_t at = chunk.find(key, 22);
+    std::string theirs;
+    if (at != std::string::npos) {
+      size_t col = at + key.size();
+      col += (ev.name.size() + 1 < 21 ? 21 - (ev.name.size() + 1) : 0) + 1;
+      theirs = col <= chunk.size() ? chunk.substr(col) : "";
+    }
+    auto& [differ, total] = outcome.per_event[ev.name];
+    ++total;
+    if (theirs != mine && differ++ == 0) outcome.first[ev.name] = {chunk, mine};
+  }
+}
+
 // `raw`: compare `trace-cmd report -R` with format_raw_fields instead.
 void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcome) {
   LoadedFixture fixture;
@@ -257,7 +310,6 @@ void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcom
     ASSERT_LT(attempt, 10) << "trace-cmd keeps crashing; left out so far: " << crashing.size() << " events";
     records.clear();
     events.clear();
-    chunks.clear();
     RecordMaker maker(seed, text_addrs);
     SubBufferLayout layout;
     layout.endian = contents.endian;
@@ -292,18 +344,7 @@ void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcom
     fs::remove(file);
     ASSERT_FALSE(report.empty()) << "trace-cmd report printed nothing";
 
-    // One chunk per record: a record's first line has " [000] " at column 22
-    // ("%16s-%-5d [%03d]" with pid 1); other lines continue its text.
-    size_t pos = report.find('\n') + 1;  // past "cpus=1"
-    while (pos < report.size()) {
-      size_t nl = report.find('\n', pos);
-      std::string line = report.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-      pos = nl == std::string::npos ? report.size() : nl + 1;
-      if (line.size() >= 29 && line.compare(22, 7, " [000] ") == 0)
-        chunks.push_back(line);
-      else if (!chunks.empty())
-        chunks.back() += "\n" + line;
-    }
+    chunks = record_chunks(report);
     if (status == 0) break;
     // Output is line-buffered: the record after the last complete line killed it.
     size_t culprit = report.back() == '\n' ? chunks.size() : chunks.size() - 1;
@@ -313,35 +354,7 @@ void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcom
   }
   ASSERT_EQ(chunks.size(), records.size()) << "trace-cmd printed a different number of records";
 
-  std::string mine;
-  for (size_t i = 0; i < records.size(); ++i) {
-    const EventFormat& ev = *events[i];
-    if (!raw && kPluginEvents.count(ev.name)) continue;
-    Record r;
-    r.data = Bytes(records[i].data(), records[i].size());
-    mine.clear();
-    if (raw) {
-      format_raw_fields(r, ev, ctx, mine);
-    } else if (ev.printer()) {
-      ev.printer()->format(r, ev, ctx, mine);
-    } else {
-      mine = "[FAILED TO PARSE]";
-      format_raw_fields(r, ev, ctx, mine);
-    }
-    if (!mine.empty() && mine.back() == '\n') mine.pop_back();
-    const std::string& chunk = chunks[i];
-    std::string key = " " + ev.name + ":";
-    size_t at = chunk.find(key, 22);
-    std::string theirs;
-    if (at != std::string::npos) {
-      size_t col = at + key.size();
-      col += (ev.name.size() + 1 < 21 ? 21 - (ev.name.size() + 1) : 0) + 1;
-      theirs = col <= chunk.size() ? chunk.substr(col) : "";
-    }
-    auto& [differ, total] = outcome.per_event[ev.name];
-    ++total;
-    if (theirs != mine && differ++ == 0) outcome.first[ev.name] = {chunk, mine};
-  }
+  compare_records(records, events, chunks, ctx, raw, outcome);
 }
 
 void compare_all(bool raw) {

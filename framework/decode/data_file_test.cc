@@ -1,5 +1,5 @@
 // DataFile: bounded reads and read-only mappings of a trace.dat.
-#include "framework/decode/merge.h"
+#include "framework/decode/data_file.h"
 
 #include <unistd.h>
 
