@@ -3,23 +3,21 @@
 // errors for broken input.
 #include "framework/decode/event_format.h"
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
+
 namespace tracebed {
 namespace {
 
 std::string testdata(const std::string& name) {
-  std::ifstream in(std::string(TRACEBED_SOURCE_DIR) + "/framework/decode/testdata/formats/" + name);
-  EXPECT_TRUE(in.good()) << "missing testdata " << name;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = base::read_file(std::string(TRACEBED_SOURCE_DIR) + "/framework/decode/testdata/formats/" + name);
+  EXPECT_TRUE(text.ok()) << text.error().message;
+  return text.ok() ? std::move(text).value() : std::string();
 }
 
 std::unique_ptr<EventFormat> parse(const std::string& file, std::string_view system = "test") {

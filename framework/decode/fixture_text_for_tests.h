@@ -14,6 +14,7 @@
 
 #include <zstd.h>
 
+#include "framework/base/files.h"
 #include "framework/decode/report.h"
 #include "framework/decode/trace_dat.h"
 
@@ -40,8 +41,9 @@ inline Status report_text(TraceDat& file, const ReportOptions& options, std::str
 
 // Empty if unreadable.
 inline std::string read_zstd_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string packed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto file = base::read_file(path);
+  if (!file) return {};
+  const std::string& packed = *file;
   std::string text;
   ZSTD_DStream* stream = ZSTD_createDStream();
   ZSTD_initDStream(stream);

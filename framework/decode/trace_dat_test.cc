@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
 #include "framework/decode/fixture_text_for_tests.h"
 #include "framework/decode/merge.h"
 #include "framework/decode/report.h"
@@ -541,11 +542,9 @@ TEST_F(BadInput, V6CutAnywhereNamesTheReadThatFailed) {
 // thread or after it.
 TEST_F(BadInput, KallsymsCorruptHalfwayFailsTheSameOnOneThreadOrTwo) {
   std::string p = copy(kS1);
-  std::vector<uint8_t> bytes;
-  {
-    std::ifstream f(p, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(f), {});
-  }
+  auto text = base::read_file(p);
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  const std::vector<uint8_t> bytes(text->begin(), text->end());
   // The section: id 19, flags 1 (compressed), then a block whose data is a zstd frame.
   size_t at = 0;
   for (size_t i = 0; i + 32 < bytes.size() && !at; ++i)
