@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "framework/base/files.h"
 #include "framework/cli/commands.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/kernel_build.h"
@@ -109,7 +110,7 @@ void add_kernels_command(CLI::App& app) {
     fmt::print("name:     {}\nrelease:  {}\nimage:    {}\n", files->name, files->release, files->vmlinuz.string());
     for (const auto& p : spec->packages) fmt::print("package:  {} {}\n", p.name, p.version);
     if (!files->modules_dir.empty()) fmt::print("modules:  {}\n", files->modules_dir.string());
-    auto config = vm::read_text_file(files->config);
+    auto config = base::read_file(files->config);
     if (!config) {
       fmt::print("config:   (none found)\n");
       return;

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::matrix {
@@ -94,7 +95,7 @@ TEST(RunMatrix, PerKernelFlagsGoToThatKernelsSuites) {
   o.suite_args = {"--tracebed_launcher=libvirt"};
   o.out = dir / "out";
   ASSERT_TRUE(run_matrix(o).ok());
-  auto argv = vm::read_text_file(dir / "argv.txt");
+  auto argv = base::read_file(dir / "argv.txt");
   ASSERT_TRUE(argv.ok());
   std::map<std::string, std::string> by_kernel;  // one line per suite run
   std::istringstream lines(*argv);
