@@ -43,23 +43,6 @@ std::vector<std::string> fixtures() {
   return out;
 }
 
-std::vector<std::string> zstd_lines(const std::string& path) {
-  std::vector<std::string> lines;
-  FILE* p = popen(("zstd -dc '" + path + "'").c_str(), "r");
-  if (!p) return lines;
-  std::string cur;
-  for (int c; (c = fgetc(p)) != EOF;) {
-    if (c == '\n') {
-      lines.push_back(cur);
-      cur.clear();
-    } else {
-      cur.push_back(static_cast<char>(c));
-    }
-  }
-  pclose(p);
-  return lines;
-}
-
 // One line of `trace-cmd report`: "  comm-pid [cpu] secs.frac: name: ...".
 struct OracleLine {
   int cpu;
@@ -813,11 +796,9 @@ TEST_P(V6Latency, TextAsTraceCmdPrintsIt) {
   EXPECT_EQ(*got, keep_clock_option ? text.substr(8) : text);
   EXPECT_FALSE((*dat)->events().ok());
   if (fs::exists("/usr/bin/trace-cmd")) {
-    FILE* p = popen(("trace-cmd report -i " + path + " 2>/dev/null").c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string out;
-    for (int c; (c = fgetc(p)) != EOF;) out.push_back(static_cast<char>(c));
-    pclose(p);
+    int status = 0;
+    std::string out = trace_cmd_report(path, status);
+    EXPECT_EQ(status, 0);
     // trace-read.c read_latency: printf("%s\n", text).
     EXPECT_EQ(out, fmt::format("cpus={}\n", (*dat)->cpu_count()) + *got + "\n");
   }
@@ -1017,11 +998,9 @@ TEST(TraceDat, V7LatencyText) {
   ASSERT_TRUE(got.ok()) << got.error().message;
   EXPECT_EQ(*got, text);
   if (fs::exists("/usr/bin/trace-cmd")) {
-    FILE* p = popen(("trace-cmd report -i " + path + " 2>/dev/null").c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string out;
-    for (int c; (c = fgetc(p)) != EOF;) out.push_back(static_cast<char>(c));
-    pclose(p);
+    int status = 0;
+    std::string out = trace_cmd_report(path, status);
+    EXPECT_EQ(status, 0);
     EXPECT_EQ(out, fmt::format("cpus={}\n", (*dat)->cpu_count()) + text + "\n");
   }
   fs::remove_all(dir);

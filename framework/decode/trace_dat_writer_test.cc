@@ -3,8 +3,6 @@
 // original (fixtures/recorded/*.report.zst). Layout details come from the
 // trace-cmd.dat.v6/v7 specs.
 #include "framework/base/files.h"
-#include "framework/base/process.h"
-#include "framework/base/text.h"
 #include "framework/decode/fixture_text_for_tests.h"
 #include "framework/decode/trace_dat_writer.h"
 
@@ -27,19 +25,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kTraceCmd = "/usr/bin/trace-cmd";
 
-
-// Runs the oracle; returns its stdout (its warnings on stderr dropped) and
-// sets `status` to its exit status, -1 when it cannot run.
-std::string trace_cmd_report(const fs::path& dat, int& status, const std::string& args = "") {
-  std::vector<std::string> argv = {kTraceCmd, "report"};
-  for (std::string_view a : base::split_words(args)) argv.emplace_back(a);
-  argv.insert(argv.end(), {"-i", dat.string()});
-  base::ProcessOptions stdout_only;
-  stdout_only.output = base::Output::capture_stdout;
-  auto r = base::run_process(argv, stdout_only);
-  status = r ? r->status : -1;
-  return r ? r->output : std::string();
-}
 
 fs::path scratch_dir() {
   fs::path dir = fs::path(testing::TempDir()) / "trace_dat_writer_test";
