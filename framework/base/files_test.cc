@@ -1,9 +1,9 @@
 #include "framework/base/files.h"
 
-#include <unistd.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "framework/base/files_for_tests.h"
 
 namespace tracebed::base {
 namespace {
@@ -11,15 +11,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-class FilesTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / fmt::format("tracebed-files-test-{}", getpid());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using FilesTest = ScratchDirTest;
 
 TEST_F(FilesTest, WritesThenReadsBackEveryByte) {
   // Sizes around the first buffer and its doublings, with every byte value.

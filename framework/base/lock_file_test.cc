@@ -6,16 +6,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/files_for_tests.h"
+
 namespace tracebed::base {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-class LockFileTest : public ::testing::Test {
+class LockFileTest : public ScratchDirTest {
  protected:
-  void SetUp() override { dir_ = fs::path(::testing::TempDir()) / fmt::format("tracebed-lock-test-{}", getpid()); }
-  void TearDown() override { fs::remove_all(dir_); }
   // Whether another process can take the lock now (flock locks belong to
   // open file descriptions, so a second open in this process would do too;
   // a child is what the callers face).
@@ -26,7 +26,6 @@ class LockFileTest : public ::testing::Test {
     waitpid(pid, &status, 0);
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
-  fs::path dir_;
 };
 
 TEST_F(LockFileTest, HeldUntilTheObjectDies) {

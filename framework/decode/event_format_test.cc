@@ -9,16 +9,12 @@
 
 #include <gtest/gtest.h>
 
-#include "framework/base/files.h"
+#include "framework/base/files_for_tests.h"
 
 namespace tracebed {
 namespace {
 
-std::string testdata(const std::string& name) {
-  auto text = base::read_file(std::string(TRACEBED_SOURCE_DIR) + "/framework/decode/testdata/formats/" + name);
-  EXPECT_TRUE(text.ok()) << text.error().message;
-  return text.ok() ? std::move(text).value() : std::string();
-}
+std::string testdata(const std::string& name) { return base::source_file("framework/decode/testdata/formats/" + name); }
 
 std::unique_ptr<EventFormat> parse(const std::string& file, std::string_view system = "test") {
   auto ev = parse_event_format(testdata(file), system, file);

@@ -3,7 +3,7 @@
 // lookups follow libtraceevent 1.7.1 (checked with its tep_find_function).
 #include "framework/decode/trace_context.h"
 
-#include "framework/base/files.h"
+#include "framework/base/files_for_tests.h"
 #include "framework/decode/trace_dat_writer.h"
 
 #include <cstdio>
@@ -18,11 +18,7 @@
 namespace tracebed {
 namespace {
 
-std::string testdata(const std::string& name) {
-  auto text = base::read_file(std::string(TRACEBED_SOURCE_DIR) + "/framework/decode/testdata/formats/" + name);
-  EXPECT_TRUE(text.ok()) << text.error().message;
-  return text.ok() ? std::move(text).value() : std::string();
-}
+std::string testdata(const std::string& name) { return base::source_file("framework/decode/testdata/formats/" + name); }
 
 TEST(TraceContext, RegistersEventsAndCommonFields) {
   TraceContext ctx;

@@ -3,16 +3,10 @@
 
 #include <string>
 
-#include <gtest/gtest.h>
-
-#include "framework/base/files.h"
+#include "framework/base/files_for_tests.h"
 
 namespace tracebed::tracefs::testing {
 
-inline std::string testdata(const std::string& name) {
-  auto text = base::read_file(std::string(TRACEBED_SOURCE_DIR) + "/framework/tracefs/testdata/" + name);
-  EXPECT_TRUE(text.ok()) << text.error().message;
-  return text.ok() ? std::move(text).value() : std::string();
-}
+inline std::string testdata(const std::string& name) { return base::source_file("framework/tracefs/testdata/" + name); }
 
 }  // namespace tracebed::tracefs::testing
