@@ -7,13 +7,9 @@
 // than one CPU, report runs twice: pinned to one CPU and free.
 #include "framework/cli/commands.h"
 
-#include <fcntl.h>
 #include <sched.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "framework/base/process.h"
 #include "framework/cli/stream_hash.h"
 #include "framework/decode/trace_dat.h"
 
@@ -42,75 +39,35 @@ struct RunResult {
   std::string head;  // the first bytes of output (iterate's "events=N ids=M")
 };
 
-// Runs argv with stdout on a pipe the caller hashes; `one_cpu` pins the
-// child (and every thread it starts) to the first CPU this process may use.
-// posix_spawn (a vfork in glibc) rather than fork: the child does not copy
-// this process's page tables, nor does this process then take a
-// copy-on-write fault for each page it writes while the child runs.
+// Runs argv with stdout hashed as it arrives (stderr dropped); `one_cpu`
+// pins the child (and every thread it starts) to the first CPU this
+// process may use. posix_spawn rather than fork (die_with_parent off): the
+// child does not copy this process's page tables, nor does this process
+// then take a copy-on-write fault for each page it writes while the child
+// runs.
 RunResult run_child(const std::vector<std::string>& argv, bool one_cpu) {
   RunResult r;
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    r.error = fmt::format("pipe: {}", std::strerror(errno));
-    return r;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);  // dup2 clears close-on-exec
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  // The child inherits this thread's CPUs when it is made: pinned for the
-  // spawn only.
-  cpu_set_t mine;
-  CPU_ZERO(&mine);
-  sched_getaffinity(0, sizeof mine, &mine);
-  if (one_cpu) {
-    cpu_set_t pin;
-    CPU_ZERO(&pin);
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &mine)) {
-        CPU_SET(c, &pin);
-        break;
-      }
-    sched_setaffinity(0, sizeof pin, &pin);
-  }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const auto start = std::chrono::steady_clock::now();
-  pid_t pid = -1;
-  const int spawned = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  if (one_cpu) sched_setaffinity(0, sizeof mine, &mine);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    r.error = fmt::format("cannot run {}: {}", argv[0], std::strerror(spawned));
-    close(fds[0]);
-    close(fds[1]);
-    return r;
-  }
-  close(fds[1]);
   StreamHash hash;
-  std::vector<uint8_t> buf(1 << 20);
-  for (;;) {
-    const ssize_t n = read(fds[0], buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (r.head.size() < 256)
-      r.head.append(reinterpret_cast<const char*>(buf.data()), std::min<size_t>(static_cast<size_t>(n), 256));
-    hash.update(buf.data(), static_cast<size_t>(n));
+  base::ProcessOptions o;
+  o.output = base::Output::stream;
+  o.one_cpu = one_cpu;
+  o.die_with_parent = false;
+  o.on_output = [&](std::string_view chunk) {
+    if (r.head.size() < 256) r.head.append(chunk.substr(0, 256));
+    hash.update(reinterpret_cast<const uint8_t*>(chunk.data()), chunk.size());
+  };
+  auto run = base::run_process(argv, o);
+  if (!run) {
+    r.error = run.error().message;
+    return r;
   }
-  close(fds[0]);
-  int status = 0;
-  rusage usage{};
-  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
-  }
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.cpu_s = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-            static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-  r.max_rss_kib = usage.ru_maxrss;
+  r.wall_s = std::chrono::duration<double>(run->wall).count();
+  r.cpu_s = run->cpu_seconds;
+  r.max_rss_kib = run->max_rss_kib;
   r.out_bytes = hash.bytes();
   r.out_hash = hash.finish();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    r.error = fmt::format("{} failed (status {:#x})", argv[0], status);
+  if (run->status != 0) {
+    r.error = fmt::format("{} failed (status {})", argv[0], run->status);
   } else {
     r.ok = true;
   }

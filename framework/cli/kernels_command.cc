@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "framework/base/files.h"
 #include "framework/cli/commands.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/kernel_build.h"
@@ -116,7 +117,7 @@ void add_kernels_command(CLI::App& app) {
     for (const auto& s : snapshots)
       fmt::print("snapshot: {:.0f} MiB, saved {} by {} (replaces a {:.1f} s boot)\n", s.bytes / 1048576.0, s.created,
                  s.qemu_version, s.boot_seconds);
-    auto config = vm::read_text_file(files->config);
+    auto config = base::read_file(files->config);
     if (!config) {
       fmt::print("config:   (none found)\n");
       return;

@@ -5,14 +5,15 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "framework/base/files.h"
+#include "framework/base/text.h"
 #include "framework/cli/commands.h"
 #include "framework/matrix/compare.h"
 #include "framework/matrix/runner.h"
+#include "framework/matrix/suite_list.h"
 #include "framework/matrix/summary.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/process.h"
@@ -22,29 +23,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The build writes the list of suite binaries beside the executable
-// (suites/CMakeLists.txt), as `tracebed test` reads it.
-std::vector<fs::path> listed_suites() {
-  fs::path self = fs::read_symlink("/proc/self/exe");
-  std::vector<fs::path> out;
-  std::ifstream in(self.parent_path() / "tracebed-suites.txt");
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.emplace_back(line);
-  return out;
-}
-
-std::vector<std::string> split_commas(const std::string& s) {
+std::vector<std::string> split_commas(std::string_view s) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
+  for (std::string_view item : base::split(s, ',', {.skip_empty = true})) out.emplace_back(item);
   return out;
 }
 
 // What the kernel image is: its pinned packages, or a local image's content.
 std::string identity_of(const vm::KernelSpec& spec) {
   if (spec.local()) {
-    auto image = vm::read_text_file(spec.local_image);
+    auto image = base::read_file(spec.local_image);
     return fmt::format("local {} {} modules {}", spec.local_image.string(),
                        image ? vm::content_hash(*image) : "unreadable", spec.local_modules_dir.string());
   }
@@ -113,7 +101,7 @@ void add_matrix_command(CLI::App& app) {
       if (!spec) fail(fmt::format("--kernels: {}", spec.error().message));
       o.kernels.push_back({name, identity_of(*spec), spec->release, {}});
     }
-    o.suites = listed_suites();
+    o.suites = matrix::built_suites();
     if (o.suites.empty()) fail("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
     // What every guest image carries, built beside the executable.
     fs::path bin = fs::read_symlink("/proc/self/exe").parent_path();

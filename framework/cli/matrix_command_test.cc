@@ -1,24 +1,19 @@
 // `tracebed matrix` as a user runs it, without guests: bad input and --compare.
-#include <sys/wait.h>
-
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "framework/cli/run_tracebed_for_test.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
+using tracebed::cli::test::CliRun;
 
 class MatrixCommand : public ::testing::Test {
  protected:
@@ -28,22 +23,7 @@ class MatrixCommand : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  CliRun run(const std::string& args) {
-    std::string cmd = std::string(TRACEBED_BINARY_DIR) + "/tracebed matrix " + args + " >" + (dir_ / "out").string() +
-                      " 2>" + (dir_ / "err").string();
-    CliRun r;
-    int rc = std::system(cmd.c_str());
-    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-    r.out = slurp(dir_ / "out");
-    r.err = slurp(dir_ / "err");
-    return r;
-  }
-  static std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  CliRun run(const std::string& args) { return tracebed::cli::test::run_tracebed("matrix " + args); }
   void summary(const std::string& name, const std::string& state) {
     fs::create_directories(dir_ / name);
     std::ofstream(dir_ / name / "summary.json")

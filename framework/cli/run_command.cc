@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "framework/base/files.h"
 #include "framework/cli/commands.h"
 #include "framework/vm/guest.h"
 #include "framework/vm/process.h"
@@ -52,7 +53,7 @@ void add_run_command(CLI::App& app) {
     options.libvirt_uri = args->libvirt_uri;
     for (const auto& t : args->tools) options.image.tools.emplace_back(t);
     if (!args->bootconfig.empty()) {
-      auto text = vm::read_text_file(args->bootconfig);
+      auto text = base::read_file(args->bootconfig);
       if (!text) fail(text.error().message);
       if (text->empty()) fail(fmt::format("--bootconfig {}: the file is empty", args->bootconfig));
       options.bootconfig = std::move(*text);

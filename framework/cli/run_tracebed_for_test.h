@@ -4,11 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+
+#include "framework/base/files.h"
 
 namespace tracebed::cli::test {
 
@@ -28,14 +28,8 @@ inline CliRun run_tracebed(const std::string& args) {
   int rc = std::system(cmd.c_str());
   run.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
   auto slurp = [](const fs::path& p) {
-    std::string s;
-    if (std::FILE* f = std::fopen(p.c_str(), "rb")) {
-      std::array<char, 65536> buf;
-      size_t n;
-      while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) s.append(buf.data(), n);
-      std::fclose(f);
-    }
-    return s;
+    auto text = base::read_file(p);
+    return text.ok() ? std::move(text).value() : std::string();
   };
   run.out = slurp(dir / "out");
   run.err = slurp(dir / "err");

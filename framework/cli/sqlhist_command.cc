@@ -5,13 +5,10 @@
 // guest's, and -e creates everything there and prints what the kernel
 // shows back. Several statements (each with its -n, in order) may build on
 // the synthetic events of the ones before.
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "framework/base/files.h"
 #include "framework/cli/commands.h"
 #include "framework/tracefs/guest_file_ops.h"
 #include "framework/tracefs/sql.h"
@@ -31,15 +28,9 @@ struct Args {
 };
 
 std::string read_sql_file(const std::string& file) {
-  std::ostringstream s;
-  if (file == "-") {
-    s << std::cin.rdbuf();
-  } else {
-    std::ifstream in(file);
-    if (!in) fail(fmt::format("cannot read {}", file));
-    s << in.rdbuf();
-  }
-  return s.str();
+  auto text = base::read_file(file == "-" ? "/dev/stdin" : file);
+  if (!text) fail(text.error().message);
+  return std::move(text).value();
 }
 
 // Compiles every statement, each seeing the synthetic events before it.

@@ -14,6 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
 #include "framework/decode/trace_dat_writer.h"
 
 namespace tracebed {
@@ -69,14 +70,9 @@ TEST(DecompressedSize, ZstdFrameAndHeaderMustAgree) {
 
 TEST(DecompressedSize, ContentsReaderStopsAtItsMemoryLimit) {
   const std::string path = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/s1-k6.12-v7zstd-sched-irq-timer-syscalls.dat";
-  std::vector<uint8_t> file;
-  {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-    ASSERT_TRUE(f) << path;
-    uint8_t buf[1 << 16];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) file.insert(file.end(), buf, buf + n);
-  }
+  auto text = base::read_file(path);
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  const std::vector<uint8_t> file(text->begin(), text->end());
   ASSERT_TRUE(read_trace_dat_contents(file).ok());
   auto limited = read_trace_dat_contents(file, nullptr, 64 << 10);
   ASSERT_FALSE(limited.ok());

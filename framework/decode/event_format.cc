@@ -12,18 +12,14 @@
 #include <cstring>
 #include <optional>
 
+#include "framework/base/text.h"
 #include "framework/decode/print_fmt.h"
 
 namespace tracebed {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
-    s.remove_suffix(1);
-  return s;
-}
+using base::trim;
 
 bool is_ident_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -63,12 +59,7 @@ bool find_attr(std::string_view line, std::string_view key, uint64_t& out) {
 
 // The value of a format's "ID:" line: all of it a decimal number that fits
 // 32 bits. parse_event_format and peek_event_format read it alike.
-std::optional<uint32_t> parse_event_id(std::string_view v) {
-  uint64_t id = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
-  if (ec != std::errc() || p != v.data() + v.size() || id > UINT32_MAX) return std::nullopt;
-  return static_cast<uint32_t>(id);
-}
+std::optional<uint32_t> parse_event_id(std::string_view v) { return base::parse_number<uint32_t>(v); }
 
 // The attributes as f_show writes them after a field's declaration,
 // "\toffset:%u;\tsize:%u;\tsigned:%d;" (a kernel before 2.6.31 has no

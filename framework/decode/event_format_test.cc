@@ -3,24 +3,18 @@
 // errors for broken input.
 #include "framework/decode/event_format.h"
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "framework/base/files_for_tests.h"
+
 namespace tracebed {
 namespace {
 
-std::string testdata(const std::string& name) {
-  std::ifstream in(std::string(TRACEBED_SOURCE_DIR) + "/framework/decode/testdata/formats/" + name);
-  EXPECT_TRUE(in.good()) << "missing testdata " << name;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string testdata(const std::string& name) { return base::source_file("framework/decode/testdata/formats/" + name); }
 
 std::unique_ptr<EventFormat> parse(const std::string& file, std::string_view system = "test") {
   auto ev = parse_event_format(testdata(file), system, file);

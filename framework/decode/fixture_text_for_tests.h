@@ -1,6 +1,7 @@
 // Test support: the text of a zstd-compressed oracle output in fixtures/
-// (trace-cmd's reports are stored as *.report.zst), our report of a file as
-// text, and a fixture's name as a test name.
+// (trace-cmd's reports are stored as *.report.zst), trace-cmd's report of a
+// file run now, our report of a file as text, and a fixture's name as a
+// test name.
 #pragma once
 
 #include <cctype>
@@ -14,6 +15,9 @@
 
 #include <zstd.h>
 
+#include "framework/base/files.h"
+#include "framework/base/process.h"
+#include "framework/base/text.h"
 #include "framework/decode/report.h"
 #include "framework/decode/trace_dat.h"
 
@@ -40,8 +44,9 @@ inline Status report_text(TraceDat& file, const ReportOptions& options, std::str
 
 // Empty if unreadable.
 inline std::string read_zstd_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string packed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto file = base::read_file(path);
+  if (!file) return {};
+  const std::string& packed = *file;
   std::string text;
   ZSTD_DStream* stream = ZSTD_createDStream();
   ZSTD_initDStream(stream);
@@ -55,6 +60,29 @@ inline std::string read_zstd_file(const std::filesystem::path& path) {
   }
   ZSTD_freeDStream(stream);
   return text;
+}
+
+// The lines of a zstd-compressed oracle output; none if unreadable.
+inline std::vector<std::string> zstd_lines(const std::filesystem::path& path) {
+  const std::string text = read_zstd_file(path);
+  std::vector<std::string> lines;
+  for (std::string_view line : base::split_lines(text)) lines.emplace_back(line);
+  return lines;
+}
+
+// Runs the oracle, `trace-cmd report ARGS -i DAT`; returns its stdout (its
+// warnings on stderr dropped) and sets `status` to its exit status, -1
+// when it cannot run.
+inline std::string trace_cmd_report(const std::filesystem::path& dat, int& status, const std::string& args = "",
+                                    const std::string& trace_cmd = "/usr/bin/trace-cmd") {
+  std::vector<std::string> argv = {trace_cmd, "report"};
+  for (std::string_view a : base::split_words(args)) argv.emplace_back(a);
+  argv.insert(argv.end(), {"-i", dat.string()});
+  base::ProcessOptions stdout_only;
+  stdout_only.output = base::Output::capture_stdout;
+  auto r = base::run_process(argv, stdout_only);
+  status = r ? r->status : -1;
+  return r ? r->output : std::string();
 }
 
 }  // namespace tracebed

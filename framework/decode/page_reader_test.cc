@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/decode/fixture_text_for_tests.h"
+
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -272,24 +274,6 @@ TEST(PageReader, ErrorsNameTheOffset) {
 
 // A real sub-buffer: the first page of CPU 0 in a recorded v7 file without
 // compression. The expected stamps come from `trace-cmd report -t --cpu 0`.
-std::vector<std::string> oracle_lines(const std::string& path) {
-  std::vector<std::string> lines;
-  FILE* p = popen(("zstd -dc " + path).c_str(), "r");
-  if (!p) return lines;
-  std::string cur;
-  int c;
-  while ((c = fgetc(p)) != EOF) {
-    if (c == '\n') {
-      lines.push_back(cur);
-      cur.clear();
-    } else {
-      cur.push_back(static_cast<char>(c));
-    }
-  }
-  pclose(p);
-  return lines;
-}
-
 // "  sh-92    [000]     4.398065446: myopen: ..." -> 4398065446
 uint64_t oracle_ns(const std::string& line) {
   size_t close = line.find("] ");
@@ -317,7 +301,7 @@ TEST(PageReader, RealSubBuffersMatchTraceCmd) {
     ASSERT_TRUE(r.load(Bytes(data).subspan(off, 4096), PageLayout{}, 4173824 + off).ok());
     for (const PageEvent& ev : decode_all(r)) stamps.push_back(ev.ts);
   }
-  std::vector<std::string> lines = oracle_lines(dir + "s3-k5.10-v7none-kprobes-marker.t.report.zst");
+  std::vector<std::string> lines = zstd_lines(dir + "s3-k5.10-v7none-kprobes-marker.t.report.zst");
   std::vector<uint64_t> want;
   for (const std::string& l : lines)
     if (l.find("] ") != std::string::npos && l.find("[000]") != std::string::npos) want.push_back(oracle_ns(l));

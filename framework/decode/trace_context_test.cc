@@ -3,13 +3,12 @@
 // lookups follow libtraceevent 1.7.1 (checked with its tep_find_function).
 #include "framework/decode/trace_context.h"
 
+#include "framework/base/files_for_tests.h"
 #include "framework/decode/trace_dat_writer.h"
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -19,13 +18,7 @@
 namespace tracebed {
 namespace {
 
-std::string testdata(const std::string& name) {
-  std::ifstream in(std::string(TRACEBED_SOURCE_DIR) + "/framework/decode/testdata/formats/" + name);
-  EXPECT_TRUE(in.good()) << "missing testdata " << name;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string testdata(const std::string& name) { return base::source_file("framework/decode/testdata/formats/" + name); }
 
 TEST(TraceContext, RegistersEventsAndCommonFields) {
   TraceContext ctx;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
 #include "framework/decode/fixture_text_for_tests.h"
 #include "framework/decode/merge.h"
 #include "framework/decode/report.h"
@@ -40,23 +41,6 @@ std::vector<std::string> fixtures() {
   }
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::vector<std::string> zstd_lines(const std::string& path) {
-  std::vector<std::string> lines;
-  FILE* p = popen(("zstd -dc '" + path + "'").c_str(), "r");
-  if (!p) return lines;
-  std::string cur;
-  for (int c; (c = fgetc(p)) != EOF;) {
-    if (c == '\n') {
-      lines.push_back(cur);
-      cur.clear();
-    } else {
-      cur.push_back(static_cast<char>(c));
-    }
-  }
-  pclose(p);
-  return lines;
 }
 
 // One line of `trace-cmd report`: "  comm-pid [cpu] secs.frac: name: ...".
@@ -541,11 +525,9 @@ TEST_F(BadInput, V6CutAnywhereNamesTheReadThatFailed) {
 // thread or after it.
 TEST_F(BadInput, KallsymsCorruptHalfwayFailsTheSameOnOneThreadOrTwo) {
   std::string p = copy(kS1);
-  std::vector<uint8_t> bytes;
-  {
-    std::ifstream f(p, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(f), {});
-  }
+  auto text = base::read_file(p);
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  const std::vector<uint8_t> bytes(text->begin(), text->end());
   // The section: id 19, flags 1 (compressed), then a block whose data is a zstd frame.
   size_t at = 0;
   for (size_t i = 0; i + 32 < bytes.size() && !at; ++i)
@@ -814,11 +796,9 @@ TEST_P(V6Latency, TextAsTraceCmdPrintsIt) {
   EXPECT_EQ(*got, keep_clock_option ? text.substr(8) : text);
   EXPECT_FALSE((*dat)->events().ok());
   if (fs::exists("/usr/bin/trace-cmd")) {
-    FILE* p = popen(("trace-cmd report -i " + path + " 2>/dev/null").c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string out;
-    for (int c; (c = fgetc(p)) != EOF;) out.push_back(static_cast<char>(c));
-    pclose(p);
+    int status = 0;
+    std::string out = trace_cmd_report(path, status);
+    EXPECT_EQ(status, 0);
     // trace-read.c read_latency: printf("%s\n", text).
     EXPECT_EQ(out, fmt::format("cpus={}\n", (*dat)->cpu_count()) + *got + "\n");
   }
@@ -1018,11 +998,9 @@ TEST(TraceDat, V7LatencyText) {
   ASSERT_TRUE(got.ok()) << got.error().message;
   EXPECT_EQ(*got, text);
   if (fs::exists("/usr/bin/trace-cmd")) {
-    FILE* p = popen(("trace-cmd report -i " + path + " 2>/dev/null").c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string out;
-    for (int c; (c = fgetc(p)) != EOF;) out.push_back(static_cast<char>(c));
-    pclose(p);
+    int status = 0;
+    std::string out = trace_cmd_report(path, status);
+    EXPECT_EQ(status, 0);
     EXPECT_EQ(out, fmt::format("cpus={}\n", (*dat)->cpu_count()) + text + "\n");
   }
   fs::remove_all(dir);

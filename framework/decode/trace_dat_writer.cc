@@ -1,5 +1,6 @@
 #include "framework/decode/trace_dat_writer.h"
 
+#include "framework/base/files.h"
 #include "framework/decode/decompress.h"
 
 #include <zlib.h>
@@ -870,13 +871,8 @@ Result<TraceDatContents> read_trace_dat_contents(Bytes file, TraceDatWriteOption
 
 Result<TraceDatContents> read_trace_dat_contents_file(const std::string& path,
                                                       TraceDatWriteOptions* format) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-  if (!f) return Error{fmt::format("{}: cannot open", path)};
-  std::vector<uint8_t> bytes;
-  uint8_t buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) bytes.insert(bytes.end(), buf, buf + n);
-  auto r = read_trace_dat_contents(bytes, format);
+  TRACEBED_ASSIGN_OR_RETURN(std::string bytes, base::read_file(path));
+  auto r = read_trace_dat_contents(Bytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), format);
   if (!r.ok()) return r.error().within(path);
   return r;
 }

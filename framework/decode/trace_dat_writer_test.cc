@@ -2,6 +2,7 @@
 // Debian's `trace-cmd report` print exactly what it printed for the recorded
 // original (fixtures/recorded/*.report.zst). Layout details come from the
 // trace-cmd.dat.v6/v7 specs.
+#include "framework/base/files.h"
 #include "framework/decode/fixture_text_for_tests.h"
 #include "framework/decode/trace_dat_writer.h"
 
@@ -24,22 +25,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kTraceCmd = "/usr/bin/trace-cmd";
 
-
-// Runs the oracle; returns its stdout and sets `status` to its exit status.
-std::string trace_cmd_report(const fs::path& dat, int& status, const std::string& args = "") {
-  std::string cmd = std::string(kTraceCmd) + " report " + args + " -i '" + dat.string() + "' 2>/dev/null";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) {
-    status = -1;
-    return out;
-  }
-  char buf[1 << 16];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  status = pclose(p);
-  return out;
-}
 
 fs::path scratch_dir() {
   fs::path dir = fs::path(testing::TempDir()) / "trace_dat_writer_test";
@@ -196,8 +181,9 @@ TEST(TraceDatWriter, RewritesRecordedFilesByteForByte) {
                            "s5-k7.2custom-v7zstd-user_events-synthetic"}) {
     SCOPED_TRACE(name);
     fs::path path = fs::path(TRACEBED_SOURCE_DIR) / "fixtures/recorded" / (std::string(name) + ".dat");
-    std::ifstream in(path, std::ios::binary);
-    std::vector<uint8_t> original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto text = base::read_file(path);
+    ASSERT_TRUE(text.ok()) << text.error().message;
+    std::vector<uint8_t> original(text->begin(), text->end());
     TraceDatWriteOptions format;
     auto contents = read_trace_dat_contents(original, &format);
     ASSERT_TRUE(contents.ok()) << contents.error().message;

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::matrix {
@@ -11,7 +12,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string testdata(const char* name) {
-  auto t = vm::read_text_file(std::string(TRACEBED_SOURCE_DIR) + "/framework/matrix/testdata/" + name);
+  auto t = base::read_file(std::string(TRACEBED_SOURCE_DIR) + "/framework/matrix/testdata/" + name);
   EXPECT_TRUE(t.ok()) << t.error().message;
   return t ? *t : "";
 }

@@ -1,21 +1,15 @@
 #include "framework/matrix/runner.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "framework/base/files.h"
+#include "framework/base/process.h"
 #include "framework/matrix/junit.h"
 #include "framework/matrix/report.h"
 #include "framework/matrix/summary.h"
@@ -33,12 +27,6 @@ void say(std::string_view message) {
   std::lock_guard lock(g_print);
   vm::progress(message);
 }
-
-struct Exit {
-  int status = 0;
-  bool timed_out = false;
-  pid_t pid = 0;
-};
 
 // A suite killed with its guest leaves the guest's run directory behind
 // (framework/vm/guest.cc make_run_dir: <cache>/run/<pid>-<n>, removed only
@@ -70,56 +58,17 @@ fs::path keep_console(pid_t pid, const fs::path& dest) {
 // Runs argv with stdout and stderr in `log` (so that a hang still leaves
 // everything printed so far), killing its process group after `timeout`.
 // The suites' guests die with them (PR_SET_PDEATHSIG in framework/vm).
-Result<Exit> run_logged(const std::vector<std::string>& argv, const fs::path& log, std::chrono::seconds timeout) {
-  int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Error{fmt::format("{}: cannot create: {}", log.string(), std::strerror(errno))};
-  std::vector<char*> av;
-  for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
-  av.push_back(nullptr);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fd);
-    return Error{fmt::format("{}: fork: {}", argv[0], std::strerror(errno))};
-  }
-  if (pid == 0) {
-    // Only async-signal-safe calls between fork and exec (threads).
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    setpgid(0, 0);
-    int null = open("/dev/null", O_RDONLY);
-    dup2(null, 0);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execv(av[0], av.data());
-    const char msg[] = "tracebed matrix: cannot execute the suite binary\n";
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(127);
-  }
-  close(fd);
-  auto deadline = Clock::now() + timeout;
-  Exit e;
-  e.pid = pid;
-  int status = 0;
-  for (;;) {
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) return Error{fmt::format("{}: waitpid: {}", argv[0], std::strerror(errno))};
-    if (Clock::now() >= deadline) {
-      e.timed_out = true;
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    usleep(100 * 1000);
-  }
-  e.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return e;
+Result<base::ProcessResult> run_logged(const std::vector<std::string>& argv, const fs::path& log,
+                                       std::chrono::seconds timeout) {
+  base::ProcessOptions o;
+  o.output = base::Output::to_file;
+  o.log = log;
+  o.timeout = timeout;
+  return base::run_process(argv, o);
 }
 
 std::string read_or_empty(const fs::path& p) {
-  auto t = vm::read_text_file(p);
+  auto t = base::read_file(p);
   return t ? std::move(t).value() : std::string();
 }
 
@@ -181,7 +130,7 @@ std::string file_name_for(std::string_view kernel) {
 std::string suites_hash(const std::vector<fs::path>& suites) {
   std::string all;
   for (const auto& s : suites) {
-    auto text = vm::read_text_file(s);
+    auto text = base::read_file(s);
     all += fmt::format("{}={};", s.filename().string(), text ? vm::content_hash(*text) : "missing");
   }
   return vm::content_hash(all);
@@ -244,7 +193,7 @@ std::vector<TestResult> suite_results(const std::string& suite_binary, const fs:
     // nothing; there is nothing to report.
     return out;
   }
-  auto text = vm::read_text_file(junit);
+  auto text = base::read_file(junit);
   if (!text) {
     died(text.error().message);
     return out;
@@ -286,7 +235,7 @@ Result<Matrix> run_matrix(const RunOptions& o) {
     std::string stamp = stamp_for(job, hash, o.filter, accel, o.suite_timeout);
     fs::path record = o.out / "runs" / (file_name_for(job.kernel) + ".json");
     if (!o.force && fs::exists(record, ec)) {
-      auto text = vm::read_text_file(record);
+      auto text = base::read_file(record);
       auto run = text ? read_kernel_run(*text, record.string()) : Result<KernelRun>(text.error());
       if (!run) {
         say(fmt::format("{}: ignoring its previous results: {}", job.kernel, run.error().message));

@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
+#include "framework/base/files_for_tests.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::matrix {
@@ -16,20 +18,18 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-class SuiteResults : public ::testing::Test {
+class SuiteResults : public base::ScratchDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / fmt::format("tracebed-matrix-test-{}", getpid());
-    fs::create_directories(dir_);
+    ScratchDirTest::SetUp();
     log_ = dir_ / "suite.log";
     ASSERT_TRUE(vm::write_file_atomic(log_, "booting\n[    3.1] BUG: kernel NULL pointer dereference\n").ok());
   }
-  void TearDown() override { fs::remove_all(dir_); }
   std::vector<TestResult> results(int status, bool timed_out, const fs::path& junit) {
     return suite_results("tracebed_suite_x", junit, status, timed_out, std::chrono::seconds(60), log_, &release_,
                          &accel_);
   }
-  fs::path dir_, log_;
+  fs::path log_;
   std::string release_, accel_;
 };
 
@@ -94,7 +94,7 @@ TEST(RunMatrix, PerKernelFlagsGoToThatKernelsSuites) {
   o.suite_args = {"--tracebed_launcher=libvirt"};
   o.out = dir / "out";
   ASSERT_TRUE(run_matrix(o).ok());
-  auto argv = vm::read_text_file(dir / "argv.txt");
+  auto argv = base::read_file(dir / "argv.txt");
   ASSERT_TRUE(argv.ok());
   std::map<std::string, std::string> by_kernel;  // one line per suite run
   std::istringstream lines(*argv);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "framework/base/files.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::matrix {
@@ -131,7 +132,7 @@ Result<Matrix> load_summary(const std::filesystem::path& dir) {
   auto file = dir / "summary.json";
   if (!std::filesystem::exists(file, ec))
     return Error{fmt::format("{}: missing (not a finished `tracebed matrix` output directory?)", file.string())};
-  auto text = vm::read_text_file(file);
+  auto text = base::read_file(file);
   if (!text) return text.error();
   return read_summary(*text, file.string());
 }

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 
 #include <fmt/format.h>
 
+#include "framework/base/text.h"
 #include "framework/tracefs/text.h"
 
 namespace tracebed::tracefs {
@@ -277,13 +277,6 @@ Status DynamicEvent::destroy() {
 
 namespace {
 
-std::optional<unsigned> parse_uint(std::string_view s) {
-  unsigned v = 0;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec != std::errc{} || r.ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 // "p", "r", "f", "t", "e", "s" and where the place tells: a uprobe's place
 // is PATH:OFFSET, with a '/' in the path (kernel/trace/trace_uprobe.c
 // trace_uprobe_show prints the path as given, absolute for a binary).
@@ -339,7 +332,7 @@ Result<std::vector<DynEventEntry>> parse_dynamic_events(std::string_view text, s
       return bad("no TYPE:GROUP/EVENT head");
     char type = head[0];
     if (colon > 1) {
-      auto n = parse_uint(head.substr(1, colon - 1));
+      auto n = base::parse_number<unsigned>(head.substr(1, colon - 1));
       if (!n) return bad("bad maxactive");
       e.maxactive = n;
     }

@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/process.h"
 #include "framework/tracefs/text.h"
 
 // A function of this binary to look up: kept, not inlined, not static.
@@ -24,14 +25,10 @@ using ::testing::HasSubstr;
 // file at test time: an independent reading of the symbol table and the
 // program headers.
 std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
+  base::ProcessOptions stdout_only;
+  stdout_only.output = base::Output::capture_stdout;
+  auto r = base::run_process({"sh", "-c", cmd}, stdout_only);
+  return r ? r->output : std::string();
 }
 
 bool have_binutils() { return run("command -v nm readelf >/dev/null && echo yes") == "yes\n"; }

@@ -1,9 +1,10 @@
 #include "framework/tracefs/error_log.h"
 
-#include <charconv>
+#include <cstdint>
 
 #include <fmt/format.h>
 
+#include "framework/base/text.h"
 #include "framework/tracefs/text.h"
 
 namespace tracebed::tracefs {
@@ -46,9 +47,11 @@ Result<std::vector<ErrorLogEntry>> parse_error_log(std::string_view text) {
       return bad_line(head_no, "expected \"[seconds.micros]\"", head);
     std::string_view secs = trim(head.substr(1, dot - 1));
     std::string_view micros = head.substr(dot + 1, close - dot - 1);
-    if (std::from_chars(secs.data(), secs.data() + secs.size(), e.seconds).ec != std::errc{} ||
-        std::from_chars(micros.data(), micros.data() + micros.size(), e.microseconds).ec != std::errc{})
-      return bad_line(head_no, "bad time stamp", head);
+    auto seconds = base::parse_number<uint64_t>(secs);
+    auto microseconds = base::parse_number<uint32_t>(micros);
+    if (!seconds || !microseconds) return bad_line(head_no, "bad time stamp", head);
+    e.seconds = *seconds;
+    e.microseconds = *microseconds;
     std::string_view rest = head.substr(close + 2);
     size_t sep = rest.find(kErrorSep);
     if (sep == std::string_view::npos) return bad_line(head_no, "no \": error: \"", head);

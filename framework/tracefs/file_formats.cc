@@ -1,9 +1,9 @@
 #include "framework/tracefs/file_formats.h"
 
-#include <charconv>
 
 #include <fmt/format.h>
 
+#include "framework/base/text.h"
 #include "framework/tracefs/text.h"
 
 namespace tracebed::tracefs {
@@ -12,9 +12,9 @@ namespace {
 
 template <typename T>
 bool to_number(std::string_view s, T& out) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc{} && p == s.data() + s.size();
+  std::optional<T> v = base::parse_number<T>(s);
+  if (v) out = *v;
+  return v.has_value();
 }
 
 }  // namespace

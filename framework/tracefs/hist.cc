@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "framework/base/text.h"
 #include "framework/tracefs/text.h"
 #include "framework/tracefs/tracefs.h"
 
@@ -42,14 +43,8 @@ std::vector<std::string_view> split_top(std::string_view s, char sep) {
   return out;
 }
 
-std::optional<uint64_t> parse_uint(std::string_view s, int base = 10) {
-  s = trim(s);
-  if (base == 16 && (s.starts_with("0x") || s.starts_with("0X"))) s.remove_prefix(2);
-  if (s.empty()) return std::nullopt;
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
-  return v;
+std::optional<uint64_t> parse_uint(std::string_view s, int radix = 10) {
+  return base::parse_number<uint64_t>(trim(s), radix);
 }
 
 std::string dollar(std::string_view var) { return var.starts_with("$") ? std::string(var) : "$" + std::string(var); }

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <memory>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "framework/base/text.h"
 #include "framework/tracefs/text.h"
 
 namespace tracebed::tracefs {
@@ -22,13 +22,7 @@ const SqlFormatField* SqlFormat::field(std::string_view name) const {
 
 namespace {
 
-std::optional<uint64_t> to_uint(std::string_view s) {
-  s = trim(s);
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
+std::optional<uint64_t> to_uint(std::string_view s) { return base::parse_number<uint64_t>(trim(s)); }
 
 // "offset:8;\tsize:16;" -> the number after key.
 std::optional<uint64_t> attr(std::string_view line, std::string_view key) {

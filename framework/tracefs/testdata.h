@@ -1,21 +1,12 @@
 // Reads a captured tracefs file from testdata/ (tests only).
 #pragma once
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
-#include <gtest/gtest.h>
+#include "framework/base/files_for_tests.h"
 
 namespace tracebed::tracefs::testing {
 
-inline std::string testdata(const std::string& name) {
-  std::string path = std::string(TRACEBED_SOURCE_DIR) + "/framework/tracefs/testdata/" + name;
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+inline std::string testdata(const std::string& name) { return base::source_file("framework/tracefs/testdata/" + name); }
 
 }  // namespace tracebed::tracefs::testing

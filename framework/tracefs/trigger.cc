@@ -1,9 +1,9 @@
 #include "framework/tracefs/trigger.h"
 
-#include <charconv>
 
 #include <fmt/format.h>
 
+#include "framework/base/text.h"
 #include "framework/tracefs/text.h"
 
 namespace tracebed::tracefs {
@@ -106,12 +106,9 @@ Result<TriggerEntry> parse_trigger_line(std::string_view line, std::string_view 
   if (tail == "unlimited") {
     rest = rest.substr(0, last);
   } else if (tail.starts_with("count=")) {
-    uint64_t n = 0;
-    std::string_view digits = tail.substr(6);
-    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-    if (ec != std::errc{} || p != digits.data() + digits.size())
-      return Error{fmt::format("{} line {}: bad count in \"{}\"", file, line_no, line)};
-    e.count = n;
+    std::optional<uint64_t> n = base::parse_number<uint64_t>(tail.substr(6));
+    if (!n) return Error{fmt::format("{} line {}: bad count in \"{}\"", file, line_no, line)};
+    e.count = *n;
     rest = rest.substr(0, last);
   }
   e.spec = rest;

@@ -1,10 +1,11 @@
 #include "framework/tracefs/user_events.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "framework/base/text.h"
 
 namespace tracebed::tracefs {
 
@@ -12,29 +13,10 @@ namespace {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-std::string_view skip_spaces(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\n\r\v\f");
-  return b == std::string_view::npos ? std::string_view{} : s.substr(b);
-}
-
-// kstrtouint(s, 0): decimal, 0x hex or 0 octal, nothing else but a final newline.
-std::optional<uint64_t> parse_kernel_uint(std::string_view s, int base) {
-  if (!s.empty() && s.back() == '\n') s.remove_suffix(1);
-  if (base == 0) {
-    base = 10;
-    if (s.size() > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-      base = 16;
-      s.remove_prefix(2);
-    } else if (s.size() > 1 && s[0] == '0') {
-      base = 8;
-      s.remove_prefix(1);
-    }
-  }
-  if (s.empty()) return std::nullopt;
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || p != s.data() + s.size() || v > UINT32_MAX) return std::nullopt;
-  return v;
+// kstrtouint(s, radix): the digits and at most a final newline (lib/kstrtox.c).
+std::optional<uint32_t> parse_kernel_uint(std::string_view s, int radix) {
+  if (s.ends_with('\n')) s.remove_suffix(1);
+  return base::parse_number<uint32_t>(s, radix);
 }
 
 UserEventField::Kind kind_of(std::string_view type) {
@@ -183,7 +165,7 @@ std::optional<std::string> UserEventDef::problem() const {
 Result<UserEventDef> UserEventDef::parse(std::string_view text) {
   std::string_view whole = text;
   auto bad = [&](std::string_view why) { return Error{fmt::format("user event definition \"{}\": {}", whole, why)}; };
-  if (starts_with(text, "u:")) text = skip_spaces(text.substr(2));
+  if (starts_with(text, "u:")) text = base::trim_left(text.substr(2));
   if (text.size() >= kUserEventMaxDesc)
     return bad(fmt::format("{} bytes, the kernel takes at most {}", text.size(), kUserEventMaxDesc - 1));
   // user_event_parse_cmd: the name ends at the first space, flags after ':'.
@@ -202,7 +184,7 @@ Result<UserEventDef> UserEventDef::parse(std::string_view text) {
   int index = 0;
   for (;;) {
     size_t semi = rest.find(';');
-    std::string_view field = skip_spaces(rest.substr(0, semi));
+    std::string_view field = base::trim_left(rest.substr(0, semi));
     ++index;
     if (!field.empty()) {
       auto fbad = [&](std::string_view why) { return bad(fmt::format("field {} \"{}\": {}", index, field, why)); };

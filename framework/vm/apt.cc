@@ -1,6 +1,8 @@
 #include "framework/vm/apt.h"
 
-#include <sstream>
+#include "framework/base/files.h"
+#include "framework/base/text.h"
+
 
 namespace tracebed::vm {
 
@@ -9,30 +11,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string> split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  for (size_t at = 0;;) {
-    size_t next = s.find(sep, at);
-    out.emplace_back(trim(s.substr(at, next == std::string_view::npos ? std::string_view::npos : next - at)));
-    if (next == std::string_view::npos) return out;
-    at = next + 1;
-  }
-}
-
 // "libc6 (>= 2.38), libfoo1 | libfoo1t64, perl:any" -> libc6, libfoo1 (deb-control(5) relationship fields).
 void add_depends(std::string_view field, std::vector<std::string>& out) {
-  for (const auto& rel : split(field, ',')) {
-    std::string first = split(rel, '|').front();
-    first = std::string(trim(first.substr(0, first.find('('))));
+  for (std::string_view rel : base::split(field, ',')) {
+    std::string_view first = base::split(rel, '|').front();
+    first = base::trim(first.substr(0, first.find('(')));
     if (first.empty() || first.ends_with(":any")) continue;
-    first = first.substr(0, first.find(':'));  // libfoo:amd64
-    out.push_back(first);
+    out.emplace_back(first.substr(0, first.find(':')));  // libfoo:amd64
   }
 }
 
@@ -47,10 +32,9 @@ bool have_package_lists(const fs::path& lists) {
 // apt's warnings and errors ("W: Failed to fetch …: Could not connect …"), for an error message.
 std::string apt_complaints(const std::string& output) {
   std::string out;
-  std::stringstream ss(output);
-  for (std::string line; std::getline(ss, line);)
+  for (std::string_view line : base::split_lines(output))
     if ((line.starts_with("W: ") || line.starts_with("E: ") || line.starts_with("Err:")) && out.size() < 800)
-      out += "\n  " + line;
+      out += fmt::format("\n  {}", line);
   return out;
 }
 
@@ -58,23 +42,20 @@ std::string apt_complaints(const std::string& output) {
 
 std::vector<AptCandidate> parse_madison(std::string_view text) {
   std::vector<AptCandidate> out;
-  std::stringstream ss{std::string(text)};
-  for (std::string line; std::getline(ss, line);) {
-    auto cols = split(line, '|');
+  for (std::string_view line : base::split_lines(text)) {
+    auto cols = base::split(line, '|', {.trim = true});
     if (cols.size() != 3 || cols[0].empty() || cols[1].empty()) continue;
     // "http://deb.debian.org/debian trixie/main amd64 Packages": the suite is the word before "/component".
-    auto words = split(cols[2], ' ');
-    std::erase(words, std::string());
+    auto words = base::split_words(cols[2]);
     if (words.size() < 2 || words.back() != "Packages") continue;  // "Sources" rows
-    std::string dist = words[1];
-    out.push_back({cols[0], cols[1], dist.substr(0, dist.find('/'))});
+    std::string_view dist = words[1];
+    out.push_back({std::string(cols[0]), std::string(cols[1]), std::string(dist.substr(0, dist.find('/')))});
   }
   return out;
 }
 
 Result<std::vector<AptStanza>> parse_stanzas(std::string_view text) {
   std::vector<AptStanza> out;
-  std::stringstream ss{std::string(text)};
   AptStanza cur;
   bool any = false;
   auto finish = [&]() -> Status {
@@ -87,16 +68,16 @@ Result<std::vector<AptStanza>> parse_stanzas(std::string_view text) {
     any = false;
     return {};
   };
-  for (std::string line; std::getline(ss, line);) {
-    if (trim(line).empty()) {
+  for (std::string_view line : base::split_lines(text)) {
+    if (base::trim(line).empty()) {
       TRACEBED_TRY(finish());
       continue;
     }
     if (line.front() == ' ' || line.front() == '\t') continue;  // continuation (Description)
     size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string_view key = std::string_view(line).substr(0, colon);
-    std::string value(trim(std::string_view(line).substr(colon + 1)));
+    if (colon == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, colon);
+    std::string value(base::trim(line.substr(colon + 1)));
     // Only the stanza's own fields start one: a stray "N: Unable to locate package" line does not.
     bool field = key == "Package" || key == "Version" || key == "Architecture" || key == "Section" ||
                  key == "SHA256" || key == "Depends" || key == "Pre-Depends";
@@ -157,7 +138,7 @@ Status PrivateApt::ensure_lists() {
   std::string sources;
   for (const auto& s : sources_) sources += s + "\n";
   bool changed = false;
-  auto old = read_text_file(dir_ / "sources.list");
+  auto old = base::read_file(dir_ / "sources.list");
   if (!old || *old != sources) {
     TRACEBED_TRY(write_file_atomic(dir_ / "sources.list", sources));
     changed = true;

@@ -1,6 +1,7 @@
 #include "framework/vm/bootconfig.h"
 
 #include "framework/base/bytes.h"
+#include "framework/base/files.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::vm {
@@ -79,13 +80,13 @@ Result<FoundBootconfig> find_bootconfig(std::string_view image) {
 }
 
 bool kernel_takes_bootconfig(const std::filesystem::path& config) {
-  auto text = read_text_file(config);
+  auto text = base::read_file(config);
   if (!text) return true;
   return text->starts_with("CONFIG_BOOT_CONFIG=y\n") || text->find("\nCONFIG_BOOT_CONFIG=y\n") != std::string::npos;
 }
 
 Result<std::filesystem::path> initramfs_with_bootconfig(const std::filesystem::path& image, std::string_view text) {
-  TRACEBED_ASSIGN_OR_RETURN(std::string initrd, read_text_file(image));
+  TRACEBED_ASSIGN_OR_RETURN(std::string initrd, base::read_file(image));
   auto with = append_bootconfig(std::move(initrd), text);
   if (!with) return with.error().within(image.string());
   std::filesystem::path out = image.parent_path() / fmt::format("{}-bootconfig-{}.img", image.stem().string(),

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::vm {
@@ -51,11 +52,11 @@ TEST(Bootconfig, WholeFileIsAlignedToFourBytesForEveryInitrdSize) {
 
 // Independent: the kernel's tools/bootconfig wrote these (fixtures/bootconfig/README.md).
 TEST(Bootconfig, SameBytesAsTheKernelsTool) {
-  auto text = read_text_file(kFixtures / "boottime.bconf");
+  auto text = base::read_file(kFixtures / "boottime.bconf");
   ASSERT_TRUE(text.ok()) << text.error().message;
   for (int n = 0; n < 4; ++n) {
     SCOPED_TRACE(n);
-    auto want = read_text_file(kFixtures / fmt::format("with-bootconfig-{}.img", n));
+    auto want = base::read_file(kFixtures / fmt::format("with-bootconfig-{}.img", n));
     ASSERT_TRUE(want.ok()) << want.error().message;
     auto got = append_bootconfig(std::string(1000 + n, 'i'), *text);
     ASSERT_TRUE(got.ok()) << got.error().message;
@@ -64,8 +65,8 @@ TEST(Bootconfig, SameBytesAsTheKernelsTool) {
 }
 
 TEST(Bootconfig, FindsWhatTheKernelsToolWrote) {
-  auto text = read_text_file(kFixtures / "boottime.bconf");
-  auto image = read_text_file(kFixtures / "with-bootconfig-3.img");
+  auto text = base::read_file(kFixtures / "boottime.bconf");
+  auto image = base::read_file(kFixtures / "with-bootconfig-3.img");
   ASSERT_TRUE(text.ok() && image.ok());
   auto found = find_bootconfig(*image);
   ASSERT_TRUE(found.ok()) << found.error().message;

@@ -1,7 +1,5 @@
 #include "framework/vm/catalogue.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -11,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/base/bytes.h"
+#include "framework/base/files.h"
+#include "framework/base/lock_file.h"
 #include "framework/vm/apt.h"
 #include "framework/vm/process.h"
 
@@ -102,7 +102,7 @@ Status download(const Catalogue& catalogue, const std::string& who, const std::s
 Status load_build_recipe(const fs::path& catalogue_path, const nlohmann::json& entry, KernelSpec& spec) {
   fs::path recipe_path = entry.at("recipe").get<std::string>();
   if (recipe_path.is_relative()) recipe_path = catalogue_path.parent_path() / recipe_path;
-  TRACEBED_ASSIGN_OR_RETURN(std::string text, read_text_file(recipe_path));
+  TRACEBED_ASSIGN_OR_RETURN(std::string text, base::read_file(recipe_path));
   auto json = nlohmann::json::parse(text, nullptr, false);
   if (json.is_discarded() || !json.is_object())
     return Error{fmt::format("{}: recipe {} is not valid JSON", spec.name, recipe_path.string())};
@@ -114,7 +114,7 @@ Status load_build_recipe(const fs::path& catalogue_path, const nlohmann::json& e
     r.base_config = json.value("base_config", "tinyconfig");
     r.fragment = json.at("fragment").get<std::string>();
     if (r.fragment.is_relative()) r.fragment = recipe_path.parent_path() / r.fragment;
-    TRACEBED_ASSIGN_OR_RETURN(r.fragment_text, read_text_file(r.fragment));
+    TRACEBED_ASSIGN_OR_RETURN(r.fragment_text, base::read_file(r.fragment));
     spec.suite = json.value("suite", spec.suite);
     spec.release = json.value("release", spec.release);
     spec.build = std::move(r);
@@ -168,7 +168,7 @@ fs::path Catalogue::default_path() {
 
 Result<Catalogue> Catalogue::load(fs::path path) {
   if (path.empty()) path = default_path();
-  TRACEBED_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
+  TRACEBED_ASSIGN_OR_RETURN(std::string text, base::read_file(path));
   auto json = nlohmann::json::parse(text, nullptr, false);
   if (json.is_discarded() || !json.is_object()) return Error{fmt::format("{}: not valid JSON", path.string())};
   Catalogue c;
@@ -274,7 +274,7 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
     files.modules.clear();
     files.vmlinuz = root / "bzImage";
     files.config = root / "config";
-    auto release = read_text_file(root / ".complete");
+    auto release = base::read_file(root / ".complete");
     if (!release)
       return Error{fmt::format("{} is built from source and is not built yet (no {}): run `tracebed kernels build {}` "
                                "(15-25 minutes on two cores)",
@@ -290,16 +290,8 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
 
   // Two test binaries may fetch the same kernel at once: one downloads, the
   // other waits and then finds it complete.
+  TRACEBED_ASSIGN_OR_RETURN(base::LockFile lock, base::LockFile::acquire(root.parent_path() / ".lock"));
   std::error_code ec;
-  fs::create_directories(root.parent_path(), ec);
-  int lock = open((root.parent_path() / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock >= 0) flock(lock, LOCK_EX);
-  struct Unlock {
-    int fd;
-    ~Unlock() {
-      if (fd >= 0) close(fd);
-    }
-  } unlock{lock};
   if (fs::exists(root / ".complete")) return files;
 
   std::vector<fs::path> deb_paths;

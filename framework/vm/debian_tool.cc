@@ -1,7 +1,5 @@
 #include "framework/vm/debian_tool.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +9,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "framework/base/files.h"
+#include "framework/base/lock_file.h"
 #include "framework/vm/elf_libraries.h"
 #include "framework/vm/process.h"
 
@@ -263,7 +263,7 @@ Result<DebianTool> from_json(const fs::path& root, const std::string& text) {
 // (a cache cleaned by hand must not give an image build an Error); else the
 // tree is fetched again.
 std::optional<DebianTool> cached_tool(const fs::path& root) {
-  auto text = read_text_file(root / "tool.json");
+  auto text = base::read_file(root / "tool.json");
   if (!text) return std::nullopt;
   auto tool = from_json(root, *text);
   if (!tool) {
@@ -393,16 +393,8 @@ Result<DebianTool> fetch_debian_tool(const Catalogue& catalogue, const DebianToo
   if (auto tool = cached_tool(root)) return *tool;
 
   // Two suite binaries may fetch at once: one unpacks, the other waits and finds it done.
+  TRACEBED_ASSIGN_OR_RETURN(base::LockFile lock, base::LockFile::acquire(root.parent_path() / ".lock"));
   std::error_code ec;
-  fs::create_directories(root.parent_path(), ec);
-  int lock = open((root.parent_path() / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock >= 0) flock(lock, LOCK_EX);
-  struct Unlock {
-    int fd;
-    ~Unlock() {
-      if (fd >= 0) close(fd);
-    }
-  } unlock{lock};
   if (auto tool = cached_tool(root)) return *tool;
 
   progress(fmt::format("{}: {} {} from {}", who, chosen.package, chosen.version, chosen.suite));

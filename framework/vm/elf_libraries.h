@@ -4,7 +4,7 @@
 //
 // read_elf_dynamic() reads a 64-bit little-endian ELF file's interpreter
 // (PT_INTERP) and DT_NEEDED names through its program headers, as the
-// dynamic loader does (elf(5); glibc elf/dl-load.c). library_closure()
+// dynamic loader does (elf(5); glibc elf/dl-load.c), with libelf. library_closure()
 // follows DT_NEEDED from a program through a lookup, breadth first, and
 // reports what it could not find with what needed it.
 #pragma once

@@ -11,6 +11,7 @@
 
 #include <zlib.h>
 
+#include "framework/base/files.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::vm {
@@ -104,7 +105,7 @@ Result<std::string> read_module(const fs::path& path) {
   if (p.ends_with(".xz")) return decompress("xz");
   if (p.ends_with(".zst")) return decompress("zstd");
   if (p.ends_with(".gz")) return decompress("gzip");
-  return read_text_file(path);
+  return base::read_file(path);
 }
 
 Result<fs::path> find_tool(const std::string& name) {
@@ -177,13 +178,13 @@ Result<std::vector<std::string>> modinfo_depends(const fs::path& module) {
 
 Result<std::vector<std::string>> module_load_order(const fs::path& modules_dir, const std::vector<std::string>& wanted) {
   std::set<std::string> builtin;
-  if (auto text = read_text_file(modules_dir / "modules.builtin")) {
+  if (auto text = base::read_file(modules_dir / "modules.builtin")) {
     std::stringstream ss(*text);
     for (std::string line; std::getline(ss, line);) builtin.insert(module_name(line));
   }
   std::vector<std::string> order;
   std::set<std::string> seen;
-  if (auto dep_text = read_text_file(modules_dir / "modules.dep")) {
+  if (auto dep_text = base::read_file(modules_dir / "modules.dep")) {
     std::map<std::string, std::pair<std::string, std::vector<std::string>>> deps;  // name -> (path, deps)
     std::stringstream ss(*dep_text);
     for (std::string line; std::getline(ss, line);) {
@@ -269,15 +270,15 @@ Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& 
   // The kernel opens /dev/console for init's stdio before devtmpfs is mounted.
   w.char_device("/dev/console", 5, 1);
   w.file("/init", kInit, 0755);
-  TRACEBED_ASSIGN_OR_RETURN(std::string bb, read_text_file(busybox));
+  TRACEBED_ASSIGN_OR_RETURN(std::string bb, base::read_file(busybox));
   // A dynamic busybox has no libc in the guest; its ELF interpreter path sits
   // in the first page.
   if (bb.substr(0, 4096).find("/lib64/ld-linux") != std::string::npos)
     return Error{fmt::format("{} is dynamically linked: install busybox-static", busybox.string())};
   w.file("/bin/busybox", bb, 0755);
-  TRACEBED_ASSIGN_OR_RETURN(std::string agent_bytes, read_text_file(agent));
+  TRACEBED_ASSIGN_OR_RETURN(std::string agent_bytes, base::read_file(agent));
   w.file("/sbin/tracebed-agent", agent_bytes, 0755);
-  TRACEBED_ASSIGN_OR_RETURN(std::string probe_target_bytes, read_text_file(probe_target));
+  TRACEBED_ASSIGN_OR_RETURN(std::string probe_target_bytes, base::read_file(probe_target));
   w.file(std::string(kGuestProbeTarget), probe_target_bytes, 0755);
 
   std::string module_list;
@@ -295,14 +296,14 @@ Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& 
   w.file("/etc/tracebed/release", kernel.release + "\n", 0644);
 
   for (const auto& p : options.files) {
-    TRACEBED_ASSIGN_OR_RETURN(std::string data, read_text_file(p.host));
+    TRACEBED_ASSIGN_OR_RETURN(std::string data, base::read_file(p.host));
     add_parents(w, made, p.guest);
     w.file(p.guest, data, p.mode ? p.mode : file_mode(p.host));
   }
   std::set<std::string> libs_done;
   for (const auto& tool : options.tools) {
     TRACEBED_ASSIGN_OR_RETURN(fs::path host, find_tool(tool.string()));
-    TRACEBED_ASSIGN_OR_RETURN(std::string data, read_text_file(host));
+    TRACEBED_ASSIGN_OR_RETURN(std::string data, base::read_file(host));
     w.file("/opt/tracebed/bin/" + host.filename().string(), data, 0755);
     TRACEBED_ASSIGN_OR_RETURN(ProcessResult ldd, run_process({"ldd", host.string()}, 60s));
     if (ldd.status != 0 && ldd.output.find("not a dynamic executable") == std::string::npos)
@@ -320,7 +321,7 @@ Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& 
       fs::path lib = interpreter ? m[2].str() : m[1].str();
       std::string guest = interpreter ? lib.string() : "/opt/tracebed/lib/" + lib.filename().string();
       if (!libs_done.insert(guest).second) continue;
-      TRACEBED_ASSIGN_OR_RETURN(std::string lib_bytes, read_text_file(fs::canonical(lib)));
+      TRACEBED_ASSIGN_OR_RETURN(std::string lib_bytes, base::read_file(fs::canonical(lib)));
       add_parents(w, made, guest);
       w.file(guest, lib_bytes, 0755);
     }

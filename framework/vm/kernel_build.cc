@@ -1,13 +1,14 @@
 #include "framework/vm/kernel_build.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <chrono>
 #include <fstream>
 
+#include "framework/base/files.h"
+#include "framework/base/lock_file.h"
+#include "framework/base/text.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::vm {
@@ -18,11 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using base::trim;
 
 bool is_symbol(std::string_view s) {
   if (s.empty()) return false;
@@ -104,7 +101,7 @@ std::string explain_mismatches(const std::vector<ConfigMismatch>& bad, const Kco
     // Another architecture's definition of the same name (KVM has six) says nothing here.
     std::string rel = fs::relative(it->path(), tree, ec).string();
     if (rel.starts_with("arch/") && !rel.starts_with("arch/x86/")) continue;
-    auto text = read_text_file(it->path());
+    auto text = base::read_file(it->path());
     if (!text) continue;
     for (const auto& m : bad) {
       std::string symbol = m.option.substr(7);
@@ -264,7 +261,7 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
   BuildRecipe& recipe = *spec.build;
   if (!options.fragment.empty()) {
     recipe.fragment = fs::absolute(options.fragment);
-    TRACEBED_ASSIGN_OR_RETURN(recipe.fragment_text, read_text_file(recipe.fragment));
+    TRACEBED_ASSIGN_OR_RETURN(recipe.fragment_text, base::read_file(recipe.fragment));
   }
   // Check the fragment before spending minutes on a download.
   TRACEBED_ASSIGN_OR_RETURN(KconfigValues wanted, parse_kconfig_values(recipe.fragment_text, recipe.fragment.string()));
@@ -275,17 +272,9 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
   TRACEBED_TRY(require_tools());
 
   // One build per recipe at a time; a second caller waits, then finds it built.
+  TRACEBED_ASSIGN_OR_RETURN(base::LockFile lock,
+                            base::LockFile::acquire(root.parent_path() / fmt::format(".lock-{}", root.filename().string())));
   std::error_code ec;
-  fs::create_directories(root.parent_path(), ec);
-  int lock = open((root.parent_path() / fmt::format(".lock-{}", root.filename().string())).c_str(),
-                  O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock >= 0) flock(lock, LOCK_EX);
-  struct Unlock {
-    int fd;
-    ~Unlock() {
-      if (fd >= 0) close(fd);
-    }
-  } unlock{lock};
   if (kernel_cached(spec)) return fetch_kernel(catalogue, spec);
 
   Stages stages(spec.name);
@@ -344,7 +333,7 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
   if (!r || r->status != 0) return failed("make olddefconfig", r);
 
   stages.start("check", fmt::format("every option of {} in .config", recipe.fragment.filename().string()));
-  TRACEBED_ASSIGN_OR_RETURN(std::string config_text, read_text_file(tree / ".config"));
+  TRACEBED_ASSIGN_OR_RETURN(std::string config_text, base::read_file(tree / ".config"));
   TRACEBED_ASSIGN_OR_RETURN(KconfigValues config, parse_kconfig_values(config_text, (tree / ".config").string()));
   if (auto bad = check_config(wanted, config); !bad.empty())
     return Error{fmt::format("{}: {} option(s) of {} did not make it into the .config:{}", spec.name, bad.size(),

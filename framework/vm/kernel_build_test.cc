@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::vm {
@@ -45,7 +46,7 @@ TEST(ParseKconfigValues, BadLinesNameFileAndLine) {
 }
 
 TEST(ParseKconfigValues, TheRecipeFragmentParsesAndAsksForTheTracingOptions) {
-  auto text = read_text_file(std::filesystem::path(TRACEBED_SOURCE_DIR) / "vmimages/kernels/tracebed-7.2/config.fragment");
+  auto text = base::read_file(std::filesystem::path(TRACEBED_SOURCE_DIR) / "vmimages/kernels/tracebed-7.2/config.fragment");
   ASSERT_TRUE(text.ok()) << text.error().message;
   auto v = parse_kconfig_values(*text, "config.fragment");
   ASSERT_TRUE(v.ok()) << v.error().message;

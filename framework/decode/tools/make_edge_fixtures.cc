@@ -14,18 +14,18 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "framework/base/files.h"
+#include "framework/base/text.h"
 #include "framework/decode/page_writer.h"
 #include "framework/decode/trace_dat_writer.h"
 
@@ -49,28 +49,16 @@ void must(Status s) {
   if (!s.ok()) die(s.error().message);
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) die(p.string() + ": cannot read");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+std::string read_text(const fs::path& p) { return must(base::read_file(p)); }
 
-void write_bytes(const fs::path& p, const std::string& s) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary);
-  out.write(s.data(), static_cast<std::streamsize>(s.size()));
-  if (!out) die(p.string() + ": cannot write");
-}
+void write_bytes(const fs::path& p, const std::string& s) { must(base::write_file_atomic(p, s)); }
 void write_bytes(const fs::path& p, const std::vector<uint8_t>& b) {
   write_bytes(p, std::string(b.begin(), b.end()));
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
+std::vector<std::string> split(std::string_view s, char sep) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, sep))
-    if (!item.empty()) out.push_back(item);
+  for (std::string_view item : base::split(s, sep, {.skip_empty = true})) out.emplace_back(item);
   return out;
 }
 
