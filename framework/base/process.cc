@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -256,6 +257,61 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
   TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process(argv, o));
   if (r.timed_out) return Error{fmt::format("{} did not finish within {} s", argv[0], timeout.count())};
   return r;
+}
+
+Result<pid_t> start_process(const std::vector<std::string>& argv, const StartOptions& o) {
+  if (argv.empty()) return Error{"start_process: empty command"};
+  std::vector<char*> av;
+  for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
+  av.push_back(nullptr);
+  // The child writes exec's errno here; a successful exec closes it (CLOEXEC).
+  int errpipe[2];
+  if (pipe2(errpipe, O_CLOEXEC) < 0) return Error{fmt::format("{}: pipe: {}", argv[0], std::strerror(errno))};
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(errpipe[0]);
+    close(errpipe[1]);
+    return Error{fmt::format("{}: fork: {}", argv[0], std::strerror(e))};
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    const int wanted[3] = {o.stdin_fd, o.stdout_fd, o.stderr_fd};
+    for (int target = 0; target < 3; ++target) {
+      if (wanted[target] == kInherit) continue;
+      int from = wanted[target] == kDevNull ? open("/dev/null", target == 0 ? O_RDONLY : O_WRONLY) : wanted[target];
+      if (from >= 0 && from != target) dup2(from, target);
+    }
+    execvp(av[0], av.data());
+    int e = errno;
+    (void)!write(errpipe[1], &e, sizeof e);
+    _exit(127);
+  }
+  close(errpipe[1]);
+  int e = 0;
+  bool failed = read(errpipe[0], &e, sizeof e) == sizeof e;
+  close(errpipe[0]);
+  if (failed) {
+    waitpid(pid, nullptr, 0);
+    return Error{fmt::format("cannot start {}: {}", argv[0], std::strerror(e))};
+  }
+  return pid;
+}
+
+Result<std::filesystem::path> find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return std::filesystem::absolute(name);
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string_view::npos) end = dirs.size();
+    std::filesystem::path candidate = std::filesystem::path(dirs.substr(start, end - start)) / name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return Error{fmt::format("{} not found on PATH", name)};
 }
 
 }  // namespace tracebed::base

@@ -66,4 +66,23 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, std::chr
                                   Output output = Output::capture, const std::filesystem::path& cwd = {},
                                   const std::function<void(std::string_view)>& on_output = {});
 
+// Starting a program that outlives the call (a QEMU guest, a local agent):
+// each standard descriptor is one of ours, /dev/null or left as it is.
+inline constexpr int kDevNull = -1;
+inline constexpr int kInherit = -2;
+struct StartOptions {
+  int stdin_fd = kDevNull;
+  int stdout_fd = kInherit;
+  int stderr_fd = kInherit;
+};
+
+// Starts argv (PATH lookup) and returns its pid without waiting; the child
+// is killed when we die (PR_SET_PDEATHSIG). A program that cannot be
+// executed is the Error ("cannot start NAME: No such file or directory").
+Result<pid_t> start_process(const std::vector<std::string>& argv, const StartOptions& options = {});
+
+// The program PATH would run for `name` (a name with a '/' is taken as it
+// is, made absolute), or an Error naming it.
+Result<std::filesystem::path> find_program(const std::string& name);
+
 }  // namespace tracebed::base

@@ -1,5 +1,6 @@
 #include "framework/base/process.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
@@ -152,6 +153,40 @@ TEST(RunProcessWithTimeout, ATimeoutIsAnError) {
   auto r = run_process({"sleep", "30"}, 1s);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "sleep did not finish within 1 s");
+}
+
+TEST(StartProcess, RunsWithoutWaitingAndWiresTheDescriptors) {
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  auto pid = start_process({"sh", "-c", "read line; echo got $line; echo oops >&2"},
+                           {.stdin_fd = kDevNull, .stdout_fd = out[1], .stderr_fd = kDevNull});
+  close(out[1]);
+  ASSERT_TRUE(pid.ok()) << pid.error().message;
+  std::string text;
+  char buf[256];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(*pid, &status, 0), *pid);
+  // stdin was /dev/null (read fails, line stays empty); stderr went nowhere.
+  EXPECT_EQ(text, "got\n");
+}
+
+TEST(StartProcess, AProgramThatCannotStartIsAnErrorNamingIt) {
+  auto pid = start_process({"tracebed-no-such-program"});
+  ASSERT_FALSE(pid.ok());
+  EXPECT_EQ(pid.error().message, "cannot start tracebed-no-such-program: No such file or directory");
+}
+
+TEST(FindProgram, SearchesPathAndTakesPathsAsTheyAre) {
+  auto sh = find_program("sh");
+  ASSERT_TRUE(sh.ok()) << sh.error().message;
+  EXPECT_TRUE(sh->is_absolute());
+  EXPECT_EQ(access(sh->c_str(), X_OK), 0);
+  EXPECT_EQ(find_program("/usr/bin/env").value(), fs::path("/usr/bin/env"));
+  auto missing = find_program("tracebed-no-such-program");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().message, HasSubstr("tracebed-no-such-program not found on PATH"));
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "framework/matrix/report.h"
 #include "framework/matrix/runner.h"
 #include "framework/matrix/schedule.h"
+#include "framework/matrix/suite_list.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/local_tracing.h"
 #include "framework/vm/process.h"
@@ -37,17 +38,6 @@ namespace tracebed::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The build writes the list of suite binaries beside the executable
-// (suites/CMakeLists.txt).
-std::vector<fs::path> suite_binaries() {
-  fs::path self = fs::read_symlink("/proc/self/exe");
-  std::vector<fs::path> out;
-  std::ifstream in(self.parent_path() / "tracebed-suites.txt");
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.emplace_back(line);
-  return out;
-}
 
 // One suite binary's run (or one shard of it): its results, and its output
 // when held back (parallel runs print each one's output in one piece).
@@ -281,7 +271,7 @@ void add_test_command(CLI::App& app) {
       if (!c) fail(c.error().message);
       args->kernel = c->default_kernel();
     }
-    auto suites = suite_binaries();
+    auto suites = matrix::built_suites();
     if (suites.empty()) fail("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
     if (!args->suites.empty()) {
       std::vector<fs::path> chosen;

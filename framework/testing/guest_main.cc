@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "framework/base/files.h"
 #include "framework/matrix/junit.h"
 #include "framework/matrix/report.h"
 #include "framework/testing/guest_environment.h"
@@ -40,10 +41,12 @@ namespace matrix = tracebed::matrix;
 
 // Prints the XML report at `xml` as KTAP on stdout; false when unreadable.
 bool print_ktap(const std::filesystem::path& xml) {
-  std::ifstream in(xml);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto junit = matrix::read_junit(text.str(), xml.string());
+  auto text = tracebed::base::read_file(xml);
+  if (!text) {
+    fmt::print(stderr, "tracebed: no KTAP: {}\n", text.error().message);
+    return false;
+  }
+  auto junit = matrix::read_junit(*text, xml.string());
   if (!junit) {
     fmt::print(stderr, "tracebed: no KTAP: {}\n", junit.error().message);
     return false;

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -17,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "framework/base/process.h"
 #include "framework/vm/bootconfig.h"
 #include "framework/vm/console.h"
 #include "framework/vm/libvirt_domain.h"
@@ -103,27 +103,15 @@ std::string domain_name(const std::string& kernel) {
   return name.substr(0, 100);
 }
 
-Result<fs::path> find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return fs::absolute(name);
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path ? path : "/usr/bin:/bin";
-  for (size_t start = 0; start <= dirs.size();) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string_view::npos) end = dirs.size();
-    fs::path candidate = fs::path(dirs.substr(start, end - start)) / name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return Error{fmt::format("cannot start {}: not found on PATH (install qemu-system-x86)", name)};
-}
-
 // libvirt always passes "-accel tcg" (multi-threaded TCG) and has no setting
 // for the thread mode, and QEMU uses the first -accel that works, so a later
 // one cannot override it. This emulator wrapper rewrites that one argument
 // to the TCG mode accel_args uses. Written once per QEMU path: libvirt
 // re-probes an emulator whose file changed.
 Result<fs::path> single_thread_tcg_emulator(const std::string& qemu) {
-  TRACEBED_ASSIGN_OR_RETURN(fs::path real, find_program(qemu));
+  auto found = base::find_program(qemu);
+  if (!found) return Error{fmt::format("cannot start {}: not found on PATH (install qemu-system-x86)", qemu)};
+  fs::path real = *found;
   std::string script = fmt::format(
       "#!/bin/sh\n"
       "# Written by tracebed: {} with single-threaded TCG for libvirt domains.\n"
@@ -475,39 +463,15 @@ Status Guest::spawn_qemu(const GuestOptions& options) {
 
   std::ofstream(console_path_).flush();
   int log = open((dir_ / "qemu.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  int errpipe[2];
-  if (pipe2(errpipe, O_CLOEXEC) < 0) return Error{fmt::format("pipe: {}", std::strerror(errno))};
-  std::vector<char*> av;
-  for (auto& a : argv_) av.push_back(a.data());
-  av.push_back(nullptr);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) return Error{fmt::format("fork: {}", std::strerror(errno))};
-  if (pid == 0) {
-    // No QEMU outlives us, even if we crash.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    if (!options.interactive) {
-      int null = open("/dev/null", O_RDWR);
-      dup2(null, 0);
-      dup2(log, 1);
-    }
-    dup2(log, 2);
-    execvp(av[0], av.data());
-    int e = errno;
-    (void)!write(errpipe[1], &e, sizeof e);
-    _exit(127);
-  }
-  close(log);
-  close(errpipe[1]);
-  int e = 0;
-  bool failed = read(errpipe[0], &e, sizeof e) == sizeof e;
-  close(errpipe[0]);
-  if (failed) {
-    waitpid(pid, nullptr, 0);
-    return Error{fmt::format("cannot start {}: {} (install qemu-system-x86)", options.qemu, std::strerror(e))};
-  }
-  qemu_pid_ = pid;
+  base::StartOptions how;
+  // Interactive: the console is our terminal; otherwise QEMU's own messages go to qemu.log.
+  how.stdin_fd = options.interactive ? base::kInherit : base::kDevNull;
+  how.stdout_fd = options.interactive ? base::kInherit : log;
+  how.stderr_fd = log;
+  auto pid = base::start_process(argv_, how);
+  if (log >= 0) close(log);
+  if (!pid) return Error{fmt::format("{} (install qemu-system-x86)", pid.error().message)};
+  qemu_pid_ = *pid;
   return {};
 }
 
@@ -531,25 +495,18 @@ Result<std::unique_ptr<Guest>> Guest::start_local(const GuestOptions& options) {
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
     return Error{fmt::format("socketpair: {}", std::strerror(errno))};
   int log = open((g->dir_ / "agent.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) return Error{fmt::format("fork: {}", std::strerror(errno))};
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    dup2(sv[1], 0);
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    if (log >= 0) dup2(log, 2);
-    // "--local": serve on stdin, and a shutdown request ends only the agent.
-    execl(agent.c_str(), agent.c_str(), "--local", static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  // "--local": serve on stdin, and a shutdown request ends only the agent.
+  auto pid = base::start_process({agent.string(), "--local"},
+                                 {.stdin_fd = sv[1], .stdout_fd = base::kDevNull, .stderr_fd = log >= 0 ? log : base::kDevNull});
   if (log >= 0) close(log);
   close(sv[1]);
+  if (!pid) {
+    close(sv[0]);
+    return pid.error();
+  }
   fcntl(sv[0], F_SETFL, O_NONBLOCK);
   g->fd_ = sv[0];
-  g->qemu_pid_ = pid;
+  g->qemu_pid_ = *pid;
   Guest* self = g.get();
   g->client_ = std::make_unique<agent::Client>(g->fd_, [self] { return self->watchdog(); });
   auto hello = g->client_->hello(std::chrono::seconds(10));

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "framework/base/process.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::vm {
@@ -30,20 +31,6 @@ std::string file_identity(const std::string& path) {
   struct stat st{};
   if (path.empty() || path[0] != '/' || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
   return fmt::format("{}:{}:{}.{}", path, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-}
-
-Result<fs::path> on_path(const std::string& program) {
-  if (program.find('/') != std::string::npos) return fs::absolute(program);
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path ? path : "/usr/bin:/bin";
-  for (size_t start = 0; start <= dirs.size();) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string_view::npos) end = dirs.size();
-    fs::path candidate = fs::path(dirs.substr(start, end - start)) / program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return Error{fmt::format("{} not found on PATH", program)};
 }
 
 std::string utc_now() {
@@ -74,7 +61,7 @@ std::string snapshot_key(const std::vector<std::string>& qemu_argv, const fs::pa
     text += a;
     text += '\n';
     if (i == 0) {
-      auto qemu = on_path(a);
+      auto qemu = base::find_program(a);
       text += file_identity(qemu ? qemu->string() : a);
     } else {
       text += file_identity(a);
