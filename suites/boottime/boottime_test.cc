@@ -12,7 +12,7 @@
 #include "framework/vm/catalogue.h"
 #include "framework/vm/kernel_build.h"
 #include "framework/vm/process.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {

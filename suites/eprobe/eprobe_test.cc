@@ -21,9 +21,7 @@
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/hist.h"
 #include "framework/tracefs/synth.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {

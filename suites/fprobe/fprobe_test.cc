@@ -14,9 +14,7 @@
 
 #include "framework/decode/event_format.h"
 #include "framework/tracefs/dynevent.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {

@@ -20,9 +20,7 @@
 
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/text.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {

@@ -22,9 +22,7 @@
 #include "framework/tracefs/hist.h"
 #include "framework/tracefs/sql.h"
 #include "framework/tracefs/synth.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -91,7 +89,7 @@ class Sqlhist : public TracefsTest {
   std::optional<SqlHist> compile(const std::string& sql, const std::string& name) {
     auto r = tracefs::compile_sql(sql, name, tracefs::tracefs_resolver(fs()),
                                   {.old_action_form = !features().has(features::hist_trace_action)});
-    EXPECT_TRUE(r.ok()) << r.error().message;
+    EXPECT_OK(r);
     if (!r) return std::nullopt;
     return std::move(*r);
   }
@@ -103,7 +101,7 @@ class Sqlhist : public TracefsTest {
     auto compiled = compile(sql, name);
     if (!compiled) return nullptr;
     auto s = compiled->create(fs().top(), &inst(), via);
-    EXPECT_TRUE(s.ok()) << s.error().message;
+    EXPECT_OK(s);
     if (!s) return nullptr;
     made_.push_back(std::make_unique<Synth>(std::move(*s)));
     return made_.back().get();
@@ -130,7 +128,7 @@ class Sqlhist : public TracefsTest {
   // Decodes the instance's pages as one time line (stop tracing first).
   std::vector<DecodedEvent> decode_sorted(const std::vector<tracefs::EventName>& wanted) {
     auto d = read_events(fs(), inst(), wanted);
-    EXPECT_TRUE(d.ok()) << d.error().message;
+    EXPECT_OK(d);
     if (!d) return {};
     EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
     std::vector<DecodedEvent> events = std::move(d->events);
@@ -343,10 +341,10 @@ TEST_F(Sqlhist, SyntheticFieldsTakeTheSourceFieldTypes) {
   };
   auto format_of = [&](const tracefs::EventName& ev) -> std::unique_ptr<EventFormat> {
     auto text = fs().top().event(ev.system, ev.name).format();
-    EXPECT_TRUE(text.ok()) << text.error().message;
+    EXPECT_OK(text);
     if (!text) return nullptr;
     auto f = parse_event_format(*text, ev.system, "events/" + ev.system + "/" + ev.name + "/format");
-    EXPECT_TRUE(f.ok()) << f.error().message;
+    EXPECT_OK(f);
     return f ? std::move(*f) : nullptr;
   };
   auto check = [&](const std::string& sql, const std::string& name, const std::vector<Carried>& carried) {

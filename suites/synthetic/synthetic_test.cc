@@ -12,9 +12,7 @@
 #include "framework/decode/event_format.h"
 #include "framework/tracefs/hist.h"
 #include "framework/tracefs/synth.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -56,7 +54,7 @@ class Synthetic : public TracefsTest {
   // that pid computes the latency and traces the synthetic event.
   std::optional<Synth> wakeup_latency(const std::string& name, const HistAction* extra_on_switch = nullptr) {
     auto synth = Synth::create(fs().top(), SynthEvent(name).field("pid_t", "pid").field("u64", "lat"));
-    EXPECT_TRUE(synth.ok()) << synth.error().message;
+    EXPECT_OK(synth);
     if (!synth) return std::nullopt;
     EXPECT_OK(synth->add_trigger(waking(), HistTrigger().key("pid").var("ts0", "common_timestamp.usecs").trigger()));
     HistTrigger end;

@@ -18,9 +18,7 @@
 
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/elf_symbols.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {

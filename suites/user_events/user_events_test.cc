@@ -22,8 +22,7 @@
 #include "framework/tracefs/hist.h"
 #include "framework/tracefs/user_events.h"
 #include "framework/tracefs/user_events_tracefs.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 #include "suites/user_events/producer.h"
 
 namespace tracebed::suites {

@@ -35,8 +35,7 @@
 #include "framework/testing/guest_environment.h"
 #include "framework/tracefs/text.h"
 #include "framework/vm/debian_tool.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -325,7 +324,7 @@ class Perf : public TracefsTest {
   template <typename KeyOf>
   PerCpu ftrace_events(const tracefs::EventName& event, KeyOf key) {
     auto events = read_events(fs(), inst(), {event});
-    EXPECT_TRUE(events.ok()) << events.error().message;
+    EXPECT_OK(events);
     if (!events) return {};
     EXPECT_EQ(events->missed, 0u) << "our instance lost events: its window is incomplete";
     PerCpu out;

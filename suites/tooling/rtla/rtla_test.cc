@@ -27,8 +27,7 @@
 #include "framework/tracefs/text.h"
 #include "framework/vm/process.h"
 #include "suites/latency/support/latency_support.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
