@@ -24,9 +24,7 @@ using tracefs::features::set_ftrace_pid;
 
 class Function : public TracefsTest {
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
+  void SetUpTest() override {
     TRACEBED_REQUIRE(function_tracer);
     TRACEBED_REQUIRE(dynamic_ftrace);
     auto tracers = inst().available_tracers();

@@ -51,9 +51,7 @@ constexpr std::string_view kPeriodUs = "100000";
 
 class Latency : public TracefsTest {
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
+  void SetUpTest() override {
     saved_.emplace(fs().top().files());
   }
 

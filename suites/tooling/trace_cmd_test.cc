@@ -114,9 +114,7 @@ std::set<std::string> words_of(std::string_view text) {
 
 class TraceCmd : public TracefsTest {
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
+  void SetUpTest() override {
     if (kHostTraceCmd.empty()) {
       GTEST_SKIP() << "needs trace-cmd: there was none on the host when the suite was configured";
     }

@@ -235,9 +235,7 @@ std::string set_diff(const std::set<std::string>& expected, const std::set<std::
 
 class Perf : public TracefsTest {
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
+  void SetUpTest() override {
     const auto& tool = testing::debian_tool(kPerfPackage);
     if (!tool) GTEST_SKIP() << "needs Debian's " << kPerfPackage << ": " << tool.error().message;
     // kernel/sysctl.c lists it only with CONFIG_PERF_EVENTS.

@@ -66,9 +66,7 @@ std::string without_colours(std::string_view s) {
 
 class Rtla : public TracefsTest {
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
+  void SetUpTest() override {
     if (kHostRtla.empty()) GTEST_SKIP() << "needs rtla: there was none on the host when the suite was configured";
     saved_.emplace(fs().top().files());
     static std::string version = [] {
