@@ -6,6 +6,7 @@
 //   EXPECT_THAT(decoded(*ev), Each(AllOf(FromPid(run.pid), IntField("ret", Ge(0)))));
 //   EXPECT_THAT(hist.sections, ElementsAre(HistTotals(12, 3)));
 //   EXPECT_THAT(section.entries, Contains(AllOf(HistKeyEq("common_pid", pid), HitCount(12))));
+//   EXPECT_THAT(section.entries, Contains(AllOf(HistKeyEq("next_pid", pid), HistSavedThat("max", 373))));
 //
 //   Expected: is event kprobes/p1 and has field arg1 == 7
 //     Actual: tracebed-probe--412 [0] 9182: kprobes:p1 arg1=6, which has field arg1 6
@@ -152,6 +153,20 @@ MATCHER_P2(HistValueThat, field, matcher,
   }
   *result_listener << "whose " << field << " is " << *v->number;
   return ::testing::ExplainMatchResult(matcher, *v->number, result_listener);
+}
+
+// An entry's value saved by an onmax/onchange action ("max: 373",
+// "changed: 120") matching an integer matcher.
+MATCHER_P2(HistSavedThat, field, matcher,
+           "has saved " + std::string(field) + " that " + ::testing::DescribeMatcher<uint64_t>(matcher, negation)) {
+  for (const tracefs::HistValue& v : arg.saved) {
+    if (v.field != field) continue;
+    if (!v.number) break;
+    *result_listener << "whose saved " << field << " is " << *v.number;
+    return ::testing::ExplainMatchResult(matcher, *v.number, result_listener);
+  }
+  *result_listener << "which saved no number " << field;
+  return false;
 }
 
 }  // namespace tracebed::testing

@@ -21,7 +21,13 @@ using ::testing::Not;
 using ::testing::StartsWith;
 
 DecodedEvent open_event(int pid, int64_t fd, std::string path) {
-  DecodedEvent e{.system = "kprobes", .name = "p1", .ts = 100, .cpu = 1, .pid = pid, .comm = "cat"};
+  DecodedEvent e;
+  e.system = "kprobes";
+  e.name = "p1";
+  e.ts = 100;
+  e.cpu = 1;
+  e.pid = pid;
+  e.comm = "cat";
   e.fields["fd"] = fd;
   e.fields["path"] = std::move(path);
   return e;
@@ -85,6 +91,17 @@ TEST(Matchers, HistEntriesAndTotals) {
   EXPECT_THAT(entries, Contains(AllOf(HistKeyEq("id", 262), HistValueThat("hitcount", Gt(12000)))));
   EXPECT_EQ(explain(HistKeyEq("common_pid", 41), entries[0]), "whose key common_pid is ls              [       156]");
   EXPECT_EQ(explain(HitCount(4), entries[0]), "which has hitcount 12751");
+}
+
+TEST(Matchers, HistSavedValues) {
+  auto file = tracefs::parse_hist_file(tracefs::testing::testdata("hist-sched_switch-onmax-save-6.12.txt"));
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  ASSERT_THAT(file->sections, ::testing::SizeIs(1));
+  const auto& entries = file->sections[0].entries;
+  EXPECT_THAT(entries, Contains(AllOf(HistKeyEq("next_pid", 12), HitCount(1), HistSavedThat("max", 373))));
+  EXPECT_THAT(entries, Contains(AllOf(HistKeyEq("next_pid", 21), HistSavedThat("max", Gt(200)))));
+  EXPECT_EQ(explain(HistSavedThat("max", 1), entries[0]), "whose saved max is 373");
+  EXPECT_EQ(explain(HistSavedThat("changed", 1), entries[0]), "which saved no number changed");
 }
 
 TEST(ProbeTarget, OutputIsSplitIntoWordsAfterThePid) {

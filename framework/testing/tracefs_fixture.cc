@@ -191,7 +191,9 @@ std::optional<tracefs::ErrorLogEntry> TracefsTest::expect_refused(const Status& 
     if (!file.empty()) {
       auto err = fs().top().files().try_write(file, command, true);
       EXPECT_OK(err);
-      if (err) EXPECT_EQ(*err, expected_errno) << command;
+      if (err) {
+        EXPECT_EQ(*err, expected_errno) << command;
+      }
     }
   }
   auto log = fs().top().error_log();
