@@ -17,6 +17,7 @@
 namespace tracebed::suites {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -135,18 +136,8 @@ TEST_F(Synthetic, OnmaxSavesTheLargestLatency) {
   auto hist = tracefs::read_hist(sw());
   ASSERT_OK(hist);
   ASSERT_THAT(hist->sections, SizeIs(1));
-  const tracefs::HistEntry* entry = nullptr;
-  for (const auto& e : hist->sections[0].entries) {
-    const tracefs::HistKey* key = e.key("next_pid");
-    if (key && key->number && static_cast<int>(*key->number) == sleeper) entry = &e;
-  }
-  ASSERT_NE(entry, nullptr) << "no hist entry for next_pid " << sleeper;
-  const tracefs::HistValue* max = nullptr;
-  for (const auto& v : entry->saved)
-    if (v.field == "max") max = &v;
-  ASSERT_NE(max, nullptr) << "no max: line for next_pid " << sleeper;
-  ASSERT_TRUE(max->number.has_value()) << max->text;
-  EXPECT_EQ(static_cast<int64_t>(*max->number), max_lat);
+  EXPECT_THAT(hist->sections[0].entries,
+              Contains(AllOf(HistKeyEq("next_pid", sleeper), HistSavedThat("max", static_cast<uint64_t>(max_lat)))));
 }
 
 // onchange($var).save(...) keeps, per key, the value it last changed to
@@ -168,18 +159,9 @@ TEST_F(Synthetic, OnchangeKeepsTheLastChangedValue) {
   for (const DecodedEvent& e : decoded({"sched", "sched_switch"}, Order::page))
     if (int_field(e, "prev_pid") == probe.pid) last_prio = int_field(e, "prev_prio");
   ASSERT_TRUE(last_prio.has_value()) << "no switch away from the probe target " << probe.pid;
-  const tracefs::HistEntry* entry = nullptr;
-  for (const auto& e : hist->sections[0].entries) {
-    const tracefs::HistKey* key = e.key("prev_pid");
-    if (key && key->number && static_cast<int>(*key->number) == probe.pid) entry = &e;
-  }
-  ASSERT_NE(entry, nullptr) << "no hist entry for prev_pid " << probe.pid;
-  const tracefs::HistValue* changed = nullptr;
-  for (const auto& v : entry->saved)
-    if (v.field == "changed") changed = &v;
-  ASSERT_NE(changed, nullptr) << "no changed: line for prev_pid " << probe.pid;
-  ASSERT_TRUE(changed->number.has_value()) << changed->text;
-  EXPECT_EQ(static_cast<int64_t>(*changed->number), *last_prio);
+  EXPECT_THAT(hist->sections[0].entries,
+              Contains(AllOf(HistKeyEq("prev_pid", probe.pid),
+                             HistSavedThat("changed", static_cast<uint64_t>(*last_prio)))));
 }
 
 // Every field type the kernel accepts is in the format with the size of its
