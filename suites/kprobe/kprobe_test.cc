@@ -456,7 +456,9 @@ TEST_F(Kprobe, ImmediatesRecordTheirValues) {
   std::vector<DecodedEvent> events = decoded(*ev);
   ASSERT_THAT(events, SizeIs(kPaths.size()));
   EXPECT_THAT(events, Each(AllOf(FieldEq("num", 1234), FieldEq("neg", -5))));
-  if (with_string) EXPECT_THAT(events, Each(FieldEq("text", "tracebed")));
+  if (with_string) {
+    EXPECT_THAT(events, Each(FieldEq("text", "tracebed")));
+  }
 }
 
 // Disabled, the probe records nothing; enabled again, it records again.
