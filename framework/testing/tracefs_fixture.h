@@ -21,7 +21,7 @@
 //     EXPECT_THAT(decoded(*ev), ElementsAre(HasEvent("kprobes/" + ev->name(), FieldEq("ret", 3))));
 //   }
 //
-// A fixture with helpers of its own passes the features to the constructor
+// A fixture with functions of its own passes the features to the constructor
 // instead: `Kprobe() : TracefsTest({features::kprobes}) {}`, and puts what
 // every test does first in SetUpTest(), which runs only when the features
 // are there.
