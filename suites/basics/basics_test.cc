@@ -2,7 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -211,7 +211,7 @@ TEST_F(Basics, ResetUndoesTopLevelState) {
   ASSERT_OK(t.set_tracing_on(false));
 
   Status s = tracefs::reset(t);
-  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_OK(s);
   EXPECT_EQ(sw.filter().value(), "none");
   EXPECT_THAT(sw.triggers().value(), IsEmpty());
   EXPECT_THAT(t.set_event().value(), IsEmpty());

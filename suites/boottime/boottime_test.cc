@@ -12,7 +12,7 @@
 #include "framework/vm/catalogue.h"
 #include "framework/vm/kernel_build.h"
 #include "framework/vm/process.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -38,11 +38,9 @@ constexpr std::string_view kKprobe = "tracebed_vfs_read";
 
 class Boottime : public TracefsTest {
  protected:
-  void SetUp() override {
+  void SetUpTest() override {
     ASSERT_TRUE(booted_with_bootconfig_);
     ASSERT_FALSE(fixture("boottime.bconf").empty()) << "cannot read " << (kFixtures / "boottime.bconf").string();
-    TracefsTest::SetUp();
-    if (HasFatalFailure() || IsSkipped()) return;
     auto proc = fs().ops().read("/proc/bootconfig");
     if (!proc.ok()) GTEST_SKIP() << "needs boot-time tracing: no /proc/bootconfig (CONFIG_BOOT_CONFIG)";
     proc_bootconfig_ = *proc;

@@ -21,20 +21,18 @@
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/hist.h"
 #include "framework/tracefs/synth.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::SizeIs;
-using tracefs::DynamicEvent;
 using tracefs::DynEventDef;
 using tracefs::DynEventKind;
 using tracefs::EprobeEvent;
@@ -48,21 +46,10 @@ const tracefs::Feature eprobe_filter =
     tracefs::Feature::readme("eprobe filters", "<attached-group>.<attached-event> [<args>] [if <filter>]");
 
 class Eprobe : public TracefsTest {
+ public:
+  Eprobe() : TracefsTest({features::dynamic_events, features::eprobes, features::sched_events}) {}
+
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    TRACEBED_REQUIRE(features::dynamic_events);
-    TRACEBED_REQUIRE(features::eprobes);
-    TRACEBED_REQUIRE(features::sched_events);
-  }
-
-  // A unique name per test, so a failed removal cannot break the next test.
-  static std::string unique(std::string_view base) {
-    static int n = 0;
-    return std::string(base) + std::to_string(++n);
-  }
-
   tracefs::Event sw() { return inst().event("sched", "sched_switch"); }
 
   // The eprobe on sched_switch most tests use: fields as four types.
@@ -72,15 +59,6 @@ class Eprobe : public TracefsTest {
         .arg(FetchArg::field("next_pid").name("next").type(FetchType::u32()))
         .arg(FetchArg::field("next_pid").name("nexthex").type(FetchType::x32()))
         .arg(FetchArg::field("prev_comm").name("comm").type(FetchType::string()));
-  }
-
-  // Decodes the instance's pages (stop tracing first).
-  std::vector<DecodedEvent> decode(const std::vector<tracefs::EventName>& wanted) {
-    auto d = read_events(fs(), inst(), wanted);
-    EXPECT_TRUE(d.ok()) << d.error().message;
-    if (!d) return {};
-    EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
-    return std::move(d->events);
   }
 };
 
@@ -93,33 +71,29 @@ TEST_F(Eprobe, TalkOpenDecodesTheFilesTheTargetOpened) {
   std::string name = unique("open");
   DynEventDef def{DynEventKind::eprobe, "eprobes", name,
                   "e:" + name + " syscalls/sys_enter_openat file=+0($filename):ustring"};
-  auto ep = DynamicEvent::create(fs(), def);
+  auto ep = create_enabled(def);
   ASSERT_OK(ep);
-  ASSERT_OK(ep->enable(inst()));
-  ProbeRun probe = run_probe_target(*this, {"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
+  ProbeRun probe = run_target({"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
   ASSERT_OK(inst().set_tracing_on(false));
 
   std::vector<std::string> opened;
   for (const auto& l : probe.lines_of("open")) opened.push_back(l.at(0));
   ASSERT_THAT(opened, SizeIs(3));
-  std::vector<std::string> probed;
-  for (const DecodedEvent& e : decode({{"eprobes", name}}))
-    if (e.name == name && e.pid == probe.pid) probed.push_back(str_field(e, "file"));
-  EXPECT_THAT(probed, ElementsAreArray(opened));
+  EXPECT_THAT(str_fields(of_pid(decoded(*ep), probe.pid), "file"), ElementsAreArray(opened));
 }
 
 // Fields of sched_switch fetched as s32, u32, x32 and string: each eprobe
 // record equals the sched_switch record just before it on its CPU.
 TEST_F(Eprobe, SchedSwitchFieldsEqualTheAttachedEvent) {
   std::string name = unique("sw");
-  auto ep = DynamicEvent::create(fs(), switch_probe(name));
+  auto ep = create(switch_probe(name));
   ASSERT_OK(ep);
   ASSERT_OK(sw().enable());
   ASSERT_OK(ep->enable(inst()));
-  ProbeRun probe = run_probe_target(*this, {"sleep", "2", "3"});
+  ProbeRun probe = run_target({"sleep", "2", "3"});
   ASSERT_OK(inst().set_tracing_on(false));
 
-  std::vector<DecodedEvent> events = decode({{"sched", "sched_switch"}, {"eprobes", name}});
+  std::vector<DecodedEvent> events = decoded({{"sched", "sched_switch"}, *ep}, Order::page);
   size_t probed = 0, of_target = 0;
   std::map<int, const DecodedEvent*> last_switch;  // cpu -> the last sched_switch seen
   for (const DecodedEvent& e : events) {
@@ -148,7 +122,7 @@ TEST_F(Eprobe, SchedSwitchFieldsEqualTheAttachedEvent) {
 // as hex in `trace` (kernel/trace/trace_probe.c print_type_x32: "0x%x").
 TEST_F(Eprobe, TypesShapeTheFormatAndTheText) {
   std::string name = unique("types");
-  auto ep = DynamicEvent::create(fs(), switch_probe(name));
+  auto ep = create(switch_probe(name));
   ASSERT_OK(ep);
   auto text = ep->event(inst()).format();
   ASSERT_OK(text);
@@ -168,7 +142,7 @@ TEST_F(Eprobe, TypesShapeTheFormatAndTheText) {
   EXPECT_THAT(*text, HasSubstr("__data_loc char[] comm;"));
 
   ASSERT_OK(ep->enable(inst()));
-  ProbeRun probe = run_probe_target(*this, {"sleep", "2", "2"});
+  ProbeRun probe = run_target({"sleep", "2", "2"});
   ASSERT_OK(inst().set_tracing_on(false));
   // Each line's nexthex is next in hex, and the target's switches away
   // while sleeping say its pid and comm (cut to 15 characters,
@@ -202,14 +176,14 @@ TEST_F(Eprobe, TypesShapeTheFormatAndTheText) {
 TEST_F(Eprobe, FilterKeepsOnlyMatchingRecords) {
   TRACEBED_REQUIRE(eprobe_filter);
   std::string name = unique("filt");
-  auto ep = DynamicEvent::create(fs(), switch_probe(name).filter("prev_comm == \"tracebed-probe-\""));
+  auto ep = create(switch_probe(name).filter("prev_comm == \"tracebed-probe-\""));
   ASSERT_OK(ep);
   ASSERT_OK(sw().enable());
   ASSERT_OK(ep->enable(inst()));
-  ProbeRun probe = run_probe_target(*this, {"sleep", "2", "3"});
+  ProbeRun probe = run_target({"sleep", "2", "3"});
   ASSERT_OK(inst().set_tracing_on(false));
   size_t switches_of_target = 0, probed = 0;
-  for (const DecodedEvent& e : decode({{"sched", "sched_switch"}, {"eprobes", name}})) {
+  for (const DecodedEvent& e : decoded({{"sched", "sched_switch"}, *ep}, Order::page)) {
     if (e.name == "sched_switch") switches_of_target += str_field(e, "prev_comm") == "tracebed-probe-";
     if (e.name != name) continue;
     ++probed;
@@ -225,30 +199,23 @@ TEST_F(Eprobe, FilterKeepsOnlyMatchingRecords) {
 TEST_F(Eprobe, HistOnTheEprobeCountsItsRecords) {
   TRACEBED_REQUIRE(features::hist_triggers);
   std::string name = unique("hist");
-  auto ep = DynamicEvent::create(fs(), switch_probe(name));
+  auto ep = create(switch_probe(name));
   ASSERT_OK(ep);
   tracefs::Event ev = ep->event(inst());
   tracefs::HistTrigger h;
   h.key("prev");
   ASSERT_OK(ev.add_trigger(h.trigger()));
   ASSERT_OK(ep->enable(inst()));
-  ProbeRun probe = run_probe_target(*this, {"sleep", "2", "4"});
+  ProbeRun probe = run_target({"sleep", "2", "4"});
   ASSERT_OK(inst().set_tracing_on(false));
   auto hist = tracefs::read_hist(ev);
   ASSERT_OK(hist);
   EXPECT_OK(ev.remove_trigger(h.trigger()));
   ASSERT_THAT(hist->sections, SizeIs(1));
-  uint64_t decoded = 0;
-  for (const DecodedEvent& e : decode({{"eprobes", name}}))
-    if (e.name == name) decoded += int_field(e, "prev") == probe.pid;
-  const tracefs::HistEntry* entry = nullptr;
-  for (const auto& e : hist->sections[0].entries) {
-    const tracefs::HistKey* key = e.key("prev");
-    if (key && key->number && static_cast<int>(*key->number) == probe.pid) entry = &e;
-  }
-  ASSERT_NE(entry, nullptr) << "no hist entry for prev " << probe.pid;
-  EXPECT_GE(decoded, 4u);
-  EXPECT_EQ(entry->hitcount(), decoded);
+  std::vector<int64_t> prevs = int_fields(decoded(*ep), "prev");
+  uint64_t of_target = std::count(prevs.begin(), prevs.end(), probe.pid);
+  EXPECT_GE(of_target, 4u);
+  EXPECT_THAT(hist->sections[0].entries, Contains(AllOf(HistKeyEq("prev", probe.pid), HitCount(of_target))));
 }
 
 // dynamic_events lists it as written (group added); enabled it records,
@@ -256,7 +223,7 @@ TEST_F(Eprobe, HistOnTheEprobeCountsItsRecords) {
 // gone from dynamic_events and events/.
 TEST_F(Eprobe, EnableDisableAndRemoval) {
   std::string name = unique("life");
-  auto ep = DynamicEvent::create(fs(), switch_probe(name));
+  auto ep = create(switch_probe(name));
   ASSERT_OK(ep);
   auto listed = tracefs::read_dynamic_events(fs());
   ASSERT_OK(listed);
@@ -273,19 +240,16 @@ TEST_F(Eprobe, EnableDisableAndRemoval) {
   auto busy = fs().top().files().try_write("dynamic_events", ep->def().remove_command(), true);
   ASSERT_OK(busy);
   EXPECT_EQ(*busy, EBUSY) << "removing an enabled eprobe";
-  run_probe_target(*this, {"sleep", "2", "1"});
+  run_target({"sleep", "2", "1"});
   ASSERT_OK(ep->disable(inst()));
   auto enabled = ep->event(inst()).enabled();
   ASSERT_OK(enabled);
   EXPECT_FALSE(*enabled);
-  size_t while_enabled = 0;
-  for (const DecodedEvent& e : decode({{"eprobes", name}})) while_enabled += e.name == name;
-  EXPECT_GT(while_enabled, 0u);
+  EXPECT_THAT(decoded(*ep), Not(IsEmpty())) << "while enabled";
+  ASSERT_OK(inst().set_tracing_on(true));  // decoded() stopped it
 
-  run_probe_target(*this, {"sleep", "2", "2"});
-  size_t while_disabled = 0;
-  for (const DecodedEvent& e : decode({{"eprobes", name}})) while_disabled += e.name == name;
-  EXPECT_EQ(while_disabled, 0u);
+  run_target({"sleep", "2", "2"});
+  EXPECT_THAT(decoded(*ep), IsEmpty()) << "while disabled";
 
   ASSERT_OK(ep->destroy());
   listed = tracefs::read_dynamic_events(fs());
@@ -316,29 +280,22 @@ TEST_F(Eprobe, OnASyntheticEvent) {
           .trigger()));
   // Declared after the Synth: removed first (it holds a trigger on it).
   std::string name = unique("onsynth");
-  auto ep = DynamicEvent::create(
-      fs(),
+  auto ep = create_enabled(
       EprobeEvent::on(name, "synthetic", synth_name).arg(FetchArg::field("ret").name("fd").type(FetchType::s32())));
   ASSERT_OK(ep);
-  ASSERT_OK(ep->enable(inst()));
-  ProbeRun probe = run_probe_target(*this, {"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
+  ProbeRun probe = run_target({"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
   ASSERT_OK(inst().set_tracing_on(false));
-  std::vector<int64_t> printed, probed;
+  std::vector<int64_t> printed;
   for (const auto& l : probe.lines_of("open")) printed.push_back(std::stoll(l.at(1)));
   ASSERT_THAT(printed, SizeIs(3));
-  for (const DecodedEvent& e : decode({{"eprobes", name}}))
-    if (e.name == name && e.pid == probe.pid) probed.push_back(int_field(e, "fd"));
-  EXPECT_THAT(probed, ElementsAreArray(printed));
+  EXPECT_THAT(int_fields(of_pid(decoded(*ep), probe.pid), "fd"), ElementsAreArray(printed));
 }
 
 // An attached event that does not exist is refused, in the kernel's words
 // (kernel/trace/trace_probe.h ERRORS: BAD_ATTACH_EVENT).
 TEST_F(Eprobe, UnknownAttachedEventIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
-  auto ep = DynamicEvent::create(fs(), EprobeEvent::on(unique("bad"), "sched", "no_such_event"));
-  ASSERT_FALSE(ep.ok());
-  EXPECT_THAT(ep.error().message, HasSubstr("Attached event does not exist"));
-  EXPECT_THAT(ep.error().message, HasSubstr("^"));
+  ExpectRefused(EprobeEvent::on(unique("bad"), "sched", "no_such_event"), "Attached event does not exist");
 }
 
 // A field the attached event does not have is refused, the caret in the
@@ -348,17 +305,10 @@ TEST_F(Eprobe, UnknownAttachedEventIsExplained) {
 TEST_F(Eprobe, UnknownFieldIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
   auto def = EprobeEvent::on(unique("bad"), "sched", "sched_switch").arg(FetchArg::field("no_such_field").name("x"));
-  ASSERT_OK(fs().top().clear_error_log());
-  auto ep = DynamicEvent::create(fs(), def);
-  ASSERT_FALSE(ep.ok());
-  EXPECT_THAT(ep.error().message, ::testing::AnyOf(HasSubstr("Attached event does not have this field"),
+  auto entry = ExpectRefused(def, ::testing::AnyOf(HasSubstr("Attached event does not have this field"),
                                                    HasSubstr("Invalid $-variable specified")));
-  auto log = fs().top().error_log();
-  ASSERT_OK(log);
-  ASSERT_THAT(*log, Not(IsEmpty()));
-  const tracefs::ErrorLogEntry& last = log->back();
-  EXPECT_EQ(last.command, def.command());
-  EXPECT_GE(last.caret, def.command().find("x=")) << last.str();
+  ASSERT_TRUE(entry);
+  EXPECT_GE(entry->caret, def.command().find("x=")) << entry->str();
 }
 
 }  // namespace

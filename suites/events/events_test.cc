@@ -5,8 +5,7 @@
 #include <algorithm>
 #include <regex>
 
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -138,7 +137,7 @@ TEST_F(Events, DecodedSwitchesAgreeWithTheKernelsText) {
   EXPECT_EQ(decoded->unknown, 0u);
   std::vector<std::pair<int64_t, int64_t>> from_pages;
   for (const DecodedEvent& e : decoded->events) {
-    ASSERT_THAT(e, HasEvent("sched", "sched_switch"));
+    ASSERT_THAT(e, HasEvent("sched/sched_switch"));
     from_pages.emplace_back(std::get<int64_t>(e.fields.at("prev_pid")), std::get<int64_t>(e.fields.at("next_pid")));
   }
   // `trace` merges CPUs by time, the pages come per CPU: compare as sets.

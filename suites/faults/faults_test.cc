@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
 
 namespace tracebed {
@@ -61,7 +62,7 @@ TEST(Faults, WarningOnTheConsoleIsAFailure) {
   auto g = boot();
   // Write a WARNING-shaped line to the console the way the kernel would.
   auto r = g->sh("echo 'WARNING: CPU: 0 PID: 1 at tracebed/smoke.c:1 injected+0x0/0x0' > /dev/kmsg");
-  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_OK(r);
   auto st = g->check_console();
   ASSERT_FALSE(st.ok());
   EXPECT_THAT(st.error().message, HasSubstr("kernel WARNING"));
@@ -97,7 +98,7 @@ TEST(Faults, MissingQemuSaysSo) {
 TEST(Faults, NextGuestStillWorks) {
   auto g = boot();
   auto r = g->run({"uname", "-r"});
-  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_OK(r);
   EXPECT_EQ(r->out, g->expected_release() + "\n");
 }
 

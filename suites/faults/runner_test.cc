@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
 #include "framework/vm/process.h"
 
@@ -18,9 +19,9 @@ TEST(Runner, ToolBundleRunsInTheGuest) {
   vm::GuestOptions options = testing::environment().options();
   options.image.tools = {"trace-cmd"};
   auto g = vm::Guest::boot(options);
-  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_OK(g);
   auto r = (*g)->sh("trace-cmd list -t");
-  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_OK(r);
   EXPECT_EQ(r->exit_code, 0) << r->err;
   EXPECT_THAT(r->out, HasSubstr("nop"));
 }
@@ -33,7 +34,7 @@ TEST(Runner, PagesStreamWhileTheGuestTraces) {
   ASSERT_EQ(*a.write_file("/sys/kernel/tracing/tracing_on", "1"), 0);
   auto pid = a.spawn({"sh", "-c", "i=0; while [ $i -lt 3000 ]; do echo tracebed-stream-$i > "
                                   "/sys/kernel/tracing/trace_marker; i=$((i+1)); done"});
-  ASSERT_TRUE(pid.ok()) << pid.error().message;
+  ASSERT_OK(pid);
   std::vector<uint32_t> cpus;
   for (uint32_t c = 0; c < g.ncpus(); ++c) cpus.push_back(c);
   uint64_t seen = 0;
@@ -43,7 +44,7 @@ TEST(Runner, PagesStreamWhileTheGuestTraces) {
                                 EXPECT_EQ(pages.size() % 4096, 0u);
                                 seen += pages.size();
                               });
-  ASSERT_TRUE(total.ok()) << total.error().message;
+  ASSERT_OK(total);
   EXPECT_EQ(*total, seen);
   EXPECT_GT(seen, 0u);
   (void)a.kill(*pid, SIGKILL, std::chrono::seconds(5));
@@ -60,13 +61,13 @@ TEST(Runner, SerialPortFallbackCarriesTheAgent) {
   vm::GuestOptions options = testing::environment().options();
   options.virtio_serial = false;
   auto g = vm::Guest::boot(options);
-  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_OK(g);
   EXPECT_THAT((*g)->console_text(), HasSubstr("using /dev/ttyS1"));
   auto r = (*g)->run({"uname", "-r"});
-  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_OK(r);
   EXPECT_EQ(r->out, (*g)->expected_release() + "\n");
   auto big = (*g)->agent().read_file("/proc/kallsyms", 1u << 20);
-  ASSERT_TRUE(big.ok()) << big.error().message;
+  ASSERT_OK(big);
   EXPECT_EQ(big->size(), 1u << 20);
 }
 

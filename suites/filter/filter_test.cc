@@ -3,8 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -34,13 +33,10 @@ TEST_F(Filter, CommAndStateBitLetThroughOnlyMatchingSwitches) {
   ASSERT_THAT(lines, Not(IsEmpty()));
   EXPECT_THAT(lines, Each(AllOf(HasSubstr("prev_comm=sleep "), HasSubstr("prev_state=S"))));
   // The same, decoded from the pages: every event matches the filter.
-  auto decoded = read_events(fs(), inst(), {{"sched", "sched_switch"}});
-  ASSERT_OK(decoded);
-  EXPECT_EQ(decoded->events.size(), lines.size());
-  for (const DecodedEvent& e : decoded->events) {
-    EXPECT_THAT(e, FieldEq("prev_comm", "sleep"));
-    EXPECT_NE(std::get<int64_t>(e.fields.at("prev_state")) & 0x01, 0) << ::testing::PrintToString(e);
-  }
+  std::vector<DecodedEvent> events = decoded({"sched", "sched_switch"});
+  EXPECT_EQ(events.size(), lines.size());
+  auto interruptible = ::testing::Truly([](int64_t state) { return (state & 0x01) != 0; });
+  EXPECT_THAT(events, Each(AllOf(FieldEq("prev_comm", "sleep"), IntField("prev_state", interruptible))));
 }
 
 TEST_F(Filter, FilterThatMatchesNothingRecordsNothing) {

@@ -14,15 +14,18 @@
 
 #include "framework/decode/event_format.h"
 #include "framework/tracefs/dynevent.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::AnyOf;
+using ::testing::Each;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 using tracefs::DynamicEvent;
 using tracefs::DynEventKind;
@@ -39,15 +42,10 @@ constexpr int64_t kAtFdcwd = -100;
 
 class ProbeTest : public TracefsTest {
  protected:
-  static std::string unique(std::string_view base) {
-    static int n = 0;
-    return std::string(base) + std::to_string(++n);
-  }
+  using TracefsTest::TracefsTest;
 
   // Opens an existing file, a missing one and another existing one.
-  ProbeRun open_files() {
-    return run_probe_target(*this, {"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
-  }
+  ProbeRun open_files() { return run_target({"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"}); }
   static std::vector<std::string> paths(const ProbeRun& r) {
     std::vector<std::string> out;
     for (const auto& l : r.lines_of("open")) out.push_back(l.at(0));
@@ -59,51 +57,26 @@ class ProbeTest : public TracefsTest {
     return out;
   }
 
-  // The records of one dynamic event by the probe target.
-  std::vector<DecodedEvent> records_of(const DynamicEvent& ev, int pid) {
-    auto d = read_events(fs(), inst(), {{ev.group(), ev.name()}});
-    EXPECT_TRUE(d.ok()) << d.error().message;
-    std::vector<DecodedEvent> out;
-    if (!d) return out;
-    EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
-    for (DecodedEvent& e : d->events)
-      if (e.name == ev.name() && e.pid == pid) out.push_back(std::move(e));
-    return out;
-  }
-
   // Creates, enables in the instance, runs the open work, stops tracing.
   template <typename Builder>
-  std::optional<DynamicEvent> probe_opens(const Builder& b, ProbeRun* run) {
-    auto ev = DynamicEvent::create(fs(), b);
-    EXPECT_TRUE(ev.ok()) << ev.error().message;
-    if (!ev) return std::nullopt;
-    EXPECT_OK(ev->enable(inst()));
+  Result<DynamicEvent> probe_opens(const Builder& b, ProbeRun* run) {
+    auto ev = create_enabled(b);
+    if (!ev) return ev;
     *run = open_files();
     EXPECT_OK(inst().set_tracing_on(false));
     EXPECT_THAT(run->lines_of("open"), SizeIs(3));
-    return std::move(*ev);
+    return ev;
   }
 };
 
 class Fprobe : public ProbeTest {
- protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    TRACEBED_REQUIRE(features::dynamic_events);
-    TRACEBED_REQUIRE(features::fprobes);
-  }
+ public:
+  Fprobe() : ProbeTest({features::dynamic_events, features::fprobes}) {}
 };
 
 class Tprobe : public ProbeTest {
- protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    TRACEBED_REQUIRE(features::dynamic_events);
-    TRACEBED_REQUIRE(features::tprobes);
-    TRACEBED_REQUIRE(features::sched_events);
-  }
+ public:
+  Tprobe() : ProbeTest({features::dynamic_events, features::tprobes, features::sched_events}) {}
 };
 
 // One entry record per openat the target made, with its dfd and path
@@ -118,15 +91,11 @@ TEST_F(Fprobe, EntryFiresOncePerCallWithItsArguments) {
                             .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()))
                             .arg(FetchArg::comm().name("comm")),
                         &run);
-  ASSERT_TRUE(ev.has_value());
-  std::vector<std::string> probed;
-  for (const DecodedEvent& e : records_of(*ev, run.pid)) {
-    probed.push_back(str_field(e, "path"));
-    EXPECT_EQ(int_field(e, "dfd"), kAtFdcwd) << ::testing::PrintToString(e);
-    // The program's name, cut to TASK_COMM_LEN - 1.
-    EXPECT_EQ(str_field(e, "comm"), "tracebed-probe-") << ::testing::PrintToString(e);
-  }
-  EXPECT_THAT(probed, ElementsAreArray(paths(run)));
+  ASSERT_OK(ev);
+  std::vector<DecodedEvent> events = of_pid(decoded(*ev), run.pid);
+  // The program's name, cut to TASK_COMM_LEN - 1.
+  EXPECT_THAT(events, Each(AllOf(FieldEq("dfd", kAtFdcwd), FieldEq("comm", "tracebed-probe-"))));
+  EXPECT_THAT(str_fields(events, "path"), ElementsAreArray(paths(run)));
 }
 
 // %return: $retval is the fd the program got, or -errno. As s32: 7.3's
@@ -138,10 +107,8 @@ TEST_F(Fprobe, ExitRetvalIsTheFd) {
   auto ev = probe_opens(FprobeEvent::exit(unique("openret"), kOpenFunction)
                             .arg(FetchArg::retval().name("ret").type(FetchType::s32())),
                         &run);
-  ASSERT_TRUE(ev.has_value());
-  std::vector<int64_t> probed;
-  for (const DecodedEvent& e : records_of(*ev, run.pid)) probed.push_back(int_field(e, "ret"));
-  EXPECT_THAT(probed, ElementsAreArray(fds(run)));
+  ASSERT_OK(ev);
+  EXPECT_THAT(int_fields(of_pid(decoded(*ev), run.pid), "ret"), ElementsAreArray(fds(run)));
 }
 
 // Arguments by their BTF names (fs/open.c: do_sys_openat2(int dfd, const
@@ -154,13 +121,10 @@ TEST_F(Fprobe, BtfArgumentNames) {
                             .arg(FetchArg::btf("dfd"))
                             .arg(FetchArg::btf("filename").type(FetchType::ustring())),
                         &run);
-  ASSERT_TRUE(ev.has_value());
-  std::vector<std::string> probed;
-  for (const DecodedEvent& e : records_of(*ev, run.pid)) {
-    probed.push_back(str_field(e, "filename"));
-    EXPECT_EQ(int_field(e, "dfd"), kAtFdcwd) << ::testing::PrintToString(e);
-  }
-  EXPECT_THAT(probed, ElementsAreArray(paths(run)));
+  ASSERT_OK(ev);
+  std::vector<DecodedEvent> events = of_pid(decoded(*ev), run.pid);
+  EXPECT_THAT(events, Each(FieldEq("dfd", kAtFdcwd)));
+  EXPECT_THAT(str_fields(events, "filename"), ElementsAreArray(paths(run)));
 }
 
 // $arg*: every argument, each named as in BTF.
@@ -168,15 +132,13 @@ TEST_F(Fprobe, AllArgumentsByBtf) {
   TRACEBED_REQUIRE(features::btf_args);
   ProbeRun run;
   auto ev = probe_opens(FprobeEvent::entry(unique("openall"), kOpenFunction).arg(FetchArg::all_args()), &run);
-  ASSERT_TRUE(ev.has_value());
+  ASSERT_OK(ev);
   auto text = ev->event(inst()).format();
   ASSERT_OK(text);
   auto format = parse_event_format(*text, ev->group(), "format");
   ASSERT_OK(format);
   for (const char* f : {"dfd", "filename", "how"}) EXPECT_NE((*format)->field(f), nullptr) << f << " in\n" << *text;
-  auto records = records_of(*ev, run.pid);
-  EXPECT_THAT(records, SizeIs(3));
-  for (const DecodedEvent& e : records) EXPECT_EQ(int_field(e, "dfd"), kAtFdcwd) << ::testing::PrintToString(e);
+  EXPECT_THAT(of_pid(decoded(*ev), run.pid), AllOf(SizeIs(3), Each(FieldEq("dfd", kAtFdcwd))));
 }
 
 // BTF fields through two pointers: path_openat()'s nameidata holds the
@@ -190,11 +152,10 @@ TEST_F(Fprobe, BtfFieldOfAnArgument) {
   auto ev = probe_opens(FprobeEvent::entry(unique("pathopen"), "path_openat")
                             .arg(FetchArg::btf("nd->name->name").name("name").type(FetchType::string())),
                         &run);
-  ASSERT_TRUE(ev.has_value());
+  ASSERT_OK(ev);
   // Exec opens files this way too, and a lookup may be retried: the
   // opened paths must come in order among the target's names.
-  std::vector<std::string> names;
-  for (const DecodedEvent& e : records_of(*ev, run.pid)) names.push_back(str_field(e, "name"));
+  std::vector<std::string> names = str_fields(of_pid(decoded(*ev), run.pid), "name");
   std::vector<std::string> want = paths(run);
   auto pos = names.begin();
   for (const std::string& p : want) {
@@ -209,7 +170,7 @@ TEST_F(Fprobe, BtfFieldOfAnArgument) {
 TEST_F(Fprobe, ListedBusyAndRemoved) {
   TRACEBED_REQUIRE(features::fprobe_exit);
   std::string name = unique("life");
-  auto ev = DynamicEvent::create(fs(), FprobeEvent::exit(name, kOpenFunction)
+  auto ev = create(FprobeEvent::exit(name, kOpenFunction)
                                            .arg(FetchArg::retval().name("ret").type(FetchType::s64())));
   ASSERT_OK(ev);
   auto listed = tracefs::read_dynamic_events(fs());
@@ -238,28 +199,17 @@ TEST_F(Fprobe, ListedBusyAndRemoved) {
 TEST_F(Fprobe, UnknownFunctionIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
   auto def = FprobeEvent::entry(unique("bad"), "tracebed_no_such_function");
-  ASSERT_OK(fs().top().clear_error_log());
-  auto ev = DynamicEvent::create(fs(), def);
-  ASSERT_FALSE(ev.ok());
   // 6.12 finds out only when registering (FAIL_REG_PROBE), 7.3 when
   // parsing the symbol (BAD_PROBE_ADDR); the caret is under the symbol.
-  EXPECT_THAT(ev.error().message, ::testing::AnyOf(HasSubstr("Failed to register probe event"),
-                                                   HasSubstr("Invalid probed address or symbol")));
-  auto log = fs().top().error_log();
-  ASSERT_OK(log);
-  ASSERT_FALSE(log->empty());
-  EXPECT_EQ(log->back().command, def.command());
-  EXPECT_EQ(log->back().caret, def.command().find("tracebed_no_such_function")) << log->back().str();
+  ExpectRefused(def, AnyOf(HasSubstr("Failed to register probe event"), HasSubstr("Invalid probed address or symbol")),
+                def.command().find("tracebed_no_such_function"));
 }
 
 TEST_F(Fprobe, UnknownBtfArgumentIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
   TRACEBED_REQUIRE(features::btf_args);
-  auto ev =
-      DynamicEvent::create(fs(), FprobeEvent::entry(unique("bad"), kOpenFunction).arg(FetchArg::btf("nosucharg")));
-  ASSERT_FALSE(ev.ok());
-  EXPECT_THAT(ev.error().message, HasSubstr("This variable is not found at this probe point"));
-  EXPECT_THAT(ev.error().message, HasSubstr("^"));
+  ExpectRefused(FprobeEvent::entry(unique("bad"), kOpenFunction).arg(FetchArg::btf("nosucharg")),
+                "This variable is not found at this probe point");
 }
 
 // t: on sched_switch with BTF fields of its arguments (pids, and the comm
@@ -268,25 +218,20 @@ TEST_F(Fprobe, UnknownBtfArgumentIsExplained) {
 TEST_F(Tprobe, SchedSwitchFieldsEqualTheEvent) {
   TRACEBED_REQUIRE(features::btf_fields);
   std::string name = unique("sw");
-  auto ev = DynamicEvent::create(fs(), TprobeEvent::on(name, "sched_switch")
-                                           .arg(FetchArg::btf("prev->pid").name("prev_pid"))
-                                           .arg(FetchArg::btf("next->pid").name("next_pid"))
-                                           .arg(FetchArg::btf("next->comm")
-                                                    .name("next_comm")
-                                                    .type(FetchType::string())));
+  auto ev = create(TprobeEvent::on(name, "sched_switch")
+                       .arg(FetchArg::btf("prev->pid").name("prev_pid"))
+                       .arg(FetchArg::btf("next->pid").name("next_pid"))
+                       .arg(FetchArg::btf("next->comm").name("next_comm").type(FetchType::string())));
   ASSERT_OK(ev);
   ASSERT_OK(inst().event("sched", "sched_switch").enable());
   ASSERT_OK(ev->enable(inst()));
-  ProbeRun run = run_probe_target(*this, {"sleep", "2", "3"});
-  ASSERT_OK(inst().set_tracing_on(false));
-  auto d = read_events(fs(), inst(), {{"sched", "sched_switch"}, {ev->group(), name}});
-  ASSERT_OK(d);
-  EXPECT_EQ(d->missed, 0u);
+  ProbeRun run = run_target({"sleep", "2", "3"});
+  std::vector<DecodedEvent> events = decoded({{"sched", "sched_switch"}, *ev}, Order::page);
   // Both are probes on one tracepoint, called in the order they were
   // registered: per CPU the tprobe record follows its sched_switch record.
   std::map<int, const DecodedEvent*> last_switch;
   size_t probed = 0, of_target = 0;
-  for (const DecodedEvent& e : d->events) {
+  for (const DecodedEvent& e : events) {
     if (e.name == "sched_switch") {
       last_switch[e.cpu] = &e;
       continue;
@@ -311,7 +256,7 @@ TEST_F(Tprobe, SchedSwitchFieldsEqualTheEvent) {
 // events/.
 TEST_F(Tprobe, ListedBusyAndRemoved) {
   std::string name = unique("life");
-  auto ev = DynamicEvent::create(fs(), TprobeEvent::on(name, "sched_switch"));
+  auto ev = create(TprobeEvent::on(name, "sched_switch"));
   ASSERT_OK(ev);
   auto listed = tracefs::read_dynamic_events(fs());
   ASSERT_OK(listed);
@@ -323,16 +268,11 @@ TEST_F(Tprobe, ListedBusyAndRemoved) {
   EXPECT_TRUE(ev->event(inst()).exists());
 
   ASSERT_OK(ev->enable(inst()));
-  run_probe_target(*this, {"sleep", "2", "1"});
+  run_target({"sleep", "2", "1"});
   auto busy = fs().top().files().try_write("dynamic_events", ev->def().remove_command(), true);
   ASSERT_OK(busy);
   EXPECT_EQ(*busy, EBUSY) << "removing an enabled tprobe";
-  ASSERT_OK(inst().set_tracing_on(false));
-  auto d = read_events(fs(), inst(), {{ev->group(), name}});
-  ASSERT_OK(d);
-  size_t records = 0;
-  for (const DecodedEvent& e : d->events) records += e.name == name;
-  EXPECT_GT(records, 0u) << "the target slept: at least one sched_switch";
+  EXPECT_THAT(decoded(*ev), Not(IsEmpty())) << "the target slept: at least one sched_switch";
 
   ASSERT_OK(ev->destroy());
   listed = tracefs::read_dynamic_events(fs());
@@ -347,12 +287,9 @@ TEST_F(Tprobe, ListedBusyAndRemoved) {
 TEST_F(Tprobe, UnknownFieldIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
   TRACEBED_REQUIRE(features::btf_fields);
-  auto ev = DynamicEvent::create(
-      fs(),
-      TprobeEvent::on(unique("bad"), "sched_switch").arg(FetchArg::btf("prev->tracebed_no_such_field").name("x")));
-  ASSERT_FALSE(ev.ok());
-  EXPECT_THAT(ev.error().message, HasSubstr("This field is not found"));
-  EXPECT_THAT(ev.error().message, HasSubstr("^"));
+  ExpectRefused(
+      TprobeEvent::on(unique("bad"), "sched_switch").arg(FetchArg::btf("prev->tracebed_no_such_field").name("x")),
+      "This field is not found");
 }
 
 }  // namespace

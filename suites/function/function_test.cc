@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -24,9 +24,7 @@ using tracefs::features::set_ftrace_pid;
 
 class Function : public TracefsTest {
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
+  void SetUpTest() override {
     TRACEBED_REQUIRE(function_tracer);
     TRACEBED_REQUIRE(dynamic_ftrace);
     auto tracers = inst().available_tracers();

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 #include "framework/tracefs/text.h"
 
 namespace tracebed::suites {
@@ -19,12 +19,11 @@ using tracefs::features::max_graph_depth;
 using tracefs::features::set_graph_function;
 
 class FunctionGraph : public TracefsTest {
+ public:
+  FunctionGraph() : TracefsTest({function_graph_tracer, set_graph_function}) {}
+
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    TRACEBED_REQUIRE(function_graph_tracer);
-    TRACEBED_REQUIRE(set_graph_function);
+  void SetUpTest() override {
     auto tracers = inst().available_tracers();
     ASSERT_OK(tracers);
     bool in_instance = std::find(tracers->begin(), tracers->end(), "function_graph") != tracers->end() &&

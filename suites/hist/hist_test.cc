@@ -17,16 +17,17 @@
 #include <gtest/gtest.h>
 
 #include "framework/tracefs/hist.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
+using ::testing::Pointee;
 using ::testing::SizeIs;
 using ::testing::StartsWith;
 using tracefs::Event;
@@ -49,13 +50,10 @@ uint32_t kernel_log2(uint64_t v) {
 }
 
 class Hist : public TracefsTest {
- protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    TRACEBED_REQUIRE(features::hist_triggers);
-  }
+ public:
+  Hist() : TracefsTest({features::hist_triggers}) {}
 
+ protected:
   // Adds the trigger, enables the event, runs the work, stops tracing.
   void record(const Event& ev, const std::vector<HistTrigger>& hists, const std::function<void()>& work) {
     for (const HistTrigger& h : hists) ASSERT_OK(ev.add_trigger(h.trigger()));
@@ -66,38 +64,20 @@ class Hist : public TracefsTest {
 
   HistFile hist_of(const Event& ev) {
     auto file = tracefs::read_hist(ev);
-    EXPECT_TRUE(file.ok()) << file.error().message;
+    EXPECT_OK(file);
     return file.ok() ? std::move(*file) : HistFile{};
   }
 
-  std::vector<DecodedEvent> decoded(const Event& ev) {
-    auto d = read_events(fs(), inst(), {{ev.system(), ev.name()}});
-    EXPECT_TRUE(d.ok()) << d.error().message;
-    if (!d) return {};
-    EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
-    std::vector<DecodedEvent> out;
-    for (auto& e : d->events)
-      if (e.system == ev.system() && e.name == ev.name()) out.push_back(std::move(e));
-    return out;
-  }
-
   // Only the probe target's events count, in the buffer and the hists alike.
-  ProbeRun work(std::vector<std::string> args) { return run_probe_target_only(*this, inst(), std::move(args)); }
+  ProbeRun work(std::vector<std::string> args) { return run_target_only(std::move(args)); }
   ProbeRun kmalloc_work() { return work({"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"}); }
 
   // The entries whose common_pid key is pid.
   static std::vector<const tracefs::HistEntry*> entries_of_pid(const HistSection& s, int pid) {
     std::vector<const tracefs::HistEntry*> out;
-    for (const auto& entry : s.entries) {
-      const tracefs::HistKey* key = entry.key("common_pid");
-      if (key && key->number && static_cast<int>(*key->number) == pid) out.push_back(&entry);
-    }
+    for (const auto& entry : s.entries)
+      if (::testing::Matches(HistKeyEq("common_pid", pid))(entry)) out.push_back(&entry);
     return out;
-  }
-  static const tracefs::HistEntry* entry_of_pid(const HistSection& s, int pid) {
-    auto all = entries_of_pid(s, pid);
-    EXPECT_LE(all.size(), 1u);
-    return all.empty() ? nullptr : all[0];
   }
 };
 
@@ -113,15 +93,13 @@ TEST_F(Hist, ExecnameKeysCountEveryDecodedEventPerPid) {
   ASSERT_THAT(file.sections, SizeIs(1));
   const HistSection& s = file.sections[0];
   EXPECT_EQ(s.totals.entries, s.entries.size());
-  uint64_t decoded_of_target = 0;
-  for (const DecodedEvent& e : decoded(ev)) decoded_of_target += e.pid == probe.pid;
-  const tracefs::HistEntry* target = entry_of_pid(s, probe.pid);
-  ASSERT_NE(target, nullptr) << "no entry for the probe target's pid " << probe.pid;
-  EXPECT_EQ(target->hitcount(), decoded_of_target);
-  EXPECT_GE(target->hitcount(), 41u);
+  uint64_t decoded_of_target = of_pid(decoded(ev), probe.pid).size();
+  EXPECT_GE(decoded_of_target, 41u);
+  auto target = entries_of_pid(s, probe.pid);
+  ASSERT_THAT(target, ElementsAre(Pointee(HitCount(decoded_of_target))));
   // The name when the entry was made: the shell, or after its exec the
   // program (cut at TASK_COMM_LEN - 1 = 15 characters).
-  EXPECT_THAT(target->key("common_pid")->symbol, ::testing::AnyOf("sh", "tracebed-probe-"));
+  EXPECT_THAT(target[0]->key("common_pid")->symbol, ::testing::AnyOf("sh", "tracebed-probe-"));
 }
 
 // keys=common_pid,id.syscall names the syscall; getpid is 39 on x86_64
@@ -209,12 +187,8 @@ TEST_F(Hist, ValuesSumTheDecodedField) {
       ++count;
     }
   ASSERT_GT(count, 0u);
-  const tracefs::HistEntry* target = entry_of_pid(file.sections[0], probe.pid);
-  ASSERT_NE(target, nullptr);
-  const tracefs::HistValue* shown = target->value("bytes_req");
-  ASSERT_TRUE(shown && shown->number);
-  EXPECT_EQ(*shown->number, sum);
-  EXPECT_EQ(target->hitcount(), count);
+  EXPECT_THAT(entries_of_pid(file.sections[0], probe.pid),
+              ElementsAre(Pointee(AllOf(HistValueThat("bytes_req", sum), HitCount(count)))));
 }
 
 // Two hist triggers on one event: two sections, each counting every event.
@@ -226,8 +200,7 @@ TEST_F(Hist, TwoHistsOnOneEventBothCountEveryEvent) {
          [&] { probe = kmalloc_work(); });
   HistFile file = hist_of(ev);
   ASSERT_THAT(file.sections, SizeIs(2));
-  uint64_t n = 0;
-  for (const DecodedEvent& e : decoded(ev)) n += e.pid == probe.pid;
+  uint64_t n = of_pid(decoded(ev), probe.pid).size();
   EXPECT_GT(n, 0u);
   for (const HistSection& s : file.sections) {
     SCOPED_TRACE(s.trigger_info);
@@ -269,8 +242,8 @@ TEST_F(Hist, FilterLimitsWhatIsCounted) {
   record(ev, {HistTrigger().key("bytes_req").filter("bytes_req > 100")}, [&] { kmalloc_work(); });
   HistFile file = hist_of(ev);
   ASSERT_THAT(file.sections, SizeIs(1));
-  uint64_t matching = 0;
-  for (const DecodedEvent& e : decoded(ev)) matching += int_field(e, "bytes_req") > 100;
+  std::vector<int64_t> sizes = int_fields(decoded(ev), "bytes_req");
+  uint64_t matching = std::count_if(sizes.begin(), sizes.end(), [](int64_t v) { return v > 100; });
   EXPECT_EQ(file.sections[0].totals.hits, matching);
   for (const auto& entry : file.sections[0].entries) {
     const tracefs::HistKey* key = entry.key("bytes_req");
@@ -290,23 +263,21 @@ TEST_F(Hist, PauseContinueAndClear) {
     HistFile f = hist_of(ev);
     return f.sections.empty() ? uint64_t{0} : f.sections[0].totals.hits;
   };
-  run_probe_target(*this, {"getpid", "10"});
+  run_target({"getpid", "10"});
   uint64_t before = hits();
   EXPECT_GE(before, 11u);
 
   ASSERT_OK(ev.add_trigger(HistTrigger(h).pause().trigger()));
-  run_probe_target(*this, {"getpid", "10"});
+  run_target({"getpid", "10"});
   EXPECT_EQ(hits(), before) << "a paused hist kept counting";
 
   ASSERT_OK(ev.add_trigger(HistTrigger(h).cont().trigger()));
-  run_probe_target(*this, {"getpid", "10"});
+  run_target({"getpid", "10"});
   EXPECT_GE(hits(), before + 11);
 
   ASSERT_OK(ev.add_trigger(HistTrigger(h).clear().trigger()));
-  HistFile cleared = hist_of(ev);
-  ASSERT_THAT(cleared.sections, SizeIs(1));
-  EXPECT_EQ(cleared.sections[0].totals.hits, 0u);
-  EXPECT_THAT(cleared.sections[0].entries, IsEmpty());
+  EXPECT_THAT(hist_of(ev).sections,
+              ElementsAre(AllOf(HistTotals(0, 0), ::testing::Field(&HistSection::entries, IsEmpty()))));
 }
 
 // nohitcount: the table shows only the values asked for.
@@ -346,19 +317,19 @@ TEST_F(Hist, EnableHistAndDisableHistSwitchAnotherHist) {
   // Paused from the start: only enable_hist may make it count.
   ASSERT_OK(target.add_trigger(HistTrigger(h).pause().trigger()));
   ASSERT_OK(target.enable());
-  run_probe_target(*this, {"getpid", "5"});
+  run_target({"getpid", "5"});
   EXPECT_EQ(hist_of(target).sections.at(0).totals.hits, 0u);
 
   ASSERT_OK(exec.add_trigger(tracefs::Trigger::enable_hist("syscalls", "sys_enter_getpid").filter("filename ~ \"*probe-target\"")));
   ASSERT_OK(exec.enable());
-  run_probe_target(*this, {"getpid", "5"});
+  run_target({"getpid", "5"});
   uint64_t counted = hist_of(target).sections.at(0).totals.hits;
   EXPECT_GE(counted, 6u);
   ASSERT_OK(exec.remove_trigger(tracefs::Trigger::enable_hist("syscalls", "sys_enter_getpid").filter("filename ~ \"*probe-target\"")));
 
   ASSERT_OK(exec.add_trigger(tracefs::Trigger::disable_hist("syscalls", "sys_enter_getpid")));
   run({"true"});
-  run_probe_target(*this, {"getpid", "5"});
+  run_target({"getpid", "5"});
   EXPECT_EQ(hist_of(target).sections.at(0).totals.hits, counted) << "disable_hist did not pause it";
 }
 

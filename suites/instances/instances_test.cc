@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {

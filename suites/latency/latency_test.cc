@@ -31,9 +31,7 @@
 
 #include "framework/tracefs/text.h"
 #include "suites/latency/support/latency_support.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -53,9 +51,7 @@ constexpr std::string_view kPeriodUs = "100000";
 
 class Latency : public TracefsTest {
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
+  void SetUpTest() override {
     saved_.emplace(fs().top().files());
   }
 
@@ -75,13 +71,13 @@ class Latency : public TracefsTest {
   // The errno of writing `value` to a top-level file (0: accepted).
   int write_errno(std::string_view rel, std::string_view value) {
     auto r = fs().top().files().try_write(rel, value);
-    EXPECT_TRUE(r.ok()) << r.error().message;
+    EXPECT_OK(r);
     return r ? *r : -1;
   }
 
   std::string read(std::string_view rel) {
     auto v = fs().top().files().read(rel);
-    EXPECT_TRUE(v.ok()) << v.error().message;
+    EXPECT_OK(v);
     return v ? std::string(tracefs::trim(*v)) : "";
   }
   uint64_t read_number(std::string_view rel) {

@@ -5,8 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -24,11 +23,11 @@ using Marker = TracefsTest;
 std::string all_raw_pages(const tracefs::Instance& inst) {
   std::string all;
   auto cpus = inst.cpus();
-  EXPECT_TRUE(cpus.ok()) << cpus.error().message;
+  EXPECT_OK(cpus);
   if (!cpus) return all;
   for (int cpu : *cpus) {
     auto pages = inst.read_raw_pages(cpu);
-    EXPECT_TRUE(pages.ok()) << pages.error().message;
+    EXPECT_OK(pages);
     if (pages) all += *pages;
   }
   return all;
@@ -108,7 +107,7 @@ TEST_F(Marker, DecodedPagesAgreeWithTheKernelsText) {
   ASSERT_THAT(decoded->events, SizeIs(texts.size()));
   for (size_t i = 0; i < texts.size(); ++i) {
     SCOPED_TRACE(lines[i]);
-    EXPECT_THAT(decoded->events[i], AllOf(HasEvent("ftrace", "print"), FieldEq("buf", texts[i] + "\n")));
+    EXPECT_THAT(decoded->events[i], HasEvent("ftrace/print", FieldEq("buf", texts[i] + "\n")));
     EXPECT_THAT(lines[i], EndsWith("tracing_mark_write: " + texts[i]));
   }
 }

@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
 
 namespace tracebed {
@@ -30,7 +31,7 @@ std::string unique_marker() {
 
 TEST(Smoke, ReleaseMatchesCatalogue) {
   auto r = guest().run({"uname", "-r"});
-  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_OK(r);
   ASSERT_TRUE(r->ok()) << r->err;
   if (guest().expected_release().empty()) GTEST_SKIP() << "local kernel without a known release";
   EXPECT_EQ(r->out, guest().expected_release() + "\n");
@@ -39,13 +40,13 @@ TEST(Smoke, ReleaseMatchesCatalogue) {
 
 TEST(Smoke, TracefsIsMountedAndListsTracers) {
   auto mounts = guest().agent().read_file("/proc/mounts");
-  ASSERT_TRUE(mounts.ok()) << mounts.error().message;
+  ASSERT_OK(mounts);
   EXPECT_THAT(*mounts, HasSubstr("tracefs /sys/kernel/tracing tracefs"));
   auto tracers = guest().agent().read_file(fmt::format("{}/available_tracers", kTracing));
-  ASSERT_TRUE(tracers.ok()) << tracers.error().message;
+  ASSERT_OK(tracers);
   EXPECT_THAT(*tracers, HasSubstr("nop"));
   auto entries = guest().agent().list_dir(kTracing);
-  ASSERT_TRUE(entries.ok()) << entries.error().message;
+  ASSERT_OK(entries);
   EXPECT_THAT(*entries, Contains(Field(&agent::DirEntry::name, "trace_marker")));
   EXPECT_THAT(*entries, Contains(Field(&agent::DirEntry::name, "per_cpu")));
 }
@@ -57,16 +58,16 @@ TEST(Smoke, TraceMarkerComesBackFromTrace) {
   ASSERT_EQ(*a.write_file(fmt::format("{}/tracing_on", kTracing), "1"), 0);
   std::string marker = unique_marker();
   auto err = a.write_file(fmt::format("{}/trace_marker", kTracing), marker);
-  ASSERT_TRUE(err.ok()) << err.error().message;
+  ASSERT_OK(err);
   ASSERT_EQ(*err, 0) << std::strerror(*err);
   auto text = a.read_file(trace);
-  ASSERT_TRUE(text.ok()) << text.error().message;
+  ASSERT_OK(text);
   EXPECT_THAT(*text, HasSubstr(marker));
 }
 
 TEST(Smoke, KernelRejectionComesBackAsErrno) {
   auto err = guest().agent().write_file(fmt::format("{}/current_tracer", kTracing), "no-such-tracer");
-  ASSERT_TRUE(err.ok()) << err.error().message;
+  ASSERT_OK(err);
   EXPECT_EQ(*err, EINVAL);
 }
 
@@ -75,14 +76,14 @@ TEST(Smoke, InstanceMkdirStatRmdir) {
   std::string dir = fmt::format("{}/instances/tracebed_smoke", kTracing);
   ASSERT_EQ(*a.mkdir(dir), 0);
   auto st = a.stat(dir + "/trace_marker");
-  EXPECT_TRUE(st.ok()) << st.error().message;
+  EXPECT_OK(st);
   EXPECT_EQ(*a.rmdir(dir), 0);
   EXPECT_EQ(*a.rmdir(dir), ENOENT);
 }
 
 TEST(Smoke, RunPassesStdinAndReportsStatusAndStderr) {
   auto r = guest().run({"sh", "-c", "cat; echo oops >&2; exit 3"}, std::chrono::seconds(60), "from the host\n");
-  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_OK(r);
   EXPECT_EQ(r->exit_code, 3);
   EXPECT_EQ(r->out, "from the host\n");
   EXPECT_EQ(r->err, "oops\n");
@@ -92,7 +93,7 @@ TEST(Smoke, RunPassesStdinAndReportsStatusAndStderr) {
 
 TEST(Smoke, RunTimeoutKillsTheCommand) {
   auto r = guest().run({"sleep", "30"}, std::chrono::milliseconds(500));
-  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_OK(r);
   EXPECT_TRUE(r->timed_out);
   EXPECT_EQ(r->signal, SIGKILL);
 }
@@ -100,7 +101,7 @@ TEST(Smoke, RunTimeoutKillsTheCommand) {
 TEST(Smoke, BackgroundProcessStartsAndStops) {
   auto& a = guest().agent();
   auto pid = a.spawn({"sh", "-c", "echo started; exec sleep 600"}, {}, "/tmp/bg.out");
-  ASSERT_TRUE(pid.ok()) << pid.error().message;
+  ASSERT_OK(pid);
   // Wait until it runs, so the signal does not race its first line.
   std::string out;
   for (int i = 0; i < 200 && out.empty(); ++i) {
@@ -110,7 +111,7 @@ TEST(Smoke, BackgroundProcessStartsAndStops) {
   }
   EXPECT_EQ(out, "started\n");
   auto w = a.kill(*pid, SIGTERM, std::chrono::seconds(10));
-  ASSERT_TRUE(w.ok()) << w.error().message;
+  ASSERT_OK(w);
   EXPECT_TRUE(w->exited);
   EXPECT_EQ(w->signal, SIGTERM);
 }
@@ -121,10 +122,10 @@ TEST(Smoke, TracePipeRawPagesComeBack) {
   ASSERT_EQ(*a.write_file(fmt::format("{}/tracing_on", kTracing), "1"), 0);
   // Pin the writer to CPU 0 so the marker lands in cpu0's buffer.
   auto r = guest().sh(fmt::format("taskset 1 sh -c 'echo {} > {}/trace_marker'", unique_marker(), kTracing));
-  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_OK(r);
   ASSERT_TRUE(r->ok()) << r->err;
   auto pages = a.read_pages(kTracing, 0, 4096, 16, std::chrono::milliseconds(2000));
-  ASSERT_TRUE(pages.ok()) << pages.error().message;
+  ASSERT_OK(pages);
   ASSERT_FALSE(pages->empty());
   EXPECT_EQ(pages->size() % 4096, 0u);
 }
@@ -167,10 +168,10 @@ TEST(Smoke, TracePipeReadReturnsWithoutBlocking) {
   ASSERT_EQ(*a.mkdir(dir), 0);
   ASSERT_EQ(*a.write_file(dir + "/trace_marker", "tracebed-pipe-check"), 0);
   auto first = a.read_file(dir + "/trace_pipe");
-  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_OK(first);
   EXPECT_THAT(*first, HasSubstr("tracebed-pipe-check"));
   auto second = a.read_file(dir + "/trace_pipe");
-  ASSERT_TRUE(second.ok()) << second.error().message;
+  ASSERT_OK(second);
   EXPECT_EQ(*second, "") << "trace_pipe consumes what it returned";
   EXPECT_EQ(*a.rmdir(dir), 0);
 }

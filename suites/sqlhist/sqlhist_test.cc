@@ -22,9 +22,7 @@
 #include "framework/tracefs/hist.h"
 #include "framework/tracefs/sql.h"
 #include "framework/tracefs/synth.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -73,25 +71,16 @@ const DecodedEvent* last_before(const std::vector<DecodedEvent>& events, size_t 
 }
 
 class Sqlhist : public TracefsTest {
+ public:
+  Sqlhist() : TracefsTest({features::synthetic_events, features::hist_triggers}) {}
+
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    TRACEBED_REQUIRE(features::synthetic_events);
-    TRACEBED_REQUIRE(features::hist_triggers);
-  }
-
-  static std::string unique(std::string_view base) {
-    static int n = 0;
-    return std::string(base) + "_" + std::to_string(++n);
-  }
-
   // Compiled against this kernel's events and formats; the older action
   // form where README lacks trace().
   std::optional<SqlHist> compile(const std::string& sql, const std::string& name) {
     auto r = tracefs::compile_sql(sql, name, tracefs::tracefs_resolver(fs()),
                                   {.old_action_form = !features().has(features::hist_trace_action)});
-    EXPECT_TRUE(r.ok()) << r.error().message;
+    EXPECT_OK(r);
     if (!r) return std::nullopt;
     return std::move(*r);
   }
@@ -103,7 +92,7 @@ class Sqlhist : public TracefsTest {
     auto compiled = compile(sql, name);
     if (!compiled) return nullptr;
     auto s = compiled->create(fs().top(), &inst(), via);
-    EXPECT_TRUE(s.ok()) << s.error().message;
+    EXPECT_OK(s);
     if (!s) return nullptr;
     made_.push_back(std::make_unique<Synth>(std::move(*s)));
     return made_.back().get();
@@ -127,16 +116,6 @@ class Sqlhist : public TracefsTest {
     return {};
   }
 
-  // Decodes the instance's pages as one time line (stop tracing first).
-  std::vector<DecodedEvent> decode_sorted(const std::vector<tracefs::EventName>& wanted) {
-    auto d = read_events(fs(), inst(), wanted);
-    EXPECT_TRUE(d.ok()) << d.error().message;
-    if (!d) return {};
-    EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
-    std::vector<DecodedEvent> events = std::move(d->events);
-    std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
-    return events;
-  }
 
  private:
   std::vector<std::unique_ptr<Synth>> made_;
@@ -150,7 +129,7 @@ TEST_F(Sqlhist, MyOpenCarriesTheFilenameAndTheFd) {
   auto synth = create(kMyOpen, name);
   ASSERT_NE(synth, nullptr);
   ASSERT_OK(enable({{"syscalls", "sys_enter_openat"}, {"syscalls", "sys_exit_openat"}, {"synthetic", name}}));
-  ProbeRun probe = run_probe_target(*this, {"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
+  ProbeRun probe = run_target({"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
   ASSERT_OK(inst().set_tracing_on(false));
   std::vector<int64_t> printed;
   for (const auto& l : probe.lines_of("open")) printed.push_back(std::stoll(l.at(1)));
@@ -159,7 +138,7 @@ TEST_F(Sqlhist, MyOpenCarriesTheFilenameAndTheFd) {
   std::vector<int64_t> entered, rets;
   std::vector<DecodedEvent> mine;
   for (const DecodedEvent& e :
-       decode_sorted({{"syscalls", "sys_enter_openat"}, {"syscalls", "sys_exit_openat"}, {"synthetic", name}})) {
+       decoded({{"syscalls", "sys_enter_openat"}, {"syscalls", "sys_exit_openat"}, {"synthetic", name}})) {
     if (e.pid != probe.pid) continue;
     if (e.name == "sys_enter_openat") entered.push_back(int_field(e, "filename"));
     if (e.name == "sys_exit_openat") rets.push_back(int_field(e, "ret"));
@@ -189,7 +168,7 @@ TEST_F(Sqlhist, WhereFiltersTheEvents) {
   EXPECT_EQ((*triggers)[0].filter, "ret >= 0") << (*triggers)[0].line;
 
   ASSERT_OK(enable({{"synthetic", name}}));
-  ProbeRun probe = run_probe_target(*this, {"open", "/nonexistent", "/etc/tracebed/release", "/nonexistent2",
+  ProbeRun probe = run_target({"open", "/nonexistent", "/etc/tracebed/release", "/nonexistent2",
                                             "/proc/self/stat"});
   ASSERT_OK(inst().set_tracing_on(false));
   std::vector<int64_t> succeeded;
@@ -197,7 +176,7 @@ TEST_F(Sqlhist, WhereFiltersTheEvents) {
     if (std::stoll(l.at(1)) >= 0) succeeded.push_back(std::stoll(l.at(1)));
   ASSERT_THAT(succeeded, SizeIs(2));
   std::vector<int64_t> got;
-  for (const DecodedEvent& e : decode_sorted({{"synthetic", name}}))
+  for (const DecodedEvent& e : decoded({{"synthetic", name}}))
     if (e.name == name && e.pid == probe.pid) got.push_back(int_field(e, "ret"));
   EXPECT_THAT(got, ElementsAreArray(succeeded));
 }
@@ -213,13 +192,13 @@ TEST_F(Sqlhist, WakeupLatencyEqualsTheDecodedTimeDifference) {
   ASSERT_NE(synth, nullptr);
   // Sources first, so each recorded wakeup_lat has both in the buffer.
   ASSERT_OK(enable({{"sched", "sched_waking"}, {"sched", "sched_switch"}, {"synthetic", name}}));
-  ProbeRun probe = run_probe_target(*this, {"wake", "5"});
+  ProbeRun probe = run_target({"wake", "5"});
   ASSERT_OK(inst().set_tracing_on(false));
   ASSERT_THAT(probe.lines_of("wake"), SizeIs(5));
   int sleeper = std::stoi(probe.lines_of("wake")[0].at(1));
 
   std::vector<DecodedEvent> events =
-      decode_sorted({{"sched", "sched_waking"}, {"sched", "sched_switch"}, {"synthetic", name}});
+      decoded({{"sched", "sched_waking"}, {"sched", "sched_switch"}, {"synthetic", name}});
   std::map<int64_t, uint64_t> last_waking;  // pid -> ts
   size_t of_sleeper = 0;
   for (size_t i = 0; i < events.size(); ++i) {
@@ -256,11 +235,11 @@ TEST_F(Sqlhist, BlockingSyscallsSysnameThenOffcpu) {
   ASSERT_NE(second, nullptr);
   ASSERT_OK(enable({{"raw_syscalls", "sys_enter"}, {"sched", "sched_switch"}, {"synthetic", sysname},
                     {"synthetic", offcpu}}));
-  ProbeRun probe = run_probe_target(*this, {"sleep", "20", "3"});
+  ProbeRun probe = run_target({"sleep", "20", "3"});
   ASSERT_OK(inst().set_tracing_on(false));
   ASSERT_THAT(probe.lines_of("sleep"), SizeIs(3));
 
-  std::vector<DecodedEvent> events = decode_sorted(
+  std::vector<DecodedEvent> events = decoded(
       {{"raw_syscalls", "sys_enter"}, {"sched", "sched_switch"}, {"synthetic", sysname}, {"synthetic", offcpu}});
   std::optional<int64_t> last_id;             // the target's last syscall
   const DecodedEvent* last_sysname = nullptr;  // the target's last sysname
@@ -306,14 +285,14 @@ TEST_F(Sqlhist, WithoutJoinAHistogramOfTheDecodedEvents) {
   Event ev = inst().event(compiled->start.system, compiled->start.name);
   ASSERT_OK(ev.add_trigger(compiled->start_hist.trigger()));
   ASSERT_OK(ev.enable());
-  ProbeRun probe = run_probe_target_only(*this, inst(), {"getpid", "7"});
+  ProbeRun probe = run_target_only({"getpid", "7"});
   ASSERT_OK(inst().set_tracing_on(false));
   auto hist = tracefs::read_hist(ev);
   ASSERT_OK(hist);
   ASSERT_THAT(hist->sections, SizeIs(1));
-  std::map<uint64_t, uint64_t> decoded;
-  for (const DecodedEvent& e : decode_sorted({{"raw_syscalls", "sys_enter"}}))
-    if (e.name == "sys_enter" && e.pid == probe.pid) decoded[static_cast<uint64_t>(int_field(e, "id"))]++;
+  std::map<uint64_t, uint64_t> per_id;
+  for (const DecodedEvent& e : of_pid(decoded({"raw_syscalls", "sys_enter"}), probe.pid))
+    per_id[static_cast<uint64_t>(int_field(e, "id"))]++;
   std::map<uint64_t, uint64_t> shown;
   for (const auto& entry : hist->sections[0].entries) {
     const tracefs::HistKey* pid = entry.key("common_pid");
@@ -326,7 +305,7 @@ TEST_F(Sqlhist, WithoutJoinAHistogramOfTheDecodedEvents) {
       EXPECT_EQ(id->symbol, "sys_getpid");
     }
   }
-  EXPECT_EQ(shown, decoded);
+  EXPECT_EQ(shown, per_id);
   EXPECT_GE(shown[39], 7u);
   EXPECT_OK(ev.remove_trigger(compiled->start_hist.trigger()));
 }
@@ -343,10 +322,10 @@ TEST_F(Sqlhist, SyntheticFieldsTakeTheSourceFieldTypes) {
   };
   auto format_of = [&](const tracefs::EventName& ev) -> std::unique_ptr<EventFormat> {
     auto text = fs().top().event(ev.system, ev.name).format();
-    EXPECT_TRUE(text.ok()) << text.error().message;
+    EXPECT_OK(text);
     if (!text) return nullptr;
     auto f = parse_event_format(*text, ev.system, "events/" + ev.system + "/" + ev.name + "/format");
-    EXPECT_TRUE(f.ok()) << f.error().message;
+    EXPECT_OK(f);
     return f ? std::move(*f) : nullptr;
   };
   auto check = [&](const std::string& sql, const std::string& name, const std::vector<Carried>& carried) {
@@ -421,11 +400,11 @@ TEST_F(Sqlhist, CreatedThroughDynamicEvents) {
   ASSERT_OK(dyn);
   EXPECT_THAT(*dyn, HasSubstr("s:synthetic/" + name));
   ASSERT_OK(enable({{"synthetic", name}}));
-  ProbeRun probe = run_probe_target(*this, {"open", "/etc/tracebed/release"});
+  ProbeRun probe = run_target({"open", "/etc/tracebed/release"});
   ASSERT_OK(inst().set_tracing_on(false));
   ASSERT_THAT(probe.lines_of("open"), SizeIs(1));
   std::vector<int64_t> got;
-  for (const DecodedEvent& e : decode_sorted({{"synthetic", name}}))
+  for (const DecodedEvent& e : decoded({{"synthetic", name}}))
     if (e.name == name && e.pid == probe.pid) got.push_back(int_field(e, "ret"));
   EXPECT_THAT(got, ElementsAreArray({std::stoll(probe.lines_of("open")[0].at(1))}));
 
@@ -452,7 +431,7 @@ TEST_F(Sqlhist, PrintedCommandsRunInTheShell) {
   ASSERT_FALSE(HasFailure()) << "the printed commands did not run";
   ASSERT_OK(t.event("synthetic", name).enable());
   ASSERT_OK(t.set_tracing_on(true));
-  ProbeRun probe = run_probe_target(*this, {"open", "/proc/self/stat", "/nonexistent"});
+  ProbeRun probe = run_target({"open", "/proc/self/stat", "/nonexistent"});
   ASSERT_OK(t.set_tracing_on(false));
   std::vector<int64_t> printed;
   for (const auto& l : probe.lines_of("open")) printed.push_back(std::stoll(l.at(1)));

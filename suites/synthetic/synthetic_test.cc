@@ -12,13 +12,12 @@
 #include "framework/decode/event_format.h"
 #include "framework/tracefs/hist.h"
 #include "framework/tracefs/synth.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -33,21 +32,10 @@ using tracefs::SynthEvent;
 namespace features = tracefs::features;
 
 class Synthetic : public TracefsTest {
+ public:
+  Synthetic() : TracefsTest({features::synthetic_events, features::hist_triggers, features::sched_events}) {}
+
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    TRACEBED_REQUIRE(features::synthetic_events);
-    TRACEBED_REQUIRE(features::hist_triggers);
-    TRACEBED_REQUIRE(features::sched_events);
-  }
-
-  // A unique name per test, so a failed removal cannot break the next test.
-  static std::string unique(std::string_view base) {
-    static int n = 0;
-    return std::string(base) + "_" + std::to_string(++n);
-  }
-
   Event waking() { return inst().event("sched", "sched_waking"); }
   Event sw() { return inst().event("sched", "sched_switch"); }
 
@@ -56,7 +44,7 @@ class Synthetic : public TracefsTest {
   // that pid computes the latency and traces the synthetic event.
   std::optional<Synth> wakeup_latency(const std::string& name, const HistAction* extra_on_switch = nullptr) {
     auto synth = Synth::create(fs().top(), SynthEvent(name).field("pid_t", "pid").field("u64", "lat"));
-    EXPECT_TRUE(synth.ok()) << synth.error().message;
+    EXPECT_OK(synth);
     if (!synth) return std::nullopt;
     EXPECT_OK(synth->add_trigger(waking(), HistTrigger().key("pid").var("ts0", "common_timestamp.usecs").trigger()));
     HistTrigger end;
@@ -84,17 +72,14 @@ TEST_F(Synthetic, WakeupLatencyEqualsTheDecodedTimeDifference) {
   ASSERT_OK(waking().enable());
   ASSERT_OK(sw().enable());
   ASSERT_OK(inst().event("synthetic", name).enable());
-  ProbeRun probe = run_probe_target(*this, {"wake", "5"});
+  ProbeRun probe = run_target({"wake", "5"});
   ASSERT_OK(inst().set_tracing_on(false));
   ASSERT_THAT(probe.lines_of("wake"), SizeIs(5));
   int sleeper = std::stoi(probe.lines_of("wake")[0][1]);
 
-  auto d = read_events(fs(), inst(), {{"sched", "sched_waking"}, {"sched", "sched_switch"}, {"synthetic", name}});
-  ASSERT_OK(d);
-  EXPECT_EQ(d->missed, 0u);
-  std::vector<DecodedEvent> events = d->events;
-  // The pages come per CPU; the matching below needs one time line.
-  std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
+  // One time line: the matching below crosses CPUs.
+  std::vector<DecodedEvent> events =
+      decoded({{"sched", "sched_waking"}, {"sched", "sched_switch"}, {"synthetic", name}});
   std::map<int64_t, uint64_t> last_waking;  // pid -> ts
   // Only the probe target's sleeper is checked: it lives inside the window,
   // so each of its wake-ups has both source events in the buffer. Other
@@ -135,7 +120,7 @@ TEST_F(Synthetic, OnmaxSavesTheLargestLatency) {
   auto synth = wakeup_latency(name, &onmax);
   ASSERT_TRUE(synth.has_value());
   ASSERT_OK(inst().event("synthetic", name).enable());
-  ProbeRun probe = run_probe_target(*this, {"wake", "5"});
+  ProbeRun probe = run_target({"wake", "5"});
   ASSERT_OK(inst().set_tracing_on(false));
 
   ASSERT_THAT(probe.lines_of("wake"), SizeIs(5));
@@ -143,28 +128,16 @@ TEST_F(Synthetic, OnmaxSavesTheLargestLatency) {
 
   // The sleeper's wake-ups all fall inside the window (other tasks' may
   // feed the max before recording starts or after it stops).
-  auto d = read_events(fs(), inst(), {{"synthetic", name}});
-  ASSERT_OK(d);
   int64_t max_lat = -1;
-  for (const DecodedEvent& e : d->events)
-    if (e.name == name && int_field(e, "pid") == sleeper) max_lat = std::max(max_lat, int_field(e, "lat"));
+  for (const DecodedEvent& e : decoded({"synthetic", name}))
+    if (int_field(e, "pid") == sleeper) max_lat = std::max(max_lat, int_field(e, "lat"));
   ASSERT_GE(max_lat, 0) << "no wakeup_lat decoded for the sleeper " << sleeper;
 
   auto hist = tracefs::read_hist(sw());
   ASSERT_OK(hist);
   ASSERT_THAT(hist->sections, SizeIs(1));
-  const tracefs::HistEntry* entry = nullptr;
-  for (const auto& e : hist->sections[0].entries) {
-    const tracefs::HistKey* key = e.key("next_pid");
-    if (key && key->number && static_cast<int>(*key->number) == sleeper) entry = &e;
-  }
-  ASSERT_NE(entry, nullptr) << "no hist entry for next_pid " << sleeper;
-  const tracefs::HistValue* max = nullptr;
-  for (const auto& v : entry->saved)
-    if (v.field == "max") max = &v;
-  ASSERT_NE(max, nullptr) << "no max: line for next_pid " << sleeper;
-  ASSERT_TRUE(max->number.has_value()) << max->text;
-  EXPECT_EQ(static_cast<int64_t>(*max->number), max_lat);
+  EXPECT_THAT(hist->sections[0].entries,
+              Contains(AllOf(HistKeyEq("next_pid", sleeper), HistSavedThat("max", static_cast<uint64_t>(max_lat)))));
 }
 
 // onchange($var).save(...) keeps, per key, the value it last changed to
@@ -176,30 +149,19 @@ TEST_F(Synthetic, OnchangeKeepsTheLastChangedValue) {
   h.key("prev_pid").var("prio", "prev_prio").action(HistAction::onchange("prio").save({"prev_comm"}));
   ASSERT_OK(ev.add_trigger(h.trigger()));
   ASSERT_OK(ev.enable());
-  ProbeRun probe = run_probe_target(*this, {"sleep", "2", "5"});
+  ProbeRun probe = run_target({"sleep", "2", "5"});
   ASSERT_OK(inst().set_tracing_on(false));
   auto hist = tracefs::read_hist(ev);
   ASSERT_OK(hist);
   ASSERT_THAT(hist->sections, SizeIs(1));
   // The probe target lives inside the window: all its switches are decoded.
-  auto d = read_events(fs(), inst(), {{"sched", "sched_switch"}});
-  ASSERT_OK(d);
   std::optional<int64_t> last_prio;
-  for (const DecodedEvent& e : d->events)
-    if (e.name == "sched_switch" && int_field(e, "prev_pid") == probe.pid) last_prio = int_field(e, "prev_prio");
+  for (const DecodedEvent& e : decoded({"sched", "sched_switch"}, Order::page))
+    if (int_field(e, "prev_pid") == probe.pid) last_prio = int_field(e, "prev_prio");
   ASSERT_TRUE(last_prio.has_value()) << "no switch away from the probe target " << probe.pid;
-  const tracefs::HistEntry* entry = nullptr;
-  for (const auto& e : hist->sections[0].entries) {
-    const tracefs::HistKey* key = e.key("prev_pid");
-    if (key && key->number && static_cast<int>(*key->number) == probe.pid) entry = &e;
-  }
-  ASSERT_NE(entry, nullptr) << "no hist entry for prev_pid " << probe.pid;
-  const tracefs::HistValue* changed = nullptr;
-  for (const auto& v : entry->saved)
-    if (v.field == "changed") changed = &v;
-  ASSERT_NE(changed, nullptr) << "no changed: line for prev_pid " << probe.pid;
-  ASSERT_TRUE(changed->number.has_value()) << changed->text;
-  EXPECT_EQ(static_cast<int64_t>(*changed->number), *last_prio);
+  EXPECT_THAT(hist->sections[0].entries,
+              Contains(AllOf(HistKeyEq("prev_pid", probe.pid),
+                             HistSavedThat("changed", static_cast<uint64_t>(*last_prio)))));
 }
 
 // Every field type the kernel accepts is in the format with the size of its

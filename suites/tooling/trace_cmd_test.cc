@@ -33,7 +33,7 @@
 #include "framework/decode/trace_dat.h"
 #include "framework/tracefs/text.h"
 #include "framework/vm/process.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -114,9 +114,7 @@ std::set<std::string> words_of(std::string_view text) {
 
 class TraceCmd : public TracefsTest {
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
+  void SetUpTest() override {
     if (kHostTraceCmd.empty()) {
       GTEST_SKIP() << "needs trace-cmd: there was none on the host when the suite was configured";
     }
@@ -405,7 +403,7 @@ TEST_F(TraceCmd, RecordInstanceWithDashB) {
   auto rec = record_and_compare(args, {"sched:sched_switch"});
   if (rec.file.empty()) return;
   auto dat = TraceDat::open(rec.file.string());
-  ASSERT_TRUE(dat.ok()) << dat.error().message;
+  ASSERT_OK(dat);
   std::vector<std::string> buffers;
   for (const auto& b : (*dat)->buffers()) buffers.push_back(b.name);
   EXPECT_THAT(buffers, Contains(name)) << where("trace-cmd record " + joined(args));
@@ -430,7 +428,7 @@ void TraceCmd::record_file_version(int v) {
   EXPECT_EQ(head.substr(10, 2), (std::string{static_cast<char>('0' + v), '\0'}))
       << where("trace-cmd record " + joined(args));
   auto dat = TraceDat::open(rec.file.string());
-  ASSERT_TRUE(dat.ok()) << dat.error().message;
+  ASSERT_OK(dat);
   EXPECT_EQ((*dat)->version(), v) << where("trace-cmd record " + joined(args));
   ::testing::Test::RecordProperty("compression", (*dat)->compression());
 }

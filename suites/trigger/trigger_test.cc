@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -24,14 +24,10 @@ using tracefs::features::sched_events;
 using tracefs::features::snapshot_trigger;
 
 class Triggers : public TracefsTest {
- protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    TRACEBED_REQUIRE(event_triggers);
-    TRACEBED_REQUIRE(sched_events);
-  }
-  tracefs::Event exec() { return inst().event("sched", "sched_process_exec"); }
+ public:
+  Triggers() : TracefsTest({event_triggers, sched_events}) {}
+
+ protected:  tracefs::Event exec() { return inst().event("sched", "sched_process_exec"); }
 };
 
 // trigger-traceonoff.tc: traceoff stops the buffer right after the match.

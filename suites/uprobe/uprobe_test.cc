@@ -18,16 +18,18 @@
 
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/elf_symbols.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/probe_target.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::Each;
+using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
+using ::testing::StrEq;
 using tracefs::DynamicEvent;
 using tracefs::DynEventEntry;
 using tracefs::DynEventKind;
@@ -54,24 +56,22 @@ std::vector<AddCall> add_calls(const ProbeRun& r) {
   return out;
 }
 
+std::vector<int64_t> sums(const ProbeRun& r) {
+  std::vector<int64_t> out;
+  for (const AddCall& c : add_calls(r)) out.push_back(c.sum);
+  return out;
+}
+
 class Uprobe : public TracefsTest {
+ public:
+  Uprobe() : TracefsTest({features::uprobes}) {}
+
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    TRACEBED_REQUIRE(features::uprobes);
-  }
-
-  static std::string unique(std::string_view base) {
-    static int n = 0;
-    return "tb_" + std::string(base) + "_" + std::to_string(++n);
-  }
-
   // A function of the probe target, from the host copy of the binary the
   // guest image carries.
   static tracefs::ElfSymbol function(std::string_view name) {
     auto sym = tracefs::find_elf_function(vm::probe_target_path().string(), name);
-    EXPECT_TRUE(sym.ok()) << sym.error().message;
+    EXPECT_OK(sym);
     return sym.ok() ? *sym : tracefs::ElfSymbol{};
   }
 
@@ -82,66 +82,7 @@ class Uprobe : public TracefsTest {
     return UprobeEvent::on_return(event, kProbeTarget, function(fn).file_offset);
   }
 
-  std::optional<DynamicEvent> create(const UprobeEvent& u) {
-    auto ev = DynamicEvent::create(fs(), u);
-    EXPECT_TRUE(ev.ok()) << ev.error().message;
-    if (!ev) return std::nullopt;
-    return std::move(*ev);
-  }
-  std::optional<DynamicEvent> create_enabled(const UprobeEvent& u) {
-    auto ev = create(u);
-    if (ev) EXPECT_OK(ev->enable(inst()));
-    return ev;
-  }
-
-  ProbeRun target(std::vector<std::string> args) { return run_probe_target_only(*this, inst(), std::move(args)); }
-
-  // Stops tracing and decodes these probes' events, in time order.
-  std::vector<DecodedEvent> decoded(std::initializer_list<const DynamicEvent*> evs) {
-    EXPECT_OK(inst().set_tracing_on(false));
-    std::vector<tracefs::EventName> names;
-    for (const DynamicEvent* e : evs) names.push_back({e->group(), e->name()});
-    auto d = read_events(fs(), inst(), names);
-    EXPECT_TRUE(d.ok()) << d.error().message;
-    if (!d) return {};
-    EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
-    std::vector<DecodedEvent> out;
-    for (auto& e : d->events)
-      for (const auto& n : names)
-        if (e.system == n.system && e.name == n.name) out.push_back(std::move(e));
-    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
-    return out;
-  }
-  std::vector<DecodedEvent> decoded(const DynamicEvent& ev) { return decoded({&ev}); }
-
-  std::optional<DynEventEntry> listed(const DynamicEvent& ev) {
-    auto all = tracefs::read_dynamic_events(fs());
-    EXPECT_TRUE(all.ok()) << all.error().message;
-    if (!all) return std::nullopt;
-    std::optional<DynEventEntry> found;
-    for (auto& e : *all)
-      if (e.group == ev.group() && e.event == ev.name()) found = std::move(e);
-    return found;
-  }
-
-  // A definition the kernel must refuse: its error_log entry, after
-  // checking that our error carries the kernel's words.
-  std::optional<ErrorLogEntry> refused(const UprobeEvent& u) {
-    auto ev = DynamicEvent::create(fs(), u);
-    EXPECT_FALSE(ev.ok()) << "the kernel accepted " << u.command();
-    if (ev) return std::nullopt;
-    auto log = fs().top().error_log();
-    EXPECT_TRUE(log.ok()) << log.error().message;
-    if (!log || log->empty()) {
-      ADD_FAILURE() << "no error_log entry for " << u.command();
-      return std::nullopt;
-    }
-    const ErrorLogEntry& last = log->back();
-    EXPECT_THAT(ev.error().message, HasSubstr(last.error));
-    EXPECT_THAT(ev.error().message, HasSubstr("Command: " + last.command));
-    EXPECT_EQ(last.command, u.command());
-    return last;
-  }
+  ProbeRun target(std::vector<std::string> args) { return run_target_only(std::move(args)); }
 };
 
 // The entry probe reads both arguments from %di and %si, once per call,
@@ -150,7 +91,7 @@ TEST_F(Uprobe, AddArgumentsComeFromRegisters) {
   auto ev = create_enabled(at(unique("add"), "tracebed_target_add")
                                .arg(FetchArg::reg("di").name("a").type(FetchType::s64()))
                                .arg(FetchArg::reg("si").name("b").type(FetchType::s64())));
-  ASSERT_TRUE(ev);
+  ASSERT_OK(ev);
   ProbeRun r = target({"add", "-3", "7", "5"});
   std::vector<std::pair<int64_t, int64_t>> got, want;
   for (const AddCall& c : add_calls(r)) want.emplace_back(c.a, c.b);
@@ -167,16 +108,11 @@ TEST_F(Uprobe, UretprobeSeesTheReturnValue) {
   auto ev = create_enabled(on_return(unique("add_ret"), "tracebed_target_add")
                                .arg(FetchArg::reg("ax").name("ax").type(FetchType::s64()))
                                .arg(FetchArg::retval().name("ret").type(FetchType::s64())));
-  ASSERT_TRUE(ev);
+  ASSERT_OK(ev);
   ProbeRun r = target({"add", "40", "2", "4"});
-  std::vector<int64_t> got_ax, got_ret, want;
-  for (const AddCall& c : add_calls(r)) want.push_back(c.sum);
-  for (const DecodedEvent& e : decoded(*ev)) {
-    got_ax.push_back(int_field(e, "ax"));
-    got_ret.push_back(int_field(e, "ret"));
-  }
-  EXPECT_THAT(got_ax, ElementsAreArray(want));
-  EXPECT_THAT(got_ret, ElementsAreArray(want));
+  std::vector<DecodedEvent> events = decoded(*ev);
+  EXPECT_THAT(int_fields(events, "ax"), ElementsAreArray(sums(r)));
+  EXPECT_THAT(int_fields(events, "ret"), ElementsAreArray(sums(r)));
 }
 
 // "p:EVENT PATH:OFFSET%return" is a return probe: listed as r and seeing
@@ -186,16 +122,13 @@ TEST_F(Uprobe, PercentReturnMakesAReturnProbe) {
   auto ev = create_enabled(on_return(unique("pct_ret"), "tracebed_target_add")
                                .percent_return()
                                .arg(FetchArg::retval().name("ret").type(FetchType::s64())));
-  ASSERT_TRUE(ev);
+  ASSERT_OK(ev);
   EXPECT_THAT(ev->def().command, HasSubstr("%return"));
   auto entry = listed(*ev);
   ASSERT_TRUE(entry);
   EXPECT_EQ(entry->kind, DynEventKind::uretprobe) << entry->line;
   ProbeRun r = target({"add", "1", "1", "3"});
-  std::vector<int64_t> got, want;
-  for (const AddCall& c : add_calls(r)) want.push_back(c.sum);
-  for (const DecodedEvent& e : decoded(*ev)) got.push_back(int_field(e, "ret"));
-  EXPECT_THAT(got, ElementsAreArray(want));
+  EXPECT_THAT(int_fields(decoded(*ev), "ret"), ElementsAreArray(sums(r)));
 }
 
 // Entry and return probes fire exactly once per call each, entry first.
@@ -204,16 +137,17 @@ TEST_F(Uprobe, EventsCountExactlyTheCalls) {
       at(unique("cnt_in"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
   auto exit = create_enabled(
       on_return(unique("cnt_out"), "tracebed_target_add").arg(FetchArg::reg("ax").name("ret").type(FetchType::s64())));
-  ASSERT_TRUE(entry && exit);
+  ASSERT_OK(entry);
+  ASSERT_OK(exit);
   ProbeRun r = target({"add", "100", "5", "37"});
   size_t calls = add_calls(r).size();
   ASSERT_EQ(calls, 37u);
-  std::vector<DecodedEvent> all = decoded({&*entry, &*exit});
+  std::vector<DecodedEvent> all = decoded({*entry, *exit});
   ASSERT_THAT(all, SizeIs(2 * calls));
   for (size_t i = 0; i < all.size(); i += 2) {
     SCOPED_TRACE(i / 2);
-    EXPECT_EQ(all[i].name, entry->name());
-    EXPECT_EQ(all[i + 1].name, exit->name());
+    EXPECT_THAT(all[i], IsEvent(entry->name()));
+    EXPECT_THAT(all[i + 1], IsEvent(exit->name()));
     EXPECT_EQ(int_field(all[i + 1], "ret"), int_field(all[i], "a") + 5);
   }
 }
@@ -230,7 +164,7 @@ TEST_F(Uprobe, MixedWidthArgumentsAndAUserString) {
                                .arg(FetchArg::reg("cx").name("u64").type(FetchType::u64()))
                                .arg(FetchArg::reg("r8").deref(0).name("str").type(FetchType::string()))
                                .arg(FetchArg::reg("r8").deref(3).name("tail").type(FetchType::string())));
-  ASSERT_TRUE(ev);
+  ASSERT_OK(ev);
   ProbeRun r = target({"mix", "-5", "65000", "-123456", "18446744073709551000", "tracebed"});
   auto lines = r.lines_of("mix");
   ASSERT_THAT(lines, SizeIs(1));
@@ -254,13 +188,11 @@ TEST_F(Uprobe, UstringReadsTheSameUserString) {
   TRACEBED_REQUIRE(features::type_ustring);
   auto ev = create_enabled(at(unique("ustr"), "tracebed_target_mix")
                                .arg(FetchArg::reg("r8").deref(0).name("str").type(FetchType::ustring())));
-  ASSERT_TRUE(ev);
+  ASSERT_OK(ev);
   ProbeRun r = target({"mix", "1", "2", "3", "4", "/a/user/string"});
   auto lines = r.lines_of("mix");
   ASSERT_THAT(lines, SizeIs(1));
-  std::vector<DecodedEvent> events = decoded(*ev);
-  ASSERT_THAT(events, SizeIs(1));
-  EXPECT_EQ(str_field(events[0], "str"), lines[0].at(4));
+  EXPECT_THAT(decoded(*ev), ElementsAre(FieldEq("str", lines[0].at(4))));
 }
 
 // mix returns the string's length plus its first argument: the uretprobe
@@ -268,13 +200,11 @@ TEST_F(Uprobe, UstringReadsTheSameUserString) {
 TEST_F(Uprobe, UretprobeOfMixSeesItsResult) {
   auto ev = create_enabled(
       on_return(unique("mix_ret"), "tracebed_target_mix").arg(FetchArg::reg("ax").name("ret").type(FetchType::s64())));
-  ASSERT_TRUE(ev);
+  ASSERT_OK(ev);
   ProbeRun r = target({"mix", "-20", "1", "2", "3", "abc"});
   auto lines = r.lines_of("mix");
   ASSERT_THAT(lines, SizeIs(1));
-  std::vector<DecodedEvent> events = decoded(*ev);
-  ASSERT_THAT(events, SizeIs(1));
-  EXPECT_EQ(int_field(events[0], "ret"), std::stoll(lines[0].at(6)));
+  EXPECT_THAT(decoded(*ev), ElementsAre(FieldEq("ret", std::stoll(lines[0].at(6)))));
 }
 
 // $comm is the program's name, on entry and on return.
@@ -282,11 +212,12 @@ TEST_F(Uprobe, CommIsTheProgramName) {
   TRACEBED_REQUIRE(features::fetcharg_comm);
   auto in = create_enabled(at(unique("comm_in"), "tracebed_target_add").arg(FetchArg::comm().name("who")));
   auto out = create_enabled(on_return(unique("comm_out"), "tracebed_target_add").arg(FetchArg::comm().name("who")));
-  ASSERT_TRUE(in && out);
+  ASSERT_OK(in);
+  ASSERT_OK(out);
   target({"add", "1", "2", "2"});
-  std::vector<DecodedEvent> events = decoded({&*in, &*out});
+  std::vector<DecodedEvent> events = decoded({*in, *out});
   ASSERT_THAT(events, SizeIs(4));
-  for (const DecodedEvent& e : events) EXPECT_EQ(str_field(e, "who"), kTargetComm);
+  EXPECT_THAT(events, Each(FieldEq("who", kTargetComm)));
 }
 
 // At the entry, $stack0 is the return address: inside cmd_add, the only
@@ -298,7 +229,7 @@ TEST_F(Uprobe, StackHoldsTheReturnAddressIntoTheCaller) {
   ASSERT_NE(caller.size, 0u);
   auto ev = create_enabled(
       at(unique("stack"), "tracebed_target_add").arg(FetchArg::stack(0).name("ret_addr").type(FetchType::x64())));
-  ASSERT_TRUE(ev);
+  ASSERT_OK(ev);
   target({"add", "1", "2", "3"});
   std::vector<DecodedEvent> events = decoded(*ev);
   ASSERT_THAT(events, SizeIs(3));
@@ -315,14 +246,11 @@ TEST_F(Uprobe, FilterOnAnArgumentMatchesOneCall) {
   auto ev = create(at(unique("filt"), "tracebed_target_add")
                        .arg(FetchArg::reg("di").name("a").type(FetchType::s64()))
                        .arg(FetchArg::reg("si").name("b").type(FetchType::s64())));
-  ASSERT_TRUE(ev);
+  ASSERT_OK(ev);
   ASSERT_OK(ev->event(inst()).set_filter("a == 12"));
   ASSERT_OK(ev->enable(inst()));
   ProbeRun r = target({"add", "10", "9", "5"});
-  std::vector<DecodedEvent> events = decoded(*ev);
-  ASSERT_THAT(events, SizeIs(1));
-  EXPECT_EQ(int_field(events[0], "a"), 12);
-  EXPECT_EQ(int_field(events[0], "b"), 9);
+  EXPECT_THAT(decoded(*ev), ElementsAre(AllOf(FieldEq("a", 12), FieldEq("b", 9))));
   EXPECT_THAT(add_calls(r), ::testing::Contains(AddCall{12, 9, 21}));
 }
 
@@ -332,9 +260,10 @@ TEST_F(Uprobe, TwoProbesAtOneOffsetBothFire) {
       at(unique("two_a"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
   auto b = create_enabled(
       at(unique("two_b"), "tracebed_target_add").arg(FetchArg::reg("si").name("b").type(FetchType::s64())));
-  ASSERT_TRUE(a && b);
+  ASSERT_OK(a);
+  ASSERT_OK(b);
   ProbeRun r = target({"add", "3", "4", "6"});
-  std::vector<DecodedEvent> all = decoded({&*a, &*b});
+  std::vector<DecodedEvent> all = decoded({*a, *b});
   std::vector<int64_t> as, bs, want_a, want_b;
   for (const DecodedEvent& e : all)
     (e.name == a->name() ? as : bs).push_back(int_field(e, e.name == a->name() ? "a" : "b"));
@@ -350,22 +279,20 @@ TEST_F(Uprobe, TwoProbesAtOneOffsetBothFire) {
 TEST_F(Uprobe, DisabledProbeRecordsNothing) {
   auto ev = create_enabled(
       at(unique("onoff"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
-  ASSERT_TRUE(ev);
+  ASSERT_OK(ev);
   target({"add", "1", "0"});
   ASSERT_OK(ev->disable(inst()));
   target({"add", "2", "0"});
   ASSERT_OK(ev->enable(inst()));
   target({"add", "3", "0"});
-  std::vector<int64_t> got;
-  for (const DecodedEvent& e : decoded(*ev)) got.push_back(int_field(e, "a"));
-  EXPECT_THAT(got, ::testing::ElementsAre(1, 3));
+  EXPECT_THAT(int_fields(decoded(*ev), "a"), ElementsAre(1, 3));
 }
 
 // An enabled uprobe is in use: removing it fails with EBUSY; disabled, it
 // goes from the list and from events/.
 TEST_F(Uprobe, EnabledProbeCannotBeRemoved) {
   auto ev = create_enabled(at(unique("busy"), "tracebed_target_add").arg(FetchArg::reg("di").name("a")));
-  ASSERT_TRUE(ev);
+  ASSERT_OK(ev);
   std::string file = ev->file();
   auto err = fs().top().files().try_write(file, ev->def().remove_command(), true);
   ASSERT_OK(err);
@@ -384,11 +311,9 @@ TEST_F(Uprobe, EnabledProbeCannotBeRemoved) {
 TEST_F(Uprobe, MissingFileIsRefused) {
   TRACEBED_REQUIRE(features::error_log);
   UprobeEvent u = UprobeEvent::at(unique("nofile"), "/nonexistent/tracebed-uprobe", 0x1000);
-  auto entry = refused(u);
+  auto entry = ExpectRefused(u, StrEq("Failed to find the given file"), u.command().find("/nonexistent"));
   ASSERT_TRUE(entry);
   EXPECT_EQ(entry->location, "trace_uprobe");
-  EXPECT_EQ(entry->error, "Failed to find the given file");
-  EXPECT_EQ(entry->caret, u.command().find("/nonexistent"));
 }
 
 // $retval belongs to return probes (uprobetracer.rst): on an entry probe
@@ -396,11 +321,9 @@ TEST_F(Uprobe, MissingFileIsRefused) {
 TEST_F(Uprobe, RetvalOnAnEntryProbeIsRefused) {
   TRACEBED_REQUIRE(features::error_log);
   UprobeEvent u = at(unique("entry_ret"), "tracebed_target_add").arg(FetchArg::retval().name("r"));
-  auto entry = refused(u);
+  auto entry = ExpectRefused(u, StrEq("$retval is not available on probe"), u.command().find("$retval"));
   ASSERT_TRUE(entry);
   EXPECT_EQ(entry->location, "trace_uprobe");
-  EXPECT_EQ(entry->error, "$retval is not available on probe");
-  EXPECT_EQ(entry->caret, u.command().find("$retval"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
 #include "framework/tracefs/text.h"
 
@@ -77,7 +78,7 @@ ProducerRun run_producer(const std::vector<std::string>& script) {
   std::string in;
   for (const auto& l : script) in += l + "\n";
   auto r = testing::guest().run({std::string(kUserEventsProducer)}, std::chrono::seconds(120), in);
-  EXPECT_TRUE(r.ok()) << r.error().message;
+  EXPECT_OK(r);
   if (!r) return {};
   EXPECT_TRUE(r->ok()) << kUserEventsProducer << ": status " << r->shell_status() << ": " << r->err;
   ProducerRun run = parse_producer_output(r->out);
@@ -160,7 +161,7 @@ ProducerLine BackgroundProducer::wait_for(std::string_view op, std::string_view 
 ProducerRun BackgroundProducer::finish(std::chrono::milliseconds timeout) {
   if (!done_ && pid_ > 0) {
     auto w = testing::guest().agent().kill(pid_, 0, timeout);
-    EXPECT_TRUE(w.ok()) << w.error().message;
+    EXPECT_OK(w);
     if (w.ok()) {
       EXPECT_TRUE(w->exited) << "the producer did not end within " << timeout.count() << " ms";
       if (w->exited) {

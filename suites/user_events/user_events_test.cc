@@ -22,8 +22,7 @@
 #include "framework/tracefs/hist.h"
 #include "framework/tracefs/user_events.h"
 #include "framework/tracefs/user_events_tracefs.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 #include "suites/user_events/producer.h"
 
 namespace tracebed::suites {
@@ -40,43 +39,16 @@ using tracefs::UserEventDef;
 namespace features = tracefs::features;
 
 class UserEvents : public TracefsTest {
+ public:
+  UserEvents() : TracefsTest({features::user_events}) {}
+
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    TRACEBED_REQUIRE(features::user_events);
-  }
-
-  // Event names are global: one per test and run, so a slow deferred
-  // delete of an earlier test's event cannot collide.
-  static std::string unique_name(std::string_view base) {
-    static int n = 0;
-    return fmt::format("tb_{}_{}", base, n++);
-  }
-
-  // The event made persistent through dynamic_events and enabled in inst().
-  std::optional<PersistentUserEvent> persistent_enabled(const UserEventDef& def) {
-    auto p = PersistentUserEvent::create(fs(), def);
-    EXPECT_TRUE(p.ok()) << p.error().message;
-    if (!p) return std::nullopt;
-    Status s = p->enable(inst());
-    EXPECT_TRUE(s.ok()) << s.error().message;
-    return std::move(*p);
-  }
-
   // Stops tracing and decodes the instance's records of this event, in the
-  // order of their `seq` field when they have one (CPUs' buffers are read
-  // one after another).
+  // order of their `seq` field when they have one (the producer numbers
+  // its writes; CPUs' buffers are read one after another).
   std::vector<DecodedEvent> stop_and_decode(const std::string& name,
                                             std::string_view system = tracefs::kUserEventsSystem) {
-    EXPECT_OK(inst().set_tracing_on(false));
-    auto d = read_events(fs(), inst(), {{std::string(system), name}});
-    EXPECT_TRUE(d.ok()) << d.error().message;
-    if (!d) return {};
-    EXPECT_EQ(d->missed, 0u) << "the buffer lost events";
-    std::vector<DecodedEvent> out;
-    for (auto& e : d->events)
-      if (e.system == system && e.name == name) out.push_back(std::move(e));
+    std::vector<DecodedEvent> out = decoded({std::string(system), name});
     std::stable_sort(out.begin(), out.end(), [](const DecodedEvent& a, const DecodedEvent& b) {
       auto sa = a.fields.find("seq"), sb = b.fields.find("seq");
       if (sa == a.fields.end() || sb == b.fields.end()) return false;
@@ -106,7 +78,7 @@ class UserEvents : public TracefsTest {
 
   tracefs::UserEventsStatus status() {
     auto st = tracefs::read_user_events_status(fs());
-    EXPECT_TRUE(st.ok()) << st.error().message;
+    EXPECT_OK(st);
     return st.ok() ? *st : tracefs::UserEventsStatus{};
   }
 };
@@ -133,11 +105,11 @@ TEST_F(UserEvents, EveryIntegerTypeDecodesToTheValueWritten) {
       {"char", 8, true},    {"unsigned char", 8, false}, {"short", 16, true}, {"unsigned short", 16, false},
       {"int", 32, true},    {"unsigned int", 32, false},
   };
-  UserEventDef def(unique_name("ints"));
+  UserEventDef def(unique("ints"));
   def.u32("seq");
   for (size_t i = 0; i < types.size(); ++i) def.field(types[i].type, fmt::format("f{}", i));
-  auto ev = persistent_enabled(def);
-  ASSERT_TRUE(ev);
+  auto ev = create_enabled(def);
+  ASSERT_OK(ev);
 
   std::mt19937_64 rng(20261123);
   constexpr int kRecords = 200;
@@ -184,11 +156,11 @@ TEST_F(UserEvents, EveryIntegerTypeDecodesToTheValueWritten) {
 }
 
 TEST_F(UserEvents, StringsOfEveryKindAndLengthDecodeAsWritten) {
-  UserEventDef def(unique_name("strs"));
+  UserEventDef def(unique("strs"));
   def.u32("seq").char_array("fixed", 16).char_array("ufixed", 8, true).data_loc_string("dl").rel_loc_string("rl");
   def.data_loc_string("udl", true);
-  auto ev = persistent_enabled(def);
-  ASSERT_TRUE(ev);
+  auto ev = create_enabled(def);
+  ASSERT_OK(ev);
 
   std::mt19937_64 rng(7);
   constexpr int kRecords = 150;
@@ -220,10 +192,10 @@ TEST_F(UserEvents, StringsOfEveryKindAndLengthDecodeAsWritten) {
 }
 
 TEST_F(UserEvents, StructFieldsCarryTheirBytes) {
-  UserEventDef def(unique_name("structs"));
+  UserEventDef def(unique("structs"));
   def.u32("seq").structure("pair", "blob", 12).u16("after");
-  auto ev = persistent_enabled(def);
-  ASSERT_TRUE(ev);
+  auto ev = create_enabled(def);
+  ASSERT_OK(ev);
   std::mt19937_64 rng(99);
   std::vector<std::string> blobs;
   std::vector<std::string> script = {reg("r", def)};
@@ -249,9 +221,9 @@ TEST_F(UserEvents, StructFieldsCarryTheirBytes) {
 
 TEST_F(UserEvents, EventWithoutFieldsRecordsEmptyWrites) {
   // ftrace_test.c write_empty_events: the write index alone is a record.
-  UserEventDef def(unique_name("empty"));
-  auto ev = persistent_enabled(def);
-  ASSERT_TRUE(ev);
+  UserEventDef def(unique("empty"));
+  auto ev = create_enabled(def);
+  ASSERT_OK(ev);
   ProducerRun run = run_producer({reg("r", def), "write r", "write r", "write r"});
   EXPECT_EQ(run.count("write", "r", "ok"), 3u) << run.text;
   auto got = stop_and_decode(def.name());
@@ -287,7 +259,7 @@ TEST_F(UserEvents, TheTalksTestIntPayloadShowsInTrace) {
 // ---- the enable bit ----
 
 TEST_F(UserEvents, EnableBitFollowsFtraceEnableAndStatusSaysWho) {
-  UserEventDef def(unique_name("bit"));
+  UserEventDef def(unique("bit"));
   def.u32("v");
   BackgroundProducer p({reg("r", def), "bit w0", "waitbit w0 31 1 30000", "waitbit w0 31 0 30000",
                         "waitbit w0 31 1 30000", "waitbit w0 31 0 30000"});
@@ -318,7 +290,7 @@ TEST_F(UserEvents, EnableBitFollowsFtraceEnableAndStatusSaysWho) {
 }
 
 TEST_F(UserEvents, EnableBitInAnEightByteWord) {
-  UserEventDef def(unique_name("bit64"));
+  UserEventDef def(unique("bit64"));
   def.u64("v");
   BackgroundProducer p({reg("r", def, "0", "w1", 63, 8), "waitbit w1 63 1 30000 8", "bit w1",
                         "waitbit w1 63 0 30000 8"});
@@ -335,7 +307,7 @@ TEST_F(UserEvents, EnableBitInAnEightByteWord) {
 TEST_F(UserEvents, UnregisterClearsTheBitAndStopsUpdates) {
   // abi_test.c enablement: after DIAG_IOCSUNREG the bit is cleared and
   // stays so while the event is enabled.
-  UserEventDef def(unique_name("unreg"));
+  UserEventDef def(unique("unreg"));
   def.u32("v");
   BackgroundProducer p({reg("r", def), "waitbit w0 31 1 30000", "unreg w0 31", "bit w0", "sleep 300", "bit w0",
                         "unreg w0 31"});
@@ -355,7 +327,7 @@ TEST_F(UserEvents, UnregisterClearsTheBitAndStopsUpdates) {
 TEST_F(UserEvents, ForkedChildKeepsItsOwnEnabler) {
   // abi_test.c forks: the child's copy of the word follows the event, and
   // its unregister leaves the parent's registration alone.
-  UserEventDef def(unique_name("fork"));
+  UserEventDef def(unique("fork"));
   def.u32("v");
   BackgroundProducer p({reg("r", def), "fork", "waitbit w0 31 1 30000", "unreg w0 31", "bit w0", "endfork",
                         "wait", "bit w0", "waitbit w0 31 0 30000"});
@@ -377,7 +349,7 @@ TEST_F(UserEvents, ExecDropsTheRegistrations) {
   // user_events.rst: "Events are automatically unregistered when execve()
   // is invoked". Before the exec the same address and bit are in use;
   // after it there is nothing to unregister and the address is free.
-  UserEventDef def(unique_name("exec"));
+  UserEventDef def(unique("exec"));
   def.u32("v");
   ProducerRun run = run_producer({reg("a", def), reg("b", def), "exec", "unreg w0 31", reg("c", def), "unreg w0 31"});
   EXPECT_TRUE(run.get("reg", "a").ok()) << run.text;
@@ -390,10 +362,10 @@ TEST_F(UserEvents, ExecDropsTheRegistrations) {
 // ---- filters, triggers and hist on user fields ----
 
 TEST_F(UserEvents, FilterOnUserFieldsKeepsExactlyTheMatches) {
-  UserEventDef def(unique_name("filter"));
+  UserEventDef def(unique("filter"));
   def.u32("seq").s32("value").data_loc_string("tag");
-  auto ev = persistent_enabled(def);
-  ASSERT_TRUE(ev);
+  auto ev = create_enabled(def);
+  ASSERT_OK(ev);
   Event e = ev->event(inst());
   ASSERT_OK(e.set_filter("(value > -100 && value < 250) || tag == \"keep\""));
   std::mt19937_64 rng(3);
@@ -415,10 +387,10 @@ TEST_F(UserEvents, FilterOnUserFieldsKeepsExactlyTheMatches) {
 
 TEST_F(UserEvents, HistOnUserFieldsCountsEveryRecord) {
   TRACEBED_REQUIRE(features::hist_triggers);
-  UserEventDef def(unique_name("hist"));
+  UserEventDef def(unique("hist"));
   def.u32("slot").u64("amount").data_loc_string("name");
-  auto ev = persistent_enabled(def);
-  ASSERT_TRUE(ev);
+  auto ev = create_enabled(def);
+  ASSERT_OK(ev);
   Event e = ev->event(inst());
   ASSERT_OK(e.add_trigger(HistTrigger().key("slot").val("amount").trigger()));
   ASSERT_OK(e.add_trigger(HistTrigger().key("name").trigger()));
@@ -440,7 +412,7 @@ TEST_F(UserEvents, HistOnUserFieldsCountsEveryRecord) {
   // The hist counts the writes, not the buffer: stop the event first.
   ASSERT_OK(e.disable());
   auto file = tracefs::read_hist(e);
-  ASSERT_TRUE(file.ok()) << file.error().message;
+  ASSERT_OK(file);
   ASSERT_THAT(file->sections, SizeIs(2));
   const auto& by_key = file->sections[0];
   EXPECT_EQ(by_key.totals.hits, uint64_t{kRecords});
@@ -468,7 +440,7 @@ TEST_F(UserEvents, HistTriggerAloneSetsTheEnableBit) {
   // producer is told to write (bit set, status "ftrace"), the hist counts
   // every record, and the ring buffer keeps none of them.
   TRACEBED_REQUIRE(features::hist_triggers);
-  UserEventDef def(unique_name("soft"));
+  UserEventDef def(unique("soft"));
   def.u32("slot");
   BackgroundProducer p({reg("r", def), "waitbit w0 31 1 30000", "writeif r 1", "writeif r 2", "writeif r 2",
                         "waitbit w0 31 0 30000", "writeif r 3", "write r 3"});
@@ -485,7 +457,7 @@ TEST_F(UserEvents, HistTriggerAloneSetsTheEnableBit) {
   auto hist = tracefs::read_hist(e);
   ASSERT_OK(e.remove_trigger(h.trigger()));
   ProducerRun run = p.finish();
-  ASSERT_TRUE(hist.ok()) << hist.error().message;
+  ASSERT_OK(hist);
   ASSERT_THAT(hist->sections, SizeIs(1));
   EXPECT_EQ(hist->sections[0].totals.hits, 3u);
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(run.get("writeif", "r", i).value("wrote"), "1") << i;
@@ -495,10 +467,10 @@ TEST_F(UserEvents, HistTriggerAloneSetsTheEnableBit) {
 }
 
 TEST_F(UserEvents, TraceoffTriggerOnAUserFieldStopsTheBuffer) {
-  UserEventDef def(unique_name("trig"));
+  UserEventDef def(unique("trig"));
   def.u32("seq");
-  auto ev = persistent_enabled(def);
-  ASSERT_TRUE(ev);
+  auto ev = create_enabled(def);
+  ASSERT_OK(ev);
   Event e = ev->event(inst());
   ASSERT_OK(e.add_trigger(tracefs::Trigger::traceoff().filter("seq == 5")));
   std::vector<std::string> script = {reg("r", def)};
@@ -518,7 +490,7 @@ TEST_F(UserEvents, TraceoffTriggerOnAUserFieldStopsTheBuffer) {
 
 TEST_F(UserEvents, WriteErrorsAsTheSelftestsName) {
   // ftrace_test.c write_events and write_validator.
-  UserEventDef def(unique_name("werr"));
+  UserEventDef def(unique("werr"));
   def.u32("field1").u32("field2");
   ProducerRun run = run_producer({reg("r", def), "write r 1 2", "rawidx 7 0100000002000000",
                                   "rawidx -1 0100000002000000", "raw r 01000000", "bytes 0000"});
@@ -533,10 +505,10 @@ TEST_F(UserEvents, WriteErrorsAsTheSelftestsName) {
 
 TEST_F(UserEvents, BadRelLocIsEFAULTAndLeavesNoRecord) {
   // ftrace_test.c write_validator: __rel_loc bounds and the NUL are checked.
-  UserEventDef def(unique_name("relloc"));
+  UserEventDef def(unique("relloc"));
   def.rel_loc_string("data");
-  auto ev = persistent_enabled(def);
-  ASSERT_TRUE(ev);
+  auto ev = create_enabled(def);
+  ASSERT_OK(ev);
   auto loc = [](uint32_t off, uint32_t size) {
     uint32_t v = tracefs::user_dyn_loc(off, size);
     return hex(std::string(reinterpret_cast<const char*>(&v), 4));
@@ -556,7 +528,7 @@ TEST_F(UserEvents, BadRelLocIsEFAULTAndLeavesNoRecord) {
 
 TEST_F(UserEvents, ReRegistrationMatchesFieldsOrIsEADDRINUSE) {
   // ftrace_test.c register_events and dyn_test.c matching.
-  std::string name = unique_name("rereg");
+  std::string name = unique("rereg");
   ProducerRun run = run_producer({
       fmt::format("reg a w0 31 4 0 {} u32 field1; u32 field2", name),
       fmt::format("reg a2 w0 31 4 0 {} u32 field1; u32 field2", name),  // same address and bit
@@ -578,7 +550,7 @@ TEST_F(UserEvents, ReRegistrationMatchesFieldsOrIsEADDRINUSE) {
 
 TEST_F(UserEvents, BadBitSizeAddressAndFlagsAreEINVAL) {
   // abi_test.c bit_sizes and flags; user_reg_get's checks.
-  UserEventDef def(unique_name("regerr"));
+  UserEventDef def(unique("regerr"));
   def.u32("v");
   std::vector<std::string> script = {reg("bit31", def, "0", "w0", 31), reg("bit32", def, "0", "w0", 32),
                                      reg("bit63", def, "0", "w1", 63, 8), reg("bit64", def, "0", "w1", 64, 8),
@@ -615,14 +587,14 @@ TEST_F(UserEvents, TextFlagsAndBadDefinitionsAreRefusedAsOurParserSays) {
   };
   std::vector<std::string> script;
   for (size_t i = 0; i < cases.size(); ++i) {
-    std::string name = unique_name("parse");
+    std::string name = unique("parse");
     std::string def = name + " " + cases[i].first;
     auto ours = UserEventDef::parse(def);
     EXPECT_EQ(ours.ok(), cases[i].second) << def << ": " << (ours.ok() ? "" : ours.error().message);
     script.push_back(fmt::format("reg c{} w0 {} 4 0 {}", i, i, def));
     script.push_back(fmt::format("unreg w0 {}", i));
   }
-  std::string flagged = unique_name("flags");
+  std::string flagged = unique("flags");
   script.push_back(fmt::format("reg flags w1 0 4 0 {}:BPF u32 a", flagged));
   ProducerRun run = run_producer(script);
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -637,7 +609,7 @@ TEST_F(UserEvents, TextFlagsAndBadDefinitionsAreRefusedAsOurParserSays) {
   // The same through dynamic_events.
   auto top = fs().top();
   auto err = top.files().try_write("dynamic_events", fmt::format("u:{}:BPF u32 a", flagged), true);
-  ASSERT_TRUE(err.ok()) << err.error().message;
+  ASSERT_OK(err);
   EXPECT_EQ(*err, EINVAL);
 }
 
@@ -656,12 +628,12 @@ TEST_F(UserEvents, PrintFmtAsTheKernelGeneratesIt) {
       {"char[4] data", "\"data=%s\", REC->data"},
   };
   for (const auto& [field, fmt_text] : cases) {
-    auto def = UserEventDef::parse(unique_name("fmt") + " " + field);
-    ASSERT_TRUE(def.ok()) << def.error().message;
-    auto p = PersistentUserEvent::create(fs(), *def);
-    ASSERT_TRUE(p.ok()) << p.error().message;
+    auto def = UserEventDef::parse(unique("fmt") + " " + field);
+    ASSERT_OK(def);
+    auto p = create(*def);
+    ASSERT_OK(p);
     auto format = p->event(inst()).format();
-    ASSERT_TRUE(format.ok()) << format.error().message;
+    ASSERT_OK(format);
     EXPECT_THAT(*format, HasSubstr("print fmt: " + fmt_text + "\n")) << field;
     EXPECT_EQ(*tracefs::common_header_size(*format), 8u);
     EXPECT_THAT(tracefs::user_field_names(*format), ::testing::ElementsAre("data"));
@@ -671,7 +643,7 @@ TEST_F(UserEvents, PrintFmtAsTheKernelGeneratesIt) {
 
 TEST_F(UserEvents, DeleteWhileInUseIsEBUSY) {
   // ftrace_test.c register_events: delete fails while the file is open.
-  UserEventDef def(unique_name("busy"));
+  UserEventDef def(unique("busy"));
   def.u32("v");
   ProducerRun run = run_producer({reg("r", def), "del " + def.name(), "unreg w0 31", "close"});
   EXPECT_EQ(run.get("del", def.name()).result, "EBUSY");
@@ -681,7 +653,7 @@ TEST_F(UserEvents, DeleteWhileInUseIsEBUSY) {
 
 TEST_F(UserEvents, PersistSurvivesCloseUntilDeleted) {
   // abi_test.c flags: PERSIST keeps the event after unregister and close.
-  UserEventDef def(unique_name("persist"));
+  UserEventDef def(unique("persist"));
   def.u32("v");
   ProducerRun run = run_producer({reg("r", def, "persist"), "unreg w0 31", "close"});
   ASSERT_TRUE(run.get("reg", "r").ok()) << run.text;
@@ -690,12 +662,12 @@ TEST_F(UserEvents, PersistSurvivesCloseUntilDeleted) {
   EXPECT_TRUE(fs().ops().exists(event_dir(def.name()))) << "a persistent event went with its producer";
   EXPECT_NE(status().find(def.name()), nullptr);
   auto dyn = fs().top().files().read("dynamic_events");
-  ASSERT_TRUE(dyn.ok()) << dyn.error().message;
+  ASSERT_OK(dyn);
   EXPECT_THAT(*dyn, HasSubstr(def.dynamic_command() + "\n"));
   // dynamic_events matches user events by their fields too: "-:NAME"
   // alone names an event without fields, and there is none.
   auto bare = fs().top().files().try_write("dynamic_events", "-:" + def.name(), true);
-  ASSERT_TRUE(bare.ok()) << bare.error().message;
+  ASSERT_OK(bare);
   EXPECT_EQ(*bare, ENOENT);
   EXPECT_TRUE(fs().ops().exists(event_dir(def.name())));
   // DIAG_IOCSDEL removes it (retried: references drop after an RCU grace period).
@@ -708,7 +680,7 @@ TEST_F(UserEvents, PersistSurvivesCloseUntilDeleted) {
 TEST_F(UserEvents, MultiFormatNamesOneEventPerFormat) {
   // abi_test.c multi_format: same name, two formats, two tracepoints
   // NAME.<hex> under user_events_multi; the same format shares one.
-  std::string name = unique_name("multi");
+  std::string name = unique("multi");
   UserEventDef first(name), second(name);
   first.u32("multi_first");
   second.u64("multi_second");
@@ -721,13 +693,13 @@ TEST_F(UserEvents, MultiFormatNamesOneEventPerFormat) {
   EXPECT_NE(regs.get("reg", "a").value("index"), regs.get("reg", "b").value("index"));
   EXPECT_EQ(regs.get("reg", "b").value("index"), regs.get("reg", "c").value("index"));
   auto names = tracefs::multi_format_events(inst(), name);
-  ASSERT_TRUE(names.ok()) << names.error().message;
+  ASSERT_OK(names);
   EXPECT_THAT(*names, SizeIs(2));
   EXPECT_FALSE(fs().ops().exists(event_dir(name))) << "a multi-format event under user_events";
   auto ev1 = tracefs::find_multi_format_event(inst(), first);
   auto ev2 = tracefs::find_multi_format_event(inst(), second);
-  ASSERT_TRUE(ev1.ok()) << ev1.error().message;
-  ASSERT_TRUE(ev2.ok()) << ev2.error().message;
+  ASSERT_OK(ev1);
+  ASSERT_OK(ev2);
   EXPECT_NE(ev1->name(), ev2->name());
   auto st = status();
   EXPECT_NE(st.find(ev1->name()), nullptr) << "user_events_status lists the tracepoint names";
@@ -737,12 +709,8 @@ TEST_F(UserEvents, MultiFormatNamesOneEventPerFormat) {
   EXPECT_TRUE(run.get("waitbit", "w0", 0).ok() && run.get("waitbit", "w0", 1).ok()) << run.text;
   EXPECT_EQ(run.count("write", "a", "ok") + run.count("write", "b", "ok") + run.count("write", "c", "ok"), 3u)
       << run.text;
-  ASSERT_OK(inst().set_tracing_on(false));
-  auto d = read_events(fs(), inst(), {{std::string(tracefs::kUserEventsMultiSystem), ev1->name()},
-                                      {std::string(tracefs::kUserEventsMultiSystem), ev2->name()}});
-  ASSERT_TRUE(d.ok()) << d.error().message;
   std::multiset<std::string> got;
-  for (const auto& e : d->events) {
+  for (const auto& e : decoded({*ev1, *ev2})) {
     if (e.name == ev1->name()) got.insert(fmt::format("first={}", int_field(e, "multi_first")));
     if (e.name == ev2->name()) got.insert(fmt::format("second={}", int_field(e, "multi_second")));
   }
@@ -754,7 +722,7 @@ TEST_F(UserEvents, MultiFormatNamesOneEventPerFormat) {
 }
 
 TEST_F(UserEvents, StatusListsEachEventAndWhoUsesIt) {
-  UserEventDef a(unique_name("sa")), b(unique_name("sb"));
+  UserEventDef a(unique("sa")), b(unique("sb"));
   a.u32("v");
   b.u32("v");
   BackgroundProducer p({reg("a", a, "0", "w0", 0), reg("b", b, "0", "w0", 1), "waitbit w0 0 1 30000",

@@ -15,7 +15,7 @@
 
 #include "framework/base/result.h"
 #include "framework/tracefs/tracefs.h"
-#include "suites/tracefs_support/decoded_events.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 

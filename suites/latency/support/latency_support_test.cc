@@ -103,7 +103,7 @@ TEST(TracerLines, SkipsEventLinesAndNamesABadOne) {
       " duration 1845 ns\n"
       "           <...>-145     [000] ....1    14.922509: #5     context thread timer_latency   1349880 ns\n";
   auto lines = timerlat_lines(trace);
-  ASSERT_TRUE(lines.ok()) << lines.error().message;
+  ASSERT_OK(lines);
   ASSERT_EQ(lines->size(), 2u);
   EXPECT_EQ((*lines)[1].latency_ns, 1349880u);
 

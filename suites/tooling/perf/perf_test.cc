@@ -35,8 +35,7 @@
 #include "framework/testing/guest_environment.h"
 #include "framework/tracefs/text.h"
 #include "framework/vm/debian_tool.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -236,9 +235,7 @@ std::string set_diff(const std::set<std::string>& expected, const std::set<std::
 
 class Perf : public TracefsTest {
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
+  void SetUpTest() override {
     const auto& tool = testing::debian_tool(kPerfPackage);
     if (!tool) GTEST_SKIP() << "needs Debian's " << kPerfPackage << ": " << tool.error().message;
     // kernel/sysctl.c lists it only with CONFIG_PERF_EVENTS.
@@ -325,7 +322,7 @@ class Perf : public TracefsTest {
   template <typename KeyOf>
   PerCpu ftrace_events(const tracefs::EventName& event, KeyOf key) {
     auto events = read_events(fs(), inst(), {event});
-    EXPECT_TRUE(events.ok()) << events.error().message;
+    EXPECT_OK(events);
     if (!events) return {};
     EXPECT_EQ(events->missed, 0u) << "our instance lost events: its window is incomplete";
     PerCpu out;

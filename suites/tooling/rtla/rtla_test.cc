@@ -27,8 +27,7 @@
 #include "framework/tracefs/text.h"
 #include "framework/vm/process.h"
 #include "suites/latency/support/latency_support.h"
-#include "suites/tracefs_support/decoded_events.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -67,9 +66,7 @@ std::string without_colours(std::string_view s) {
 
 class Rtla : public TracefsTest {
  protected:
-  void SetUp() override {
-    TracefsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
+  void SetUpTest() override {
     if (kHostRtla.empty()) GTEST_SKIP() << "needs rtla: there was none on the host when the suite was configured";
     saved_.emplace(fs().top().files());
     static std::string version = [] {

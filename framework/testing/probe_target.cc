@@ -1,10 +1,11 @@
-#include "suites/tracefs_support/probe_target.h"
+#include "framework/testing/probe_target.h"
 
 #include <charconv>
 
+#include "framework/testing/tracefs_fixture.h"
 #include "framework/tracefs/text.h"
 
-namespace tracebed::suites {
+namespace tracebed::testing {
 
 std::vector<std::vector<std::string>> ProbeRun::lines_of(std::string_view what) const {
   std::vector<std::vector<std::string>> out;
@@ -36,13 +37,16 @@ ProbeRun run_probe_target(TracefsTest& test, std::vector<std::string> args) {
 }
 
 ProbeRun run_probe_target_only(TracefsTest& test, const tracefs::Instance& inst, std::vector<std::string> args,
-                               bool follow_forks) {
-  if (follow_forks) EXPECT_OK(inst.set_option("event-fork", true));
-  std::string script = "echo $$ > " + inst.path("set_event_pid") + " && exec " + std::string(kProbeTarget);
+                               OnlyOptions options) {
+  if (options.follow_forks) EXPECT_OK(inst.set_option("event-fork", true));
+  if (options.start_tracing) EXPECT_OK(inst.set_tracing_on(false));
+  std::string script = "echo $$ > " + inst.path("set_event_pid");
+  if (options.start_tracing) script += " && echo 1 > " + inst.path("tracing_on");
+  script += " && exec " + std::string(kProbeTarget);
   for (const std::string& a : args) script += " '" + a + "'";
   ProbeRun run = parse_probe_output(test.sh(script));
   EXPECT_NE(run.pid, 0) << "the probe target did not say its pid";
   return run;
 }
 
-}  // namespace tracebed::suites
+}  // namespace tracebed::testing

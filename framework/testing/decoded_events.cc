@@ -1,4 +1,4 @@
-#include "suites/tracefs_support/decoded_events.h"
+#include "framework/testing/decoded_events.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include "framework/decode/page_reader.h"
 #include "framework/decode/trace_context.h"
 
-namespace tracebed::suites {
+namespace tracebed::testing {
 
 void PrintTo(const DecodedEvent& e, std::ostream* os) {
   *os << e.comm << "-" << e.pid << " [" << e.cpu << "] " << e.ts << ": " << e.system << ":" << e.name;
@@ -122,4 +122,38 @@ std::string str_field(const DecodedEvent& e, const std::string& name) {
   return std::get<std::string>(it->second);
 }
 
-}  // namespace tracebed::suites
+std::vector<int64_t> int_fields(const std::vector<DecodedEvent>& events, const std::string& name) {
+  std::vector<int64_t> out;
+  out.reserve(events.size());
+  for (const DecodedEvent& e : events) out.push_back(int_field(e, name));
+  return out;
+}
+
+std::vector<std::string> str_fields(const std::vector<DecodedEvent>& events, const std::string& name) {
+  std::vector<std::string> out;
+  out.reserve(events.size());
+  for (const DecodedEvent& e : events) out.push_back(str_field(e, name));
+  return out;
+}
+
+std::vector<DecodedEvent> of_pid(const std::vector<DecodedEvent>& events, int pid) {
+  std::vector<DecodedEvent> out;
+  for (const DecodedEvent& e : events)
+    if (e.pid == pid) out.push_back(e);
+  return out;
+}
+
+bool is_event(const DecodedEvent& e, std::string_view name) {
+  size_t sep = name.find_first_of("/:");
+  if (sep == std::string_view::npos) return e.name == name;
+  return e.system == name.substr(0, sep) && e.name == name.substr(sep + 1);
+}
+
+std::vector<DecodedEvent> named(const std::vector<DecodedEvent>& events, std::string_view name) {
+  std::vector<DecodedEvent> out;
+  for (const DecodedEvent& e : events)
+    if (is_event(e, name)) out.push_back(e);
+  return out;
+}
+
+}  // namespace tracebed::testing

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "framework/vm/image.h"
-#include "suites/tracefs_support/tracefs_suite.h"
+#include "framework/tracefs/tracefs.h"
 
-namespace tracebed::suites {
+namespace tracebed::testing {
+
+class TracefsTest;
 
 inline constexpr std::string_view kProbeTarget = vm::kGuestProbeTarget;
 
@@ -29,15 +31,22 @@ struct ProbeRun {
 // the test) and parses its output.
 ProbeRun run_probe_target(TracefsTest& test, std::vector<std::string> args);
 
+struct OnlyOptions {
+  bool follow_forks = false;  // its children too (option event-fork)
+  // tracing_on=0 until the shell is about to exec the program, so not even
+  // the shell's own work before the exec (its opens, its writes) is there.
+  bool start_tracing = false;
+};
+
 // The same, with the instance's events limited to that process
-// (set_event_pid, written by the shell that then execs the program), and
-// to its children when follow_forks (option event-fork). Hist triggers do
-// not see events the pid filter drops, and no event of the window comes
-// after the program exits: buffer and hist totals cover the same events.
+// (set_event_pid, written by the shell that then execs the program). Hist
+// triggers do not see events the pid filter drops, and no event of the
+// window comes after the program exits: buffer and hist totals cover the
+// same events.
 ProbeRun run_probe_target_only(TracefsTest& test, const tracefs::Instance& inst, std::vector<std::string> args,
-                               bool follow_forks = false);
+                               OnlyOptions options = {});
 
 // Parses the program's output; exposed for the suites' own checks.
 ProbeRun parse_probe_output(std::string_view out);
 
-}  // namespace tracebed::suites
+}  // namespace tracebed::testing

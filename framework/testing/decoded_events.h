@@ -1,9 +1,13 @@
 // Events of an instance, decoded on the host from the raw per-CPU pages
 // (trace_pipe_raw) with framework/decode's page reader and the instance's
-// own format files, for assertions with the matchers below.
+// own format files, for assertions with the matchers of matchers.h.
+// In a TracefsTest, decoded() is the short way (it stops tracing, checks
+// that nothing was lost and sorts by time); read_events() is the whole
+// result, for another Tracefs or the counts of unknown and lost records.
 //
 //   auto events = read_events(fs(), inst(), {{"sched", "sched_switch"}});
-//   EXPECT_THAT(*events, Contains(AllOf(HasEvent("sched", "sched_switch"), FieldEq("prev_pid", 0))));
+//   EXPECT_THAT(events->events, Contains(HasEvent("sched/sched_switch", FieldEq("prev_pid", 0))));
+//   EXPECT_THAT(int_fields(events->events, "prev_pid"), Contains(0));
 //
 // Reading consumes the pages. Stop tracing first (tracing_on=0) so the
 // window is fixed, and read `trace` before this if both are wanted.
@@ -13,15 +17,14 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
-
-#include <gmock/gmock.h>
 
 #include "framework/base/result.h"
 #include "framework/tracefs/tracefs.h"
 
-namespace tracebed::suites {
+namespace tracebed::testing {
 
 struct DecodedEvent {
   std::string system;
@@ -44,6 +47,17 @@ void PrintTo(const DecodedEvent& e, std::ostream* os);
 int64_t int_field(const DecodedEvent& e, const std::string& name);
 std::string str_field(const DecodedEvent& e, const std::string& name);
 
+// One field of every event, in order (a missing one fails as int_field
+// and str_field do): EXPECT_THAT(int_fields(events, "ret"), ElementsAre(3, -2)).
+std::vector<int64_t> int_fields(const std::vector<DecodedEvent>& events, const std::string& name);
+std::vector<std::string> str_fields(const std::vector<DecodedEvent>& events, const std::string& name);
+
+// The events of one task, or of one event name ("p1", or "kprobes/p1").
+std::vector<DecodedEvent> of_pid(const std::vector<DecodedEvent>& events, int pid);
+std::vector<DecodedEvent> named(const std::vector<DecodedEvent>& events, std::string_view name);
+// Whether e is "name" or "system/name" ("system:name" too).
+bool is_event(const DecodedEvent& e, std::string_view name);
+
 // How many times `pid` was switched in (sched_switch next_pid) after a
 // sched_waking of it since its previous switch in, in events sorted by
 // time: the wake-ups a wakeup-latency trigger turns into events, as it
@@ -63,41 +77,4 @@ struct DecodedEvents {
 Result<DecodedEvents> read_events(const tracefs::Tracefs& fs, const tracefs::Instance& inst,
                                   const std::vector<tracefs::EventName>& wanted);
 
-MATCHER_P2(HasEvent, system, name,
-           std::string(negation ? "is not " : "is ") + "event " + std::string(system) + ":" + std::string(name)) {
-  if (arg.system == system && arg.name == name) return true;
-  *result_listener << "which is " << arg.system << ":" << arg.name;
-  return false;
-}
-
-MATCHER_P2(FieldEq, field, value,
-           std::string(negation ? "has no" : "has") + " field " + std::string(field) + " == " +
-               ::testing::PrintToString(value)) {
-  auto it = arg.fields.find(field);
-  if (it == arg.fields.end()) {
-    *result_listener << "which has no field " << field;
-    return false;
-  }
-  using V = std::decay_t<decltype(value)>;
-  if constexpr (std::is_arithmetic_v<V>) {
-    const int64_t* v = std::get_if<int64_t>(&it->second);
-    if (!v) {
-      *result_listener << "which is the string \"" << std::get<std::string>(it->second) << "\"";
-      return false;
-    }
-    if (*v == static_cast<int64_t>(value)) return true;
-    *result_listener << "which is " << *v;
-    return false;
-  } else {
-    const std::string* s = std::get_if<std::string>(&it->second);
-    if (!s) {
-      *result_listener << "which is the number " << std::get<int64_t>(it->second);
-      return false;
-    }
-    if (*s == std::string(value)) return true;
-    *result_listener << "which is \"" << *s << "\"";
-    return false;
-  }
-}
-
-}  // namespace tracebed::suites
+}  // namespace tracebed::testing
