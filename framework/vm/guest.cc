@@ -337,7 +337,9 @@ void Guest::save_snapshot(const GuestOptions& options) {
     meta.bytes = fs::file_size(files.state, ec);
     meta.boot_seconds = boot_seconds_;
     meta.save_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    return write_snapshot_meta(files.meta, meta);
+    TRACEBED_TRY(write_snapshot_meta(files.meta, meta));
+    prune_snapshots(kernel_.name);
+    return {};
   };
   Status st = attempt();
   fs::remove(partial, ec);
@@ -402,6 +404,7 @@ Result<std::unique_ptr<Guest>> Guest::restore(const GuestOptions& options, const
     return e;
   }
   g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+  mark_snapshot_used(files);
   return g;
 }
 

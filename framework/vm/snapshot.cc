@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <map>
@@ -127,6 +128,26 @@ void discard_snapshot(const SnapshotFiles& files) {
   fs::remove(files.state, ec);
   fs::remove(files.meta, ec);
   fs::remove(files.dir, ec);  // only if nothing else is in it (a save under way)
+}
+
+void mark_snapshot_used(const SnapshotFiles& files) {
+  std::error_code ec;
+  fs::last_write_time(files.meta, fs::file_time_type::clock::now(), ec);
+}
+
+void prune_snapshots(const std::string& kernel, size_t keep) {
+  std::vector<std::pair<fs::file_time_type, SnapshotFiles>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(cache_dir() / "snapshots", ec)) {
+    SnapshotFiles files{entry.path(), entry.path() / "state", entry.path() / "meta.json"};
+    auto meta = find_snapshot(files);
+    if (!meta || meta->kernel != kernel) continue;
+    auto used = fs::last_write_time(files.meta, ec);
+    if (!ec) found.emplace_back(used, files);
+  }
+  if (found.size() <= keep) return;
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = keep; i < found.size(); ++i) discard_snapshot(found[i].second);
 }
 
 std::vector<SnapshotMeta> snapshots_of(const std::string& kernel) {

@@ -65,6 +65,12 @@ Result<SnapshotMeta> find_snapshot(const SnapshotFiles& files);
 // Removes a snapshot that failed to restore, so the next guest saves a new one.
 void discard_snapshot(const SnapshotFiles& files);
 
+// Every rebuilt agent or image is a new key, and a snapshot holds ~90 MB:
+// keep the `keep` snapshots of a kernel used last (a restore or save marks
+// its meta.json) and remove the others.
+void mark_snapshot_used(const SnapshotFiles& files);
+void prune_snapshots(const std::string& kernel, size_t keep = 8);
+
 // Every saved snapshot of a kernel, for `tracebed kernels info`.
 std::vector<SnapshotMeta> snapshots_of(const std::string& kernel);
 

@@ -74,6 +74,33 @@ TEST(SnapshotMeta, NotJsonSaysWhichFile) {
   EXPECT_THAT(back.error().message, HasSubstr(file.string()));
 }
 
+TEST(PruneSnapshots, KeepsTheKernelsLastUsed) {
+  fs::path cache = fs::temp_directory_path() / fmt::format("tracebed-prune-{}", getpid());
+  setenv("TRACEBED_CACHE", cache.c_str(), 1);
+  auto make = [](const std::string& key, const std::string& kernel, int age_hours) {
+    SnapshotFiles f = snapshot_files(key);
+    fs::create_directories(f.dir);
+    std::ofstream(f.state) << "state";
+    SnapshotMeta m;
+    m.kernel = kernel;
+    ASSERT_TRUE(write_snapshot_meta(f.meta, m).ok());
+    fs::last_write_time(f.meta, fs::file_time_type::clock::now() - std::chrono::hours(age_hours));
+  };
+  make("old", "debian-6.12", 30);
+  make("older", "debian-6.12", 40);
+  make("new", "debian-6.12", 1);
+  make("other", "debian-5.10", 50);
+  mark_snapshot_used(snapshot_files("older"));  // restored just now
+  prune_snapshots("debian-6.12", 2);
+  EXPECT_TRUE(find_snapshot(snapshot_files("new")).ok());
+  EXPECT_TRUE(find_snapshot(snapshot_files("older")).ok());
+  EXPECT_FALSE(find_snapshot(snapshot_files("old")).ok());
+  EXPECT_FALSE(fs::exists(snapshot_files("old").dir));
+  EXPECT_TRUE(find_snapshot(snapshot_files("other")).ok()) << "another kernel's are not counted";
+  unsetenv("TRACEBED_CACHE");
+  fs::remove_all(cache);
+}
+
 TEST(MigrationUri, FilesGoThroughCat) {
   EXPECT_EQ(migration_uri_to("/c/snapshots/k/state.partial").value(), "exec:cat > '/c/snapshots/k/state.partial'");
   EXPECT_EQ(migration_uri_from("/c/snapshots/k/state").value(), "exec:cat '/c/snapshots/k/state'");
