@@ -377,7 +377,9 @@ Status wait_for_migration(virDomainPtr dom, const std::string& domain, std::chro
       return Error{fmt::format("domain {}: migration {}: {}", domain, status, info.value("error-desc", "no reason given"))};
     if (Clock::now() > deadline)
       return Error{fmt::format("domain {}: migration not done after {} s (status '{}')", domain, timeout.count(), status)};
-    usleep(5000);
+    // Every query goes through libvirtd and QEMU's main loop, where an
+    // incoming migration is loaded: ask seldom enough not to slow it.
+    usleep(20000);
   }
 }
 
