@@ -19,6 +19,7 @@
 #include "framework/base/process.h"
 #include "framework/vm/bootconfig.h"
 #include "framework/vm/console.h"
+#include "framework/vm/guest_internal.h"
 #include "framework/vm/libvirt_domain.h"
 #include "framework/vm/process.h"
 #include "framework/vm/qmp.h"
@@ -30,9 +31,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-constexpr std::string_view kSerialFallback = "tracebed-init: no virtio-serial port";
+namespace internal {
 
 std::string kernel_cmdline(const GuestOptions& options) {
   // no_timer_check: the IO-APIC timer check (arch/x86/kernel/apic/io_apic.c
@@ -45,6 +44,27 @@ std::string kernel_cmdline(const GuestOptions& options) {
   return cmdline;
 }
 
+fs::path make_run_dir() {
+  static std::atomic<int> counter{0};
+  fs::path dir = cache_dir() / "run" / fmt::format("{}-{}", getpid(), counter++);
+  // sockaddr_un holds 108 bytes: fall back to /tmp for a deep cache path.
+  if ((dir / "agent-serial.sock").string().size() >= 100) {
+    char tmpl[] = "/tmp/tracebed-XXXXXX";
+    if (mkdtemp(tmpl)) dir = tmpl;
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  return dir;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::kernel_cmdline;
+using internal::kSerialFallback;
+using internal::make_run_dir;
 
 std::string accel_cache_key(const std::string& qemu) {
   auto version = run_process({qemu, "--version"}, 10s);
@@ -76,63 +96,6 @@ Result<int> connect_unix(const fs::path& path) {
   return fd;
 }
 
-fs::path make_run_dir() {
-  static std::atomic<int> counter{0};
-  fs::path dir = cache_dir() / "run" / fmt::format("{}-{}", getpid(), counter++);
-  // sockaddr_un holds 108 bytes: fall back to /tmp for a deep cache path.
-  if ((dir / "agent-serial.sock").string().size() >= 100) {
-    char tmpl[] = "/tmp/tracebed-XXXXXX";
-    if (mkdtemp(tmpl)) dir = tmpl;
-  }
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir, ec);
-  return dir;
-}
-
-constexpr std::string_view kAgentChannel = "org.tracebed.agent";
-
-// A domain name no other guest on the same libvirt host has.
-std::string domain_name(const std::string& kernel) {
-  static std::atomic<int> counter{0};
-  char host[64] = {};
-  gethostname(host, sizeof host - 1);
-  std::string name = fmt::format("tracebed-{}-{}-{}-{}", host, getpid(), counter++, kernel);
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_') c = '_';
-  return name.substr(0, 100);
-}
-
-// libvirt always passes "-accel tcg" (multi-threaded TCG) and has no setting
-// for the thread mode, and QEMU uses the first -accel that works, so a later
-// one cannot override it. This emulator wrapper rewrites that one argument
-// to the TCG mode accel_args uses. Written once per QEMU path: libvirt
-// re-probes an emulator whose file changed.
-Result<fs::path> single_thread_tcg_emulator(const std::string& qemu) {
-  auto found = base::find_program(qemu);
-  if (!found) return Error{fmt::format("cannot start {}: not found on PATH (install qemu-system-x86)", qemu)};
-  fs::path real = *found;
-  std::string script = fmt::format(
-      "#!/bin/sh\n"
-      "# Written by tracebed: {} with single-threaded TCG for libvirt domains.\n"
-      "prev=\n"
-      "for a do\n"
-      "  shift\n"
-      "  if [ \"$prev\" = -accel ] && [ \"$a\" = tcg ]; then a=tcg,thread=single; fi\n"
-      "  set -- \"$@\" \"$a\"\n"
-      "  prev=$a\n"
-      "done\n"
-      "exec '{}' \"$@\"\n",
-      real.string(), real.string());
-  fs::path path = cache_dir() / "libvirt" / fmt::format("qemu-tcg-single-{}", content_hash(script));
-  auto existing = read_text_file(path);
-  if (!existing || *existing != script) {
-    TRACEBED_TRY(write_file_atomic(path, script));
-    if (chmod(path.c_str(), 0755) != 0)
-      return Error{fmt::format("chmod {}: {}", path.string(), std::strerror(errno))};
-  }
-  return path;
-}
 
 }  // namespace
 
@@ -198,9 +161,9 @@ Result<std::unique_ptr<Guest>> Guest::boot(GuestOptions options) {
 Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const KernelFiles& kernel,
                                             const fs::path& image, const std::string& accel,
                                             std::chrono::seconds boot_timeout) {
-  if (options.launcher == "qemu" && options.snapshot && !options.interactive && options.virtio_serial &&
-      !snapshots_disabled_by_environment()) {
-    auto restored = restore(options, kernel, image, accel);
+  if (options.snapshot && !options.interactive && options.virtio_serial && !snapshots_disabled_by_environment()) {
+    auto restored = options.launcher == "libvirt" ? restore_libvirt(options, kernel, image, accel)
+                                                  : restore(options, kernel, image, accel);
     if (restored) return restored;
     // No snapshot yet is the normal first boot; a failed restore was warned about.
   }
@@ -228,6 +191,7 @@ Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const K
     g->release_ = hello->release;
     g->ncpus_ = hello->ncpus;
     g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (g->snapshot_wanted(options)) g->save_libvirt_snapshot();
     return g;
   }
 
@@ -301,7 +265,7 @@ fs::path Guest::snapshot_path() const {
 }
 
 bool Guest::snapshot_wanted(const GuestOptions& options) const {
-  return launcher_ == "qemu" && options.snapshot && !options.interactive && options.virtio_serial &&
+  return (launcher_ == "qemu" || launcher_ == "libvirt") && options.snapshot && !options.interactive && options.virtio_serial &&
          !agent_on_serial_ && !snapshot_key_.empty() && !snapshots_disabled_by_environment() &&
          !find_snapshot(snapshot_files(snapshot_key_));
 }
@@ -523,55 +487,6 @@ Result<std::unique_ptr<Guest>> Guest::start_local(const GuestOptions& options) {
   g->ncpus_ = hello->ncpus;
   g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
   return g;
-}
-
-Status Guest::launch_libvirt(const GuestOptions& options, const fs::path& image, const std::string& cmdline) {
-  if (options.interactive) return Error{"an interactive guest needs the qemu launcher (its console is our terminal)"};
-  if (!options.virtio_serial) return Error{"the libvirt launcher reaches the agent over virtio-serial only"};
-  if (!fs::is_regular_file(kernel_.vmlinuz))
-    return Error{fmt::format("kernel image {} does not exist", kernel_.vmlinuz.string())};
-  std::string uri = libvirt_uri(options.libvirt_uri);
-  bool local = libvirt_uri_is_local(uri);
-  if (!local)
-    progress(fmt::format("libvirt at {}: the kernel, image and console paths must exist there as here", uri));
-  DomainSpec spec;
-  spec.name = domain_name(kernel_.name);
-  spec.kvm = accel_ == "kvm";
-  if (!spec.kvm && local) {
-    TRACEBED_ASSIGN_OR_RETURN(fs::path emulator, single_thread_tcg_emulator(options.qemu));
-    spec.emulator = emulator.string();
-  }
-  spec.cpus = options.cpus;
-  spec.memory_mb = options.memory_mb;
-  spec.kernel = kernel_.vmlinuz;
-  spec.initrd = image;
-  spec.cmdline = cmdline;
-  spec.console_log = console_path_;
-  spec.channel = kAgentChannel;
-  std::ofstream(console_path_).flush();
-  (void)write_file_atomic(dir_ / "domain.xml", domain_xml(spec));
-  TRACEBED_ASSIGN_OR_RETURN(domain_, LibvirtDomain::create(uri, spec));
-  argv_ = {"virsh", "-c", uri.empty() ? "qemu:///system" : uri, "create", (dir_ / "domain.xml").string()};
-  return {};
-}
-
-Result<std::unique_ptr<agent::Client>> Guest::connect_libvirt_agent() {
-  auto transport = domain_->open_channel(std::string(kAgentChannel));
-  if (!transport) {
-    keep_dir_ = true;
-    kill();
-    return explain(transport.error());
-  }
-  // /init falls back to a serial port when the kernel has no virtio_console;
-  // the domain has none for it, so say so instead of waiting out the boot.
-  auto check = [this]() -> Status {
-    TRACEBED_TRY(this->watchdog());
-    if (console_.find(kSerialFallback) != std::string::npos)
-      return Error{fmt::format("the {} guest has no virtio-serial port for the agent (virtio_console missing?); "
-                               "the libvirt launcher needs one", kernel_.name)};
-    return {};
-  };
-  return std::make_unique<agent::Client>(std::move(*transport), check);
 }
 
 void Guest::read_console() {

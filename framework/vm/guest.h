@@ -32,6 +32,7 @@
 namespace tracebed::vm {
 
 class LibvirtDomain;
+struct DomainSpec;
 
 struct GuestOptions {
   std::string kernel;            // catalogue name or bzImage path; empty: the catalogue's default
@@ -58,9 +59,9 @@ struct GuestOptions {
   std::string libvirt_uri;  // empty: $TRACEBED_LIBVIRT_URI, else libvirt's default
   std::filesystem::path catalogue;  // empty: Catalogue::default_path()
   // Start from a saved snapshot of this command line's booted guest, or
-  // save one after a cold boot (framework/vm/snapshot.h). Qemu launcher,
-  // non-interactive guests with the agent on virtio-serial only;
-  // $TRACEBED_NO_SNAPSHOT=1 turns it off too.
+  // save one after a cold boot (framework/vm/snapshot.h). The qemu launcher
+  // and the libvirt one with a local URI; non-interactive guests with the
+  // agent on virtio-serial only; $TRACEBED_NO_SNAPSHOT=1 turns it off too.
   bool snapshot = true;
 };
 
@@ -108,7 +109,7 @@ class Guest {
   // Time spent saving this guest as a snapshot after its boot (0: not saved).
   double save_seconds() const { return save_seconds_; }
   // The snapshot file of this guest's command line, whether or not it
-  // exists yet; empty for guests that take none (libvirt, local, interactive).
+  // exists yet; empty for guests that take none (local, interactive, remote libvirt).
   std::filesystem::path snapshot_path() const;
   const std::filesystem::path& console_path() const { return console_path_; }
   std::string console_text();
@@ -130,6 +131,11 @@ class Guest {
   bool snapshot_wanted(const GuestOptions& options) const;
   static Result<std::unique_ptr<Guest>> start_local(const GuestOptions& options);
   Status launch_libvirt(const GuestOptions& options, const std::filesystem::path& image, const std::string& cmdline);
+  Result<DomainSpec> libvirt_spec(const GuestOptions& options, const std::filesystem::path& image,
+                                  const std::string& cmdline);
+  static Result<std::unique_ptr<Guest>> restore_libvirt(const GuestOptions& options, const KernelFiles& kernel,
+                                                        const std::filesystem::path& image, const std::string& accel);
+  void save_libvirt_snapshot();
   Result<std::unique_ptr<agent::Client>> connect_libvirt_agent();
   Status watchdog();
   void read_console();
@@ -145,6 +151,7 @@ class Guest {
   std::string boot_kind_ = "boot";
   bool agent_on_serial_ = false;  // the cold boot fell back to the serial port
   std::string snapshot_key_;      // of the QEMU command line, before -incoming
+  std::string snapshot_version_;  // libvirt: QEMU's and the daemon's versions
   std::filesystem::path dir_;
   std::filesystem::path console_path_;
   std::vector<std::string> argv_;

@@ -26,10 +26,25 @@ Status load() {
     return;                                                                                           \
   }
     TRACEBED_LIBVIRT_FUNCTIONS(TRACEBED_LIBVIRT_RESOLVE)
-#undef TRACEBED_LIBVIRT_RESOLVE
   });
   return loaded;
 }
+
+Status load_qemu() {
+  static std::once_flag once;
+  static Status loaded;
+  std::call_once(once, [] {
+    void* lib = dlopen("libvirt-qemu.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      loaded = Error{fmt::format("cannot load libvirt's QEMU library ({}); install the libvirt0 package", dlerror())};
+      return;
+    }
+    TRACEBED_LIBVIRT_QEMU_FUNCTIONS(TRACEBED_LIBVIRT_RESOLVE)
+  });
+  return loaded;
+}
+
+#undef TRACEBED_LIBVIRT_RESOLVE
 
 }  // namespace tracebed::vm::libvirt
 #endif  // TRACEBED_HAVE_LIBVIRT

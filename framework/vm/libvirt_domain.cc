@@ -1,8 +1,11 @@
 #include "framework/vm/libvirt_domain.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -10,8 +13,11 @@
 #include "framework/vm/libvirt_api.h"
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 #endif
 
 namespace tracebed::vm {
@@ -37,7 +43,8 @@ std::string xml_escape(std::string_view s) {
 
 std::string domain_xml(const DomainSpec& s) {
   std::string x;
-  x += fmt::format("<domain type='{}'>\n", s.kvm ? "kvm" : "qemu");
+  x += fmt::format("<domain type='{}'{}>\n", s.kvm ? "kvm" : "qemu",
+                   s.incoming ? " xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'" : "");
   x += fmt::format("  <name>{}</name>\n", xml_escape(s.name));
   x += fmt::format("  <memory unit='MiB'>{}</memory>\n", s.memory_mb);
   x += fmt::format("  <vcpu>{}</vcpu>\n", s.cpus);
@@ -67,7 +74,11 @@ std::string domain_xml(const DomainSpec& s) {
   x += fmt::format("      <target type='virtio' name='{}'/>\n    </channel>\n", xml_escape(s.channel));
   x += "    <panic model='isa'/>\n";
   x += "    <controller type='usb' model='none'/>\n    <memballoon model='none'/>\n";
-  x += "  </devices>\n</domain>\n";
+  x += "  </devices>\n";
+  if (s.incoming)
+    x += "  <qemu:commandline>\n    <qemu:arg value='-incoming'/>\n    <qemu:arg value='defer'/>\n"
+         "  </qemu:commandline>\n";
+  x += "</domain>\n";
   return x;
 }
 
@@ -275,8 +286,10 @@ Result<std::unique_ptr<LibvirtDomain>> LibvirtDomain::create(const std::string& 
   if (virConnectRegisterCloseCallback(st.conn, on_close, close_opaque, free_state) < 0) delete close_opaque;
 
   // AUTODESTROY: the domain dies with our connection, so with this process.
+  // An incoming domain stays paused until load_state resumes it.
   std::string xml = domain_xml(spec);
-  st.dom = virDomainCreateXML(st.conn, xml.c_str(), VIR_DOMAIN_START_AUTODESTROY);
+  unsigned flags = VIR_DOMAIN_START_AUTODESTROY | (spec.incoming ? VIR_DOMAIN_START_PAUSED : 0);
+  st.dom = virDomainCreateXML(st.conn, xml.c_str(), flags);
   if (!st.dom)
     return Error{fmt::format("libvirt at {} did not start domain {}: {}", uri.empty() ? "the default URI" : uri,
                              spec.name, last_error())};
@@ -329,6 +342,104 @@ void LibvirtDomain::destroy() {
   st.ended("destroyed");
 }
 
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// One QMP command through libvirt, with at most one descriptor passed along;
+// its "return", or an Error with QEMU's (or libvirt's) words.
+Result<Json> monitor(virDomainPtr dom, const std::string& domain, const std::string& command, Json arguments = {},
+                     int fd = -1) {
+  Json request = {{"execute", command}};
+  if (!arguments.is_null()) request["arguments"] = std::move(arguments);
+  std::string text = request.dump();
+  char* reply = nullptr;
+  int r = fd < 0 ? virDomainQemuMonitorCommand(dom, text.c_str(), &reply, 0)
+                 : virDomainQemuMonitorCommandWithFiles(dom, text.c_str(), 1, &fd, nullptr, nullptr, &reply, 0);
+  if (r < 0) return Error{fmt::format("domain {}: QMP {}: {}", domain, command, last_error())};
+  Json json = Json::parse(reply ? reply : "", nullptr, false);
+  std::free(reply);
+  if (json.is_discarded() || !json.is_object()) return Error{fmt::format("domain {}: QMP {}: no JSON reply", domain, command)};
+  if (json.contains("error"))
+    return Error{fmt::format("domain {}: QMP {}: {}", domain, command, json["error"].value("desc", json["error"].dump()))};
+  return json.value("return", Json::object());
+}
+
+// query-migrate until the migration completed; "failed" says QEMU's reason.
+Status wait_for_migration(virDomainPtr dom, const std::string& domain, std::chrono::seconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    TRACEBED_ASSIGN_OR_RETURN(Json info, monitor(dom, domain, "query-migrate"));
+    std::string status = info.value("status", "");
+    if (status == "completed") return {};
+    if (status == "failed" || status == "cancelled")
+      return Error{fmt::format("domain {}: migration {}: {}", domain, status, info.value("error-desc", "no reason given"))};
+    if (Clock::now() > deadline)
+      return Error{fmt::format("domain {}: migration not done after {} s (status '{}')", domain, timeout.count(), status)};
+    // Every query goes through libvirtd and QEMU's main loop, where an
+    // incoming migration is loaded: ask seldom enough not to slow it.
+    usleep(20000);
+  }
+}
+
+// The file goes to QEMU as the descriptor named "snapshot" (QMP getfd).
+Status pass_file(virDomainPtr dom, const std::string& domain, const std::filesystem::path& file, int flags) {
+  int fd = open(file.c_str(), flags | O_CLOEXEC, 0644);
+  if (fd < 0) return Error{fmt::format("open {}: {}", file.string(), std::strerror(errno))};
+  auto r = monitor(dom, domain, "getfd", {{"fdname", "snapshot"}}, fd);
+  close(fd);  // QEMU holds its own copy
+  if (!r) return r.error();
+  return {};
+}
+
+}  // namespace
+
+Status LibvirtDomain::save_state(const std::filesystem::path& file, std::chrono::seconds timeout) {
+  TRACEBED_TRY(libvirt::load_qemu());
+  virDomainPtr dom = state_->dom;
+  // QEMU throttles migration to 32 MiB/s by default (MAX_THROTTLE).
+  TRACEBED_TRY(monitor(dom, name_, "migrate-set-parameters", {{"max-bandwidth", int64_t{1} << 40}}));
+  TRACEBED_TRY(pass_file(dom, name_, file, O_WRONLY | O_CREAT | O_TRUNC));
+  TRACEBED_TRY(monitor(dom, name_, "stop"));
+  Status saved;
+  if (auto started = monitor(dom, name_, "migrate", {{"uri", "fd:snapshot"}}); !started) saved = started.error();
+  else saved = wait_for_migration(dom, name_, timeout);
+  // The source resumes whether or not the stream was written.
+  TRACEBED_TRY(monitor(dom, name_, "cont"));
+  return saved;
+}
+
+Status LibvirtDomain::load_state(const std::filesystem::path& file, std::chrono::seconds timeout) {
+  TRACEBED_TRY(libvirt::load_qemu());
+  virDomainPtr dom = state_->dom;
+  TRACEBED_TRY(pass_file(dom, name_, file, O_RDONLY));
+  TRACEBED_TRY(monitor(dom, name_, "migrate-incoming", {{"uri", "fd:snapshot"}}));
+  TRACEBED_TRY(wait_for_migration(dom, name_, timeout));
+  // Through libvirt, not QMP "cont", so libvirt knows the domain runs.
+  if (virDomainResume(dom) < 0) return Error{fmt::format("domain {}: resume: {}", name_, last_error())};
+  return {};
+}
+
+Result<std::string> LibvirtDomain::versions(const std::string& uri) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  std::lock_guard lock(mutex);
+  if (auto it = known.find(uri); it != known.end()) return it->second;
+  TRACEBED_TRY(libvirt::load());
+  start_event_loop();
+  virConnectPtr conn = virConnectOpen(uri.empty() ? nullptr : uri.c_str());
+  if (!conn) return Error{connect_hint(uri, last_error())};
+  unsigned long lib = 0, hv = 0;
+  int a = virConnectGetLibVersion(conn, &lib), b = virConnectGetVersion(conn, &hv);
+  virConnectClose(conn);
+  if (a < 0 || b < 0) return Error{fmt::format("libvirt at {}: no version", uri)};
+  auto dotted = [](unsigned long v) { return fmt::format("{}.{}.{}", v / 1000000, v / 1000 % 1000, v % 1000); };
+  std::string text = fmt::format("libvirt {}, QEMU {}", dotted(lib), dotted(hv));
+  known.emplace(uri, text);
+  return text;
+}
+
 LibvirtDomain::~LibvirtDomain() {
   State& st = *state_;
   destroy();
@@ -352,6 +463,13 @@ Result<std::unique_ptr<agent::Transport>> LibvirtDomain::open_channel(const std:
   return Error{"built without libvirt"};
 }
 bool LibvirtDomain::running() { return false; }
+Status LibvirtDomain::save_state(const std::filesystem::path&, std::chrono::seconds) {
+  return Error{"built without libvirt"};
+}
+Status LibvirtDomain::load_state(const std::filesystem::path&, std::chrono::seconds) {
+  return Error{"built without libvirt"};
+}
+Result<std::string> LibvirtDomain::versions(const std::string&) { return Error{"built without libvirt"}; }
 std::string LibvirtDomain::end_reason() { return ""; }
 void LibvirtDomain::destroy() {}
 LibvirtDomain::~LibvirtDomain() = default;

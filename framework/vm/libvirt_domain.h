@@ -13,6 +13,7 @@
 // Crashes and shutdowns arrive as lifecycle events (<panic>, <on_crash>).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -32,6 +33,11 @@ struct DomainSpec {
   std::string cmdline;
   std::filesystem::path console_log;  // ttyS0, a file on the libvirt host
   std::string channel;                // virtio-serial port name the agent opens
+  // Started paused with QEMU waiting for a migration stream (`-incoming
+  // defer` through <qemu:commandline>), which load_state() feeds it. The
+  // devices are those of the same spec without it, so a state saved from
+  // one such domain loads into another with a different name.
+  bool incoming = false;
 };
 
 // The domain XML for a spec (libvirt's formatdomain: direct kernel boot,
@@ -64,6 +70,19 @@ class LibvirtDomain {
   std::string end_reason();
   // Destroys the domain now (idempotent).
   void destroy();
+
+  // Snapshots, through QMP commands of our own with the file passed as a
+  // descriptor (virDomainQemuMonitorCommandWithFiles, libvirt 8.2+: libvirt
+  // starts QEMU with -sandbox spawn=deny, so an "exec:" migration kills it).
+  // The descriptor crosses a unix socket only: a local URI.
+  // save_state: stop, migrate into `file`, cont; the domain goes on running.
+  Status save_state(const std::filesystem::path& file, std::chrono::seconds timeout);
+  // load_state: an `incoming` domain loads `file` and resumes.
+  Status load_state(const std::filesystem::path& file, std::chrono::seconds timeout);
+
+  // "libvirt 9.0.0, QEMU 7.2.0" of the daemon at `uri` (asked once per URI
+  // and process): what else than the domain XML decides QEMU's devices.
+  static Result<std::string> versions(const std::string& uri);
 
   const std::string& name() const { return name_; }
   const std::string& uri() const { return uri_; }

@@ -53,6 +53,21 @@ TEST(DomainXml, KvmGuestPassesTheHostCpuThrough) {
   EXPECT_THAT(x, HasSubstr("<emulator>/opt/qemu</emulator>"));
 }
 
+// A restored domain differs from the saved one only by -incoming defer (and
+// its name and console): QEMU loads a stream only into the same devices.
+TEST(DomainXml, IncomingDomainAddsOnlyIncomingDefer) {
+  DomainSpec s = spec();
+  s.incoming = true;
+  std::string x = domain_xml(s);
+  EXPECT_THAT(x, HasSubstr("<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>"));
+  EXPECT_THAT(x, HasSubstr("  <qemu:commandline>\n    <qemu:arg value='-incoming'/>\n"
+                           "    <qemu:arg value='defer'/>\n  </qemu:commandline>\n</domain>\n"));
+  std::string plain = domain_xml(spec());
+  std::string devices = plain.substr(plain.find("<name>"), plain.find("</devices>") - plain.find("<name>"));
+  EXPECT_THAT(x, HasSubstr(devices));
+  EXPECT_THAT(plain, Not(HasSubstr("qemu:")));
+}
+
 TEST(DomainXml, MarkupInPathsAndCommandLineIsEscaped) {
   DomainSpec s = spec();
   s.cmdline = "a=<b> & c='d'";

@@ -1,9 +1,11 @@
-// Snapshot restore (framework/vm/snapshot.h) against real QEMU: a restored
-// guest is a working guest with its clock stepped to now; a snapshot that
-// cannot be used costs a warning and a cold boot, never a failure; a panic
-// after a restore is reported as after a boot. Each test gets a command line
-// of its own (an unused kernel argument), hence a snapshot no other suite
-// running at the same time restores from.
+// Snapshot restore (framework/vm/snapshot.h) against real QEMU, under the
+// qemu launcher or a local libvirt (--tracebed_launcher=libvirt, run under
+// ci/private-libvirtd.sh): a restored guest is a working guest with its
+// clock stepped to now; guests restored from one file run side by side; a
+// snapshot that cannot be used costs a warning and a cold boot, never a
+// failure; a panic after a restore is reported as after a boot. Each test
+// gets a command line of its own (an unused kernel argument), hence a
+// snapshot no other suite running at the same time restores from.
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/testing/guest_environment.h"
+#include "framework/vm/libvirt_domain.h"
 #include "framework/vm/snapshot.h"
 
 namespace tracebed {
@@ -21,14 +24,22 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class Snapshot : public ::testing::Test {
  protected:
   void SetUp() override {
     if (vm::snapshots_disabled_by_environment()) GTEST_SKIP() << "needs snapshots: TRACEBED_NO_SNAPSHOT is set";
     options_ = testing::environment().options();
-    if (options_.launcher != "qemu" && !options_.launcher.empty())
-      GTEST_SKIP() << "needs the qemu launcher: snapshots are saved through QMP";
+    std::string launcher = options_.launcher;
+    if (launcher.empty()) {
+      const char* l = std::getenv("TRACEBED_LAUNCHER");
+      launcher = l && *l ? l : "qemu";
+    }
+    if (launcher != "qemu" && launcher != "libvirt")
+      GTEST_SKIP() << "needs the qemu or libvirt launcher: snapshots are QEMU migration streams";
+    if (launcher == "libvirt" && !vm::libvirt_uri_is_local(vm::libvirt_uri(options_.libvirt_uri)))
+      GTEST_SKIP() << "needs a local libvirt: the snapshot file is passed to QEMU as a descriptor";
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     options_.cmdline_extra += fmt::format(" tracebed.snapshot_test={}.{}", getpid(), info->name());
   }
@@ -78,6 +89,34 @@ TEST_F(Snapshot, SecondGuestIsRestoredAndWorks) {
   auto host_now = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch()).count();
   EXPECT_NEAR(std::stoll(guest_now), host_now, 30);
+}
+
+// Parallel suites restore one file at once: each guest has its own QEMU (or
+// libvirt domain, with its own name), console and agent channel.
+TEST_F(Snapshot, GuestsRestoredFromOneFileRunSideBySide) {
+  start().reset();
+  auto a = start();
+  auto b = start();
+  ASSERT_EQ(a->boot_kind(), "restore");
+  ASSERT_EQ(b->boot_kind(), "restore");
+  EXPECT_NE(a->console_path(), b->console_path());
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE(round);
+    auto ra = a->sh(fmt::format("echo a{} > /dev/kmsg; echo a{}", round, round));
+    auto rb = b->sh(fmt::format("echo b{} > /dev/kmsg; echo b{}", round, round));
+    ASSERT_TRUE(ra.ok()) << ra.error().message;
+    ASSERT_TRUE(rb.ok()) << rb.error().message;
+    EXPECT_EQ(ra->out, fmt::format("a{}\n", round));
+    EXPECT_EQ(rb->out, fmt::format("b{}\n", round));
+  }
+  // Each console is its own guest's: what one guest printed is not in the other's.
+  EXPECT_TRUE(a->run({"true"}).ok());
+  EXPECT_THAT(a->console_text(), HasSubstr("a19"));
+  EXPECT_THAT(b->console_text(), HasSubstr("b19"));
+  EXPECT_THAT(a->console_text(), Not(HasSubstr("b19")));
+  EXPECT_THAT(b->console_text(), Not(HasSubstr("a19")));
+  EXPECT_TRUE(a->check_console().ok());
+  EXPECT_TRUE(b->check_console().ok());
 }
 
 TEST_F(Snapshot, TruncatedSnapshotFallsBackToAColdBoot) {
