@@ -195,6 +195,7 @@ Result<std::unique_ptr<Guest>> Guest::restore_libvirt(const GuestOptions& option
     return e;
   }
   g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+  mark_snapshot_used(files);
   return g;
 }
 
@@ -218,7 +219,9 @@ void Guest::save_libvirt_snapshot() {
     meta.bytes = fs::file_size(files.state, ec);
     meta.boot_seconds = boot_seconds_;
     meta.save_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    return write_snapshot_meta(files.meta, meta);
+    TRACEBED_TRY(write_snapshot_meta(files.meta, meta));
+    prune_snapshots(kernel_.name);
+    return {};
   };
   Status st = attempt();
   fs::remove(partial, ec);
