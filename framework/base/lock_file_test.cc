@@ -45,7 +45,7 @@ TEST_F(LockFileTest, AMoveHandsTheLockOver) {
   ASSERT_TRUE(lock.ok());
   LockFile moved = std::move(lock).value();
   EXPECT_FALSE(free_for_another_process());
-  moved = std::move(LockFile::acquire(dir_ / "other.lock").value());
+  moved = LockFile::acquire(dir_ / "other.lock").value();
   EXPECT_TRUE(free_for_another_process());
 }
 
