@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <regex>
@@ -50,10 +49,12 @@ struct OracleLine {
   uint64_t ns() const { return raw ? secs : secs * 1000000000ull + frac; }
 };
 
-inline std::vector<OracleLine> oracle(const std::string& report) {
+// trace-cmd report's text, a record per line.
+inline std::vector<OracleLine> oracle_of_text(const std::string& report) {
   static const std::regex re(R"(^.*-\d+\s+\[(\d+)\]\s*(\d+)(?:\.(\d+))?:\s+([^:\s]+):)");
   std::vector<OracleLine> out;
-  for (const std::string& l : zstd_lines(report)) {
+  for (std::string_view line : base::split_lines(report)) {
+    const std::string l(line);
     std::smatch m;
     if (l.starts_with("[UNKNOWN EVENT]")) {
       out.push_back({-1, 0, 0, "", true});
@@ -68,6 +69,11 @@ inline std::vector<OracleLine> oracle(const std::string& report) {
     out.push_back({std::stoi(m[1]), std::stoull(m[2]), raw ? 0 : std::stoull(m[3]), m[4], false, raw});
   }
   return out;
+}
+
+// The lines of a stored report (*.report.zst); none if it is unreadable.
+inline std::vector<OracleLine> oracle(const std::string& report_zst) {
+  return oracle_of_text(read_zstd_file(report_zst));
 }
 
 struct Got {
@@ -104,10 +110,10 @@ inline std::vector<OracleLine> write_and_report(const std::string& path, const T
   format.version = 7;
   format.compression = TraceDatCompression::none;
   EXPECT_TRUE(write_trace_dat_file(path, contents, format).ok());
-  const std::string report = path + ".txt";
-  EXPECT_EQ(std::system(("trace-cmd report -t -i " + path + " > " + report + " 2>/dev/null && zstd -qf " + report).c_str()),
-            0);
-  return oracle(report + ".zst");
+  int status = 0;
+  const std::string report = trace_cmd_report(path, status, "-t");
+  EXPECT_EQ(status, 0) << "trace-cmd report -t -i " << path;
+  return oracle_of_text(report);
 }
 
 // Each record's CPU and stamp, in the order trace-cmd printed them.
