@@ -7,36 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "framework/decode/recorded_for_benchmarks.h"
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed {
 namespace {
 
-const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
-
-struct Loaded {
-  std::unique_ptr<TraceDat> file;
-  std::vector<std::vector<uint8_t>> records;  // copies: stream records are views
-};
-
-Loaded load(const std::string& name) {
-  Loaded l;
-  auto file = TraceDat::open(kRecorded + name + ".dat");
-  if (!file.ok()) return l;
-  l.file = std::move(file).value();
-  auto stream = l.file->events();
-  if (!stream.ok()) return l;
-  Record r;
-  for (;;) {
-    auto more = (*stream)->next(r);
-    if (!more.ok() || !*more) break;
-    l.records.emplace_back(r.data.begin(), r.data.end());
-  }
-  return l;
-}
-
 void BM_FieldAccess(benchmark::State& state, const std::string& name) {
-  Loaded l = load(name);
+  Loaded l = load_recorded(name + ".dat");
   if (l.records.empty()) {
     state.SkipWithError("fixture missing or unreadable");
     return;
@@ -66,7 +44,7 @@ BENCHMARK_CAPTURE(BM_FieldAccess, all_events, std::string("s11-k6.12-v7zstd-all"
 
 // Looking a field up by name, as plugins do for each record they print.
 void BM_FieldByName(benchmark::State& state) {
-  Loaded l = load("s1-k6.12-v7zstd-sched-irq-timer-syscalls");
+  Loaded l = load_recorded("s1-k6.12-v7zstd-sched-irq-timer-syscalls.dat");
   const EventFormat* ev = l.file ? l.file->context().event_by_name("sched", "sched_switch") : nullptr;
   if (!ev) {
     state.SkipWithError("fixture missing");

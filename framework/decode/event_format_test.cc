@@ -9,12 +9,10 @@
 
 #include <gtest/gtest.h>
 
-#include "framework/base/files_for_tests.h"
+#include "framework/decode/testdata_for_tests.h"
 
 namespace tracebed {
 namespace {
-
-std::string testdata(const std::string& name) { return base::source_file("framework/decode/testdata/formats/" + name); }
 
 std::unique_ptr<EventFormat> parse(const std::string& file, std::string_view system = "test") {
   auto ev = parse_event_format(testdata(file), system, file);

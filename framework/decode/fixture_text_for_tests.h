@@ -72,10 +72,14 @@ inline std::vector<std::string> zstd_lines(const std::filesystem::path& path) {
 
 // Runs the oracle, `trace-cmd report ARGS -i DAT`; returns its stdout (its
 // warnings on stderr dropped) and sets `status` to its exit status, -1
-// when it cannot run.
+// when it cannot run. `line_buffered`: its stdout is flushed at every line
+// (stdbuf -oL, where there is one), so that when it dies what it printed
+// ends with the last record it finished.
 inline std::string trace_cmd_report(const std::filesystem::path& dat, int& status, const std::string& args = "",
-                                    const std::string& trace_cmd = "/usr/bin/trace-cmd") {
-  std::vector<std::string> argv = {trace_cmd, "report"};
+                                    const std::string& trace_cmd = "/usr/bin/trace-cmd", bool line_buffered = false) {
+  std::vector<std::string> argv;
+  if (line_buffered && base::find_program("stdbuf").ok()) argv = {"stdbuf", "-oL"};
+  argv.insert(argv.end(), {trace_cmd, "report"});
   for (std::string_view a : base::split_words(args)) argv.emplace_back(a);
   argv.insert(argv.end(), {"-i", dat.string()});
   base::ProcessOptions stdout_only;

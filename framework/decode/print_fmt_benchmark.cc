@@ -7,37 +7,15 @@
 #include <vector>
 
 #include "framework/decode/print_fmt.h"
+#include "framework/decode/recorded_for_benchmarks.h"
 #include "framework/decode/trace_dat.h"
 #include "framework/decode/trace_dat_writer.h"
 
 namespace tracebed {
 namespace {
 
-const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
-
-struct Loaded {
-  std::unique_ptr<TraceDat> file;
-  std::vector<std::vector<uint8_t>> records;  // copies: stream records are views
-};
-
-Loaded load(const std::string& name) {
-  Loaded l;
-  auto file = TraceDat::open(kRecorded + name);
-  if (!file.ok()) return l;
-  l.file = std::move(file).value();
-  auto stream = l.file->events();
-  if (!stream.ok()) return l;
-  Record r;
-  for (;;) {
-    auto more = (*stream)->next(r);
-    if (!more.ok() || !*more) break;
-    l.records.emplace_back(r.data.begin(), r.data.end());
-  }
-  return l;
-}
-
 void BM_PrintFmtRecords(benchmark::State& state, const char* fixture) {
-  Loaded l = load(fixture);
+  Loaded l = load_recorded(fixture);
   if (l.records.empty()) {
     state.SkipWithError("fixture missing or unreadable");
     return;

@@ -10,12 +10,11 @@
 #include <cstdio>
 #include <memory>
 #include <cstdlib>
-#include <fstream>
 #include <new>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "framework/decode/testdata_for_tests.h"
 #include "framework/decode/trace_context.h"
 
 // Counts heap allocations so a test can show format() makes none per record.
@@ -47,14 +46,6 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); 
 
 namespace tracebed {
 namespace {
-
-std::string testdata(const std::string& name) {
-  std::ifstream in(std::string(TRACEBED_SOURCE_DIR) + "/framework/decode/testdata/formats/" + name);
-  EXPECT_TRUE(in.good()) << "missing testdata " << name;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A record laid out by the event's own field offsets.
 class RecordBuilder {

@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/base/process.h"
+#include "framework/decode/fixture_text_for_tests.h"
 #include "framework/decode/page_writer.h"
 #include "framework/decode/print_fmt.h"
 #include "framework/decode/report.h"
@@ -38,20 +40,16 @@ const std::set<std::string> kPluginEvents = {
     "function", "kernel_stack", "raw_data", "func_repeats",
 };
 
-std::string run(const std::string& cmd, int* status = nullptr) {
-  std::string out;
-  int rc = -1;
-  if (std::FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    rc = pclose(p);
-  }
-  if (status) *status = rc;
-  return out;
+// trace-cmd as PATH finds it; empty where there is none.
+const std::string& trace_cmd() {
+  static const std::string path = [] {
+    auto found = base::find_program("trace-cmd");
+    return found.ok() ? found->string() : std::string();
+  }();
+  return path;
 }
 
-bool have_trace_cmd() { return !run("command -v trace-cmd 2>/dev/null").empty(); }
+bool have_trace_cmd() { return !trace_cmd().empty(); }
 
 // Field values: small numbers, all-ones, kernel text addresses and noise;
 // lengths stay small so no print fmt reads past its record (libtraceevent
@@ -301,7 +299,6 @@ void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcom
   // libtraceevent can crash on values a print fmt does not expect (a
   // division by a zero field, as in thermal_power_devfreq_get_power). When
   // trace-cmd dies, the event it died on is left out and the file rebuilt.
-  static const std::string line_buffered = run("command -v stdbuf 2>/dev/null").empty() ? "" : "stdbuf -oL ";
   std::set<std::string> crashing;
   std::vector<std::vector<uint8_t>> records;
   std::vector<const EventFormat*> events;
@@ -338,9 +335,7 @@ void check_fixture(const fs::path& dat, uint64_t seed, bool raw, Outcome& outcom
     if (testing::Test::HasFatalFailure()) return;
 
     int status = 0;
-    std::string report = run(line_buffered + "trace-cmd report " + (raw ? "-R " : "") + "-i '" + file.string() +
-                                 "' 2>/dev/null",
-                             &status);
+    std::string report = trace_cmd_report(file, status, raw ? "-R" : "", trace_cmd(), /*line_buffered=*/true);
     fs::remove(file);
     ASSERT_FALSE(report.empty()) << "trace-cmd report printed nothing";
 
@@ -449,16 +444,11 @@ void compare_plugins(const char* fixture, uint64_t seed) {
   if (testing::Test::HasFatalFailure()) return;
 
   int status = 0;
-  const std::string theirs = run("trace-cmd report -i '" + file.string() + "' 2>/dev/null", &status);
+  const std::string theirs = trace_cmd_report(file, status, "", trace_cmd());
   auto trace = TraceDat::open(file.string());
   ASSERT_TRUE(trace.ok()) << trace.error().message;
-  std::FILE* sink = std::tmpfile();
-  ASSERT_NE(sink, nullptr);
-  ASSERT_TRUE(write_report(**trace, ReportOptions{}, sink).ok());
-  std::string mine(static_cast<size_t>(std::ftell(sink)), '\0');
-  std::rewind(sink);
-  ASSERT_EQ(std::fread(mine.data(), 1, mine.size(), sink), mine.size());
-  std::fclose(sink);
+  std::string mine;
+  ASSERT_TRUE(report_text(**trace, ReportOptions{}, mine).ok());
   fs::remove(file);
   ASSERT_EQ(status, 0) << "trace-cmd report failed";
   // The first line that differs, with the one before it.

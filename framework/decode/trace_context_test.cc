@@ -3,7 +3,7 @@
 // lookups follow libtraceevent 1.7.1 (checked with its tep_find_function).
 #include "framework/decode/trace_context.h"
 
-#include "framework/base/files_for_tests.h"
+#include "framework/decode/testdata_for_tests.h"
 #include "framework/decode/trace_dat_writer.h"
 
 #include <cstdio>
@@ -17,8 +17,6 @@
 
 namespace tracebed {
 namespace {
-
-std::string testdata(const std::string& name) { return base::source_file("framework/decode/testdata/formats/" + name); }
 
 TEST(TraceContext, RegistersEventsAndCommonFields) {
   TraceContext ctx;
