@@ -17,6 +17,7 @@
 #include <fstream>
 
 #include "framework/base/process.h"
+#include "framework/base/unix_socket.h"
 #include "framework/vm/bootconfig.h"
 #include "framework/vm/console.h"
 #include "framework/vm/guest_internal.h"
@@ -77,21 +78,9 @@ fs::path accel_cache_file(const std::string& qemu) {
   return cache_dir() / "accel" / accel_cache_key(qemu);
 }
 
+// Non-blocking, as agent::Client reads it.
 Result<int> connect_unix(const fs::path& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Error{fmt::format("socket: {}", std::strerror(errno))};
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.string().size() >= sizeof addr.sun_path) {
-    close(fd);
-    return Error{fmt::format("socket path {} too long", path.string())};
-  }
-  std::strcpy(addr.sun_path, path.c_str());
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
-    int e = errno;
-    close(fd);
-    return Error{fmt::format("connect {}: {}", path.string(), std::strerror(e))};
-  }
+  TRACEBED_ASSIGN_OR_RETURN(int fd, base::connect_unix_socket(path));
   fcntl(fd, F_SETFL, O_NONBLOCK);
   return fd;
 }
@@ -274,12 +263,7 @@ bool Guest::snapshot_wanted(const GuestOptions& options) const {
 // is idle (the agent waits for its next request) and goes on as if nothing
 // happened; a save that fails is a warning, and the guest is still used.
 void Guest::save_snapshot(const GuestOptions& options) {
-  auto t0 = Clock::now();
-  SnapshotFiles files = snapshot_files(snapshot_key_);
-  std::error_code ec;
-  fs::create_directories(files.dir, ec);
-  fs::path partial = files.dir / fmt::format("state.{}.{}.partial", getpid(), fmt::ptr(this));
-  auto attempt = [&]() -> Status {
+  save_with(qemu_version(options.qemu), [this](const fs::path& partial) -> Status {
     TRACEBED_ASSIGN_OR_RETURN(Qmp qmp, Qmp::connect(dir_ / "qmp.sock", 10s));
     // QEMU throttles migration to 32 MiB/s by default (MAX_THROTTLE).
     TRACEBED_TRY(qmp.execute("migrate-set-parameters", {{"max-bandwidth", int64_t{1} << 40}}));
@@ -290,13 +274,26 @@ void Guest::save_snapshot(const GuestOptions& options) {
     else saved = qmp.wait_for_migration(120s);
     // The source resumes whether or not the stream was written.
     TRACEBED_TRY(qmp.execute("cont"));
-    TRACEBED_TRY(saved);
+    return saved;
+  });
+}
+
+// What both launchers do around writing the stream: a partial file renamed
+// into place once complete, its meta.json, pruning, and a warning on failure.
+void Guest::save_with(const std::string& version, const std::function<Status(const fs::path&)>& write_state) {
+  auto t0 = Clock::now();
+  SnapshotFiles files = snapshot_files(snapshot_key_);
+  std::error_code ec;
+  fs::create_directories(files.dir, ec);
+  fs::path partial = files.dir / fmt::format("state.{}.{}.partial", getpid(), fmt::ptr(this));
+  auto attempt = [&]() -> Status {
+    TRACEBED_TRY(write_state(partial));
     fs::rename(partial, files.state, ec);
     if (ec) return Error{fmt::format("rename {}: {}", partial.string(), ec.message())};
     SnapshotMeta meta;
     meta.kernel = kernel_.name;
     meta.release = release_;
-    meta.qemu_version = qemu_version(options.qemu);
+    meta.qemu_version = version;
     meta.ncpus = ncpus_;
     meta.bytes = fs::file_size(files.state, ec);
     meta.boot_seconds = boot_seconds_;
@@ -327,32 +324,45 @@ Result<std::unique_ptr<Guest>> Guest::restore(const GuestOptions& options, const
   g->kernel_ = kernel;
   g->accel_ = accel;
   g->launcher_ = "qemu";
-  g->boot_kind_ = "restore";
-  auto t0 = Clock::now();
   g->dir_ = make_run_dir();
   g->console_path_ = g->dir_ / "console.log";
   g->prepare_qemu(options, image, kernel_cmdline(options));
-  SnapshotFiles files = snapshot_files(g->snapshot_key_);
-  auto meta = find_snapshot(files);
-  if (!meta) return meta.error();  // ~Guest removes the run directory
-  if (std::string v = qemu_version(options.qemu); meta->qemu_version != v) {
-    progress(fmt::format("warning: the {} snapshot was saved by {}, this is {}: booting cold", kernel.name,
-                         meta->qemu_version.empty() ? "an unknown QEMU" : meta->qemu_version, v));
-    discard_snapshot(files);
-    return Error{"snapshot from another QEMU"};
-  }
-  auto attempt = [&]() -> Status {
-    g->argv_.insert(g->argv_.end(), {"-incoming", "defer"});
-    TRACEBED_TRY(g->spawn_qemu(options));
-    TRACEBED_TRY(g->connect_agent_socket());
-    TRACEBED_ASSIGN_OR_RETURN(Qmp qmp, Qmp::connect(g->dir_ / "qmp.sock", 10s));
+  Guest* self = g.get();
+  return restore_with(std::move(g), qemu_version(options.qemu), [self, &options](const SnapshotFiles& files) -> Status {
+    self->argv_.insert(self->argv_.end(), {"-incoming", "defer"});
+    TRACEBED_TRY(self->spawn_qemu(options));
+    TRACEBED_TRY(self->connect_agent_socket());
+    TRACEBED_ASSIGN_OR_RETURN(Qmp qmp, Qmp::connect(self->dir_ / "qmp.sock", 10s));
     TRACEBED_ASSIGN_OR_RETURN(std::string uri, migration_uri_from(files.state));
     TRACEBED_TRY(qmp.execute("migrate-incoming", {{"uri", uri}}));
     TRACEBED_TRY(qmp.wait_for_migration(60s));
     // The saved guest was stopped, so the restored one waits for cont.
     TRACEBED_TRY(qmp.execute("cont"));
-    Guest* self = g.get();
-    g->client_ = std::make_unique<agent::Client>(g->fd_, [self] { return self->watchdog(); });
+    self->client_ = std::make_unique<agent::Client>(self->fd_, [self] { return self->watchdog(); });
+    return {};
+  });
+}
+
+// What both launchers do around loading the stream: find the snapshot of
+// g's key, refuse one saved by another version, then the agent's answer and
+// the refresh; a failure warns, discards the snapshot and lets the caller
+// boot cold. An Error without a warning means there is no snapshot.
+Result<std::unique_ptr<Guest>> Guest::restore_with(std::unique_ptr<Guest> g, const std::string& version,
+                                                   const std::function<Status(const SnapshotFiles&)>& load_state) {
+  auto t0 = Clock::now();
+  g->boot_kind_ = "restore";
+  const std::string& name = g->kernel_.name;
+  SnapshotFiles files = snapshot_files(g->snapshot_key_);
+  auto meta = find_snapshot(files);
+  if (!meta) return meta.error();  // ~Guest removes the run directory
+  if (meta->qemu_version != version) {
+    progress(fmt::format("warning: the {} snapshot was saved by {}, this is {}: booting cold", name,
+                         meta->qemu_version.empty() ? "an unknown QEMU" : meta->qemu_version, version));
+    discard_snapshot(files);
+    return Error{"snapshot from another QEMU"};
+  }
+  auto attempt = [&]() -> Status {
+    TRACEBED_TRY(load_state(files));
     TRACEBED_ASSIGN_OR_RETURN(agent::Hello hello, g->client_->hello(30s));
     g->release_ = hello.release;
     g->ncpus_ = hello.ncpus;
@@ -361,12 +371,13 @@ Result<std::unique_ptr<Guest>> Guest::restore(const GuestOptions& options, const
   if (Status st = attempt(); !st) {
     Error e = g->dead_ ? *g->dead_ : st.error();
     g->kill();
-    progress(fmt::format("warning: restoring the {} guest from its snapshot failed, booting cold: {}", kernel.name,
+    progress(fmt::format("warning: restoring the {} guest from its snapshot failed, booting cold: {}", name,
                          e.message));
     discard_snapshot(files);
     g->keep_dir_ = false;  // the warning says why; the cold boot keeps its own
     return e;
   }
+  // From QEMU's start, which the caller's preparation only just preceded.
   g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
   mark_snapshot_used(files);
   return g;

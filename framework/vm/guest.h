@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,7 @@
 #include "framework/base/result.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/image.h"
+#include "framework/vm/snapshot.h"
 
 namespace tracebed::vm {
 
@@ -136,6 +138,9 @@ class Guest {
   static Result<std::unique_ptr<Guest>> restore_libvirt(const GuestOptions& options, const KernelFiles& kernel,
                                                         const std::filesystem::path& image, const std::string& accel);
   void save_libvirt_snapshot();
+  void save_with(const std::string& version, const std::function<Status(const std::filesystem::path&)>& write_state);
+  static Result<std::unique_ptr<Guest>> restore_with(std::unique_ptr<Guest> g, const std::string& version,
+                                                     const std::function<Status(const SnapshotFiles&)>& load_state);
   Result<std::unique_ptr<agent::Client>> connect_libvirt_agent();
   Status watchdog();
   void read_console();

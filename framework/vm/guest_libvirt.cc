@@ -158,79 +158,26 @@ Result<std::unique_ptr<Guest>> Guest::restore_libvirt(const GuestOptions& option
   g->kernel_ = kernel;
   g->accel_ = accel;
   g->launcher_ = "libvirt";
-  g->boot_kind_ = "restore";
-  auto t0 = Clock::now();
   g->dir_ = make_run_dir();
   g->console_path_ = g->dir_ / "console.log";
   TRACEBED_ASSIGN_OR_RETURN(DomainSpec spec, g->libvirt_spec(options, image, kernel_cmdline(options)));
   if (g->snapshot_key_.empty()) return Error{"no snapshots over this libvirt connection"};
-  SnapshotFiles files = snapshot_files(g->snapshot_key_);
-  auto meta = find_snapshot(files);
-  if (!meta) return meta.error();  // ~Guest removes the run directory
-  if (meta->qemu_version != g->snapshot_version_) {
-    progress(fmt::format("warning: the {} snapshot was saved by {}, this is {}: booting cold", kernel.name,
-                         meta->qemu_version.empty() ? "an unknown QEMU" : meta->qemu_version, g->snapshot_version_));
-    discard_snapshot(files);
-    return Error{"snapshot from another QEMU"};
-  }
-  auto attempt = [&]() -> Status {
+  Guest* self = g.get();
+  std::string version = g->snapshot_version_;
+  return restore_with(std::move(g), version, [self, spec, &options](const SnapshotFiles& files) mutable -> Status {
     spec.incoming = true;
-    std::ofstream(g->console_path_).flush();
-    (void)write_file_atomic(g->dir_ / "domain.xml", domain_xml(spec));
-    TRACEBED_ASSIGN_OR_RETURN(g->domain_, LibvirtDomain::create(libvirt_uri(options.libvirt_uri), spec));
-    TRACEBED_ASSIGN_OR_RETURN(g->client_, g->connect_libvirt_agent());
-    TRACEBED_TRY(g->domain_->load_state(files.state, 60s));
-    TRACEBED_ASSIGN_OR_RETURN(agent::Hello hello, g->client_->hello(30s));
-    g->release_ = hello.release;
-    g->ncpus_ = hello.ncpus;
-    return g->refresh_after_restore();
-  };
-  if (Status st = attempt(); !st) {
-    Error e = g->dead_ ? *g->dead_ : st.error();
-    g->kill();
-    progress(fmt::format("warning: restoring the {} guest from its snapshot failed, booting cold: {}", kernel.name,
-                         e.message));
-    discard_snapshot(files);
-    g->keep_dir_ = false;  // the warning says why; the cold boot keeps its own
-    return e;
-  }
-  g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
-  mark_snapshot_used(files);
-  return g;
+    std::ofstream(self->console_path_).flush();
+    (void)write_file_atomic(self->dir_ / "domain.xml", domain_xml(spec));
+    TRACEBED_ASSIGN_OR_RETURN(self->domain_, LibvirtDomain::create(libvirt_uri(options.libvirt_uri), spec));
+    TRACEBED_ASSIGN_OR_RETURN(self->client_, self->connect_libvirt_agent());
+    return self->domain_->load_state(files.state, 60s);
+  });
 }
 
 // Saves this freshly booted domain as Guest::save_snapshot does a QEMU
 // process: stopped, migrated into the file, continued.
 void Guest::save_libvirt_snapshot() {
-  auto t0 = Clock::now();
-  SnapshotFiles files = snapshot_files(snapshot_key_);
-  std::error_code ec;
-  fs::create_directories(files.dir, ec);
-  fs::path partial = files.dir / fmt::format("state.{}.{}.partial", getpid(), fmt::ptr(this));
-  auto attempt = [&]() -> Status {
-    TRACEBED_TRY(domain_->save_state(partial, 120s));
-    fs::rename(partial, files.state, ec);
-    if (ec) return Error{fmt::format("rename {}: {}", partial.string(), ec.message())};
-    SnapshotMeta meta;
-    meta.kernel = kernel_.name;
-    meta.release = release_;
-    meta.qemu_version = snapshot_version_;
-    meta.ncpus = ncpus_;
-    meta.bytes = fs::file_size(files.state, ec);
-    meta.boot_seconds = boot_seconds_;
-    meta.save_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    TRACEBED_TRY(write_snapshot_meta(files.meta, meta));
-    prune_snapshots(kernel_.name);
-    return {};
-  };
-  Status st = attempt();
-  fs::remove(partial, ec);
-  save_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (!st) {
-    progress(fmt::format("warning: saving a snapshot of the {} guest failed, later guests boot cold: {}",
-                         kernel_.name, st.error().message));
-    discard_snapshot(files);
-  }
+  save_with(snapshot_version_, [this](const fs::path& partial) { return domain_->save_state(partial, 120s); });
 }
 
 }  // namespace tracebed::vm

@@ -9,37 +9,17 @@
 #include <cstring>
 #include <thread>
 
+#include "framework/base/unix_socket.h"
+
 namespace tracebed::vm {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-namespace {
-
-Result<int> connect_once(const std::filesystem::path& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Error{fmt::format("socket: {}", std::strerror(errno))};
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.string().size() >= sizeof addr.sun_path) {
-    close(fd);
-    return Error{fmt::format("QMP socket path {} too long", path.string())};
-  }
-  std::strcpy(addr.sun_path, path.c_str());
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
-    int e = errno;
-    close(fd);
-    return Error{fmt::format("connect {}: {}", path.string(), std::strerror(e))};
-  }
-  return fd;
-}
-
-}  // namespace
-
 Result<Qmp> Qmp::connect(const std::filesystem::path& socket, std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
   Result<int> fd = Error{""};
-  while (!(fd = connect_once(socket))) {
+  while (!(fd = base::connect_unix_socket(socket))) {
     if (Clock::now() > deadline) return Error{fmt::format("QMP: {}", fd.error().message)};
     std::this_thread::sleep_for(5ms);
   }
