@@ -24,6 +24,7 @@
 
 #include <fmt/format.h>
 
+#include "framework/base/cpus.h"
 #include "framework/cli/commands.h"
 #include "framework/matrix/junit.h"
 #include "framework/matrix/report.h"
@@ -90,11 +91,6 @@ std::string time_summary(const std::vector<SuiteOutcome>& outcomes, double wall,
                      wall, jobs, busy, start, boots, restores);
 }
 
-// One guest per CPU: a TCG guest keeps about one core busy.
-size_t default_jobs() {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? static_cast<size_t>(n) : 1;
-}
 
 // The cases of a suite binary the filter selects, in its own order
 // (--gtest_list_tests: "Suite." lines, then indented case names).
@@ -251,7 +247,7 @@ void add_test_command(CLI::App& app) {
   cmd->add_flag("--local", args->local,
                 "run the suites on this machine's own kernel and tracefs (as root; skipped, with the reason, where "
                 "that cannot work)");
-  cmd->add_option("-j,--jobs", args->jobs, "suites (guests) at a time (default: one per CPU)");
+  cmd->add_option("-j,--jobs", args->jobs, "suites (guests) at a time (default: one per CPU we may run on; a TCG guest keeps about one busy)");
   cmd->add_flag("--no-snapshot", args->no_snapshot,
                 "boot every guest cold instead of restoring a saved one (also $TRACEBED_NO_SNAPSHOT=1)");
   cmd->add_flag("--ktap", args->ktap, "print KTAP on stdout (the table goes to stderr)");
@@ -289,7 +285,7 @@ void add_test_command(CLI::App& app) {
     fs::create_directories(tmp);
     TestRunArgs run_args{args->kernel, args->filter, args->launcher, args->libvirt_uri,
                          args->local ? vm::local_tracing_problem() : "", 1};
-    run_args.jobs = std::max<size_t>(1, args->jobs > 0 ? args->jobs : default_jobs());
+    run_args.jobs = std::max<size_t>(1, args->jobs > 0 ? args->jobs : static_cast<size_t>(usable_cpus()));
     // gtest's XML report, read as `tracebed matrix` reads it: unlike its
     // JSON, the XML keeps GTEST_SKIP's reason.
     matrix::KernelRun run;

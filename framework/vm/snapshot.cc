@@ -135,13 +135,26 @@ void mark_snapshot_used(const SnapshotFiles& files) {
   fs::last_write_time(files.meta, fs::file_time_type::clock::now(), ec);
 }
 
-void prune_snapshots(const std::string& kernel, size_t keep) {
-  std::vector<std::pair<fs::file_time_type, SnapshotFiles>> found;
+namespace {
+
+// The complete snapshots of a kernel in the cache, with their meta.
+std::vector<std::pair<SnapshotFiles, SnapshotMeta>> saved_of(const std::string& kernel) {
+  std::vector<std::pair<SnapshotFiles, SnapshotMeta>> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(cache_dir() / "snapshots", ec)) {
-    SnapshotFiles files{entry.path(), entry.path() / "state", entry.path() / "meta.json"};
+    SnapshotFiles files = snapshot_files(entry.path().filename().string());
     auto meta = find_snapshot(files);
-    if (!meta || meta->kernel != kernel) continue;
+    if (meta && meta->kernel == kernel) out.emplace_back(files, *meta);
+  }
+  return out;
+}
+
+}  // namespace
+
+void prune_snapshots(const std::string& kernel, size_t keep) {
+  std::vector<std::pair<fs::file_time_type, SnapshotFiles>> found;
+  for (auto& [files, meta] : saved_of(kernel)) {
+    std::error_code ec;
     auto used = fs::last_write_time(files.meta, ec);
     if (!ec) found.emplace_back(used, files);
   }
@@ -152,12 +165,7 @@ void prune_snapshots(const std::string& kernel, size_t keep) {
 
 std::vector<SnapshotMeta> snapshots_of(const std::string& kernel) {
   std::vector<SnapshotMeta> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(cache_dir() / "snapshots", ec)) {
-    SnapshotFiles files{entry.path(), entry.path() / "state", entry.path() / "meta.json"};
-    auto meta = find_snapshot(files);
-    if (meta && meta->kernel == kernel) out.push_back(*meta);
-  }
+  for (auto& [files, meta] : saved_of(kernel)) out.push_back(meta);
   return out;
 }
 
