@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "framework/base/cpus.h"
 #include "framework/base/files.h"
 #include "framework/base/text.h"
 #include "framework/cli/commands.h"
@@ -42,9 +43,8 @@ std::string identity_of(const vm::KernelSpec& spec) {
 }
 
 int default_jobs() {
-  // TCG runs a guest's single vCPU on about one host core.
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 1 ? static_cast<int>(n) : 1;
+  // A TCG guest keeps about one host core busy.
+  return std::max(1, usable_cpus());
 }
 
 }  // namespace
@@ -61,7 +61,7 @@ void add_matrix_command(CLI::App& app) {
   cmd->add_option("--kernels", args->kernels, "comma-separated catalogue names or bzImage paths, or all")
       ->capture_default_str();
   cmd->add_option("--filter", args->filter, "GoogleTest filter (e.g. 'Basics*:Smoke*')");
-  cmd->add_option("-j,--jobs", args->jobs, "kernels run in parallel (one guest each)")->capture_default_str();
+  cmd->add_option("-j,--jobs", args->jobs, "suite binaries (guests) at a time, over all kernels")->capture_default_str();
   cmd->add_option("--out", args->out, "output directory")->capture_default_str();
   cmd->add_option("--compare", args->compare, "compare OLD_DIR's results with --out's instead of running");
   cmd->add_option("--timeout", args->timeout_seconds, "seconds after which a suite binary (and its guest) is killed")

@@ -8,28 +8,23 @@
 // (the agent runs here; tracefs through its local files), skipping every
 // suite with the reason when this machine cannot (not root, no tracefs).
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
-#include <mutex>
-#include <thread>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "framework/base/cpus.h"
+#include "framework/base/files.h"
 #include "framework/cli/commands.h"
 #include "framework/matrix/junit.h"
 #include "framework/matrix/report.h"
 #include "framework/matrix/runner.h"
-#include "framework/matrix/schedule.h"
+#include "framework/matrix/suite_pool.h"
 #include "framework/matrix/suite_list.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/local_tracing.h"
@@ -40,30 +35,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One suite binary's run (or one shard of it): its results, and its output
-// when held back (parallel runs print each one's output in one piece).
-struct SuiteOutcome {
-  std::vector<matrix::TestResult> tests;
-  std::string output, release, accelerator;
-  double wall_seconds = 0;
-
-  double start_seconds() const {
-    double s = 0;
-    for (const auto& t : tests) s += t.guest_start.seconds;
-    return s;
+std::string summary_of(const matrix::SuiteOutcome& o) {
+  int n[3] = {};
+  std::string starts;
+  for (const auto& t : o.tests) {
+    ++n[static_cast<int>(t.state)];
+    if (!t.guest_start.kind.empty())
+      starts += fmt::format("{}{} {:.2f} s", starts.empty() ? "" : ", ", t.guest_start.kind, t.guest_start.seconds);
   }
-  std::string summary() const {
-    int n[3] = {};
-    std::string starts;
-    for (const auto& t : tests) {
-      ++n[static_cast<int>(t.state)];
-      if (!t.guest_start.kind.empty())
-        starts += fmt::format("{}{} {:.2f} s", starts.empty() ? "" : ", ", t.guest_start.kind, t.guest_start.seconds);
-    }
-    return fmt::format("{} passed, {} skipped, {} failed in {:.1f} s ({}tests {:.1f} s)", n[0], n[1], n[2],
-                       wall_seconds, starts.empty() ? "" : starts + "; ", wall_seconds - start_seconds());
-  }
-};
+  return fmt::format("{} passed, {} skipped, {} failed in {:.1f} s ({}tests {:.1f} s)", n[0], n[1], n[2],
+                     o.wall_seconds, starts.empty() ? "" : starts + "; ", o.wall_seconds - o.start_seconds());
+}
 
 matrix::TestResult suite_row(const std::string& suite, matrix::State state, std::string message) {
   matrix::TestResult t;
@@ -75,7 +57,7 @@ matrix::TestResult suite_row(const std::string& suite, matrix::State state, std:
 }
 
 // Where the time went: guest starts (cold boots and snapshot restores) against tests.
-std::string time_summary(const std::vector<SuiteOutcome>& outcomes, double wall, size_t jobs) {
+std::string time_summary(const std::vector<matrix::SuiteOutcome>& outcomes, double wall, size_t jobs) {
   double start = 0, busy = 0;
   int boots = 0, restores = 0;
   for (const auto& o : outcomes) {
@@ -91,134 +73,41 @@ std::string time_summary(const std::vector<SuiteOutcome>& outcomes, double wall,
                      wall, jobs, busy, start, boots, restores);
 }
 
-
-// The cases of a suite binary the filter selects, in its own order
-// (--gtest_list_tests: "Suite." lines, then indented case names).
-std::vector<std::string> listed_cases(const fs::path& suite, const std::string& filter) {
-  std::vector<std::string> argv = {suite.string(), "--gtest_list_tests"};
-  if (!filter.empty()) argv.push_back("--gtest_filter=" + filter);
-  auto r = vm::run_process(argv, std::chrono::seconds(60));
-  std::vector<std::string> out;
-  if (!r || r->status != 0) return out;
-  std::istringstream in(r->output);
-  std::string group;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line.starts_with("tracebed:")) continue;
-    std::string name = line.substr(0, line.find("  #"));  // parameterised cases carry a comment
-    while (!name.empty() && name.back() == ' ') name.pop_back();
-    if (name.empty()) continue;
-    if (name[0] != ' ') group = name;
-    else out.push_back(group + name.substr(name.find_first_not_of(' ')));
-  }
-  return out;
-}
-
-// Puts a sharded suite's cases back in the order the binary lists them.
-void in_listed_order(std::vector<matrix::TestResult>& tests, const std::vector<std::string>& listed) {
-  std::map<std::string, size_t> rank;
-  for (size_t i = 0; i < listed.size(); ++i) rank.emplace(listed[i], i);
-  std::stable_sort(tests.begin(), tests.end(), [&](const auto& a, const auto& b) {
-    auto ra = rank.find(a.full_name()), rb = rank.find(b.full_name());
-    return (ra == rank.end() ? listed.size() : ra->second) < (rb == rank.end() ? listed.size() : rb->second);
-  });
-}
-
 struct TestRunArgs {
   std::string kernel, filter, launcher, libvirt_uri, local_problem;
   size_t jobs = 1;
 };
 
-// Runs the suites (sharded and ordered by matrix::schedule_suites), returns
-// one outcome per suite in the order given, shards merged.
-std::vector<SuiteOutcome> run_suites(const std::vector<fs::path>& suites, const TestRunArgs& a, const fs::path& tmp) {
-  const auto timeout = std::chrono::seconds(std::chrono::hours(2));
-  fs::path timings_file = vm::cache_dir() / "timings" / (matrix::file_name_for(a.kernel) + ".json");
-  auto timings = matrix::read_suite_timings(timings_file);
-  std::vector<std::vector<std::string>> cases(suites.size());
-  std::vector<matrix::SuiteToSchedule> plan_in;
-  for (size_t i = 0; i < suites.size(); ++i) {
-    std::string name = suites[i].filename().string();
-    if (a.local_problem.empty() && fs::exists(suites[i])) cases[i] = listed_cases(suites[i], a.filter);
-    auto t = timings.find(name);
-    plan_in.push_back({name, cases[i].size(), t == timings.end() ? -1 : t->second});
+// Runs the suites from matrix's pool of guests; one outcome per suite, in
+// the order given. Each run's output is printed in one piece as it ends
+// (as it comes with -j 1).
+std::vector<matrix::SuiteOutcome> run_suites(const std::vector<fs::path>& suites, const TestRunArgs& a,
+                                             const fs::path& tmp) {
+  if (!a.local_problem.empty()) {
+    std::vector<matrix::SuiteOutcome> out(suites.size());
+    for (size_t i = 0; i < suites.size(); ++i)
+      out[i].tests.push_back(suite_row(suites[i].filename().string(), matrix::State::skip, a.local_problem));
+    return out;
   }
-  const auto plan = matrix::schedule_suites(plan_in, a.jobs);
-  std::vector<SuiteOutcome> shards(plan.size());
-
-  auto run_one = [&](size_t p, vm::Output output) {
-    const auto& unit = plan[p];
-    const fs::path& suite = suites[unit.suite];
-    const std::string name = suite.filename().string();
-    SuiteOutcome& o = shards[p];
-    if (!a.local_problem.empty()) return o.tests.push_back(suite_row(name, matrix::State::skip, a.local_problem));
-    if (!fs::exists(suite))
-      return o.tests.push_back(suite_row(name, matrix::State::fail, "suite binary not built: " + suite.string()));
-    fs::path report = tmp / fmt::format("{}.{}.xml", name, unit.shard);
-    std::vector<std::string> argv;
-    // gtest takes its shard only from the environment.
-    if (unit.shards > 1)
-      argv = {"env", fmt::format("GTEST_TOTAL_SHARDS={}", unit.shards), fmt::format("GTEST_SHARD_INDEX={}", unit.shard)};
-    argv.insert(argv.end(), {suite.string(), "--tracebed_kernel=" + a.kernel, "--gtest_output=xml:" + report.string(),
-                             "--gtest_brief=1"});
-    if (!a.filter.empty()) argv.push_back("--gtest_filter=" + a.filter);
-    for (const auto& f : launcher_args(a.launcher, a.libvirt_uri)) argv.push_back(f);
-    auto started = std::chrono::steady_clock::now();
-    auto r = vm::run_process(argv, timeout, output);
-    o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!r) return o.tests.push_back(suite_row(name, matrix::State::fail, r.error().message));
-    o.output = std::move(r->output);
-    o.tests = matrix::suite_results(name, report, r->status, false, timeout, {}, &o.release, &o.accelerator);
-  };
-  std::mutex print_mutex;
-  size_t finished = 0;
-  auto report_one = [&](size_t p) {
-    std::lock_guard lock(print_mutex);
-    const SuiteOutcome& o = shards[p];
-    if (!o.output.empty()) fmt::print(stderr, "{}", o.output);
-    const auto& unit = plan[p];
-    fmt::print(stderr, "tracebed: [{}/{}] {}{} on {}: {}\n", ++finished, plan.size(),
-               suites[unit.suite].filename().string(),
-               unit.shards > 1 ? fmt::format(" (shard {}/{})", unit.shard + 1, unit.shards) : "", a.kernel,
-               o.summary());
-  };
-  if (a.jobs == 1) {
-    for (size_t p = 0; p < plan.size(); ++p) {
-      fmt::print(stderr, "tracebed: running {} on {}\n", suites[plan[p].suite].filename().string(), a.kernel);
-      run_one(p, vm::Output::to_stderr);
-      report_one(p);
+  matrix::PoolOptions o;
+  o.kernels = {{a.kernel, launcher_args(a.launcher, a.libvirt_uri)}};
+  o.suites = suites;
+  o.filter = a.filter;
+  o.jobs = a.jobs;
+  o.timeout = std::chrono::hours(2);
+  o.work_dir = tmp;
+  o.stream_when_serial = true;
+  if (a.jobs > 1) fmt::print(stderr, "tracebed: {} suites on {}, {} at a time\n", suites.size(), a.kernel, a.jobs);
+  o.on_run_done = [&](const matrix::PoolRun& r, size_t finished, size_t total) {
+    if (a.jobs > 1) {
+      auto log = base::read_file(r.log);
+      if (log) fmt::print(stderr, "{}", *log);
     }
-  } else {
-    fmt::print(stderr, "tracebed: {} suites on {} as {} runs, {} at a time\n", suites.size(), a.kernel, plan.size(),
-               a.jobs);
-    std::atomic<size_t> next{0};
-    std::vector<std::thread> workers;
-    for (size_t w = 0; w < a.jobs; ++w)
-      workers.emplace_back([&] {
-        for (size_t p; (p = next++) < plan.size();) {
-          run_one(p, vm::Output::capture);
-          report_one(p);
-        }
-      });
-    for (auto& w : workers) w.join();
-  }
-
-  // Back to one outcome per suite, in the suites' order; remember the times.
-  std::vector<SuiteOutcome> out(suites.size());
-  for (size_t p = 0; p < plan.size(); ++p) {
-    SuiteOutcome& o = out[plan[p].suite];
-    SuiteOutcome& shard = shards[p];
-    o.tests.insert(o.tests.end(), shard.tests.begin(), shard.tests.end());
-    o.wall_seconds += shard.wall_seconds;
-    if (o.release.empty()) o.release = shard.release;
-    if (o.accelerator.empty()) o.accelerator = shard.accelerator;
-  }
-  for (size_t i = 0; i < suites.size(); ++i) {
-    in_listed_order(out[i].tests, cases[i]);
-    // Timed with the whole suite selected: a filtered run says little.
-    if (a.filter.empty() && a.local_problem.empty()) timings[suites[i].filename().string()] = out[i].wall_seconds;
-  }
-  if (a.filter.empty() && a.local_problem.empty()) (void)matrix::write_suite_timings(timings_file, timings);
-  return out;
+    fmt::print(stderr, "tracebed: [{}/{}] {}{} on {}: {}\n", finished, total, suites[r.suite].filename().string(),
+               r.shards > 1 ? fmt::format(" (shard {}/{})", r.shard + 1, r.shards) : "", a.kernel,
+               summary_of(r.outcome));
+  };
+  return matrix::run_suite_pool(o).front();
 }
 
 }  // namespace

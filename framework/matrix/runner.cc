@@ -1,10 +1,8 @@
 #include "framework/matrix/runner.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -12,6 +10,7 @@
 #include "framework/base/process.h"
 #include "framework/matrix/junit.h"
 #include "framework/matrix/report.h"
+#include "framework/matrix/suite_pool.h"
 #include "framework/matrix/summary.h"
 #include "framework/vm/process.h"
 
@@ -19,7 +18,6 @@ namespace tracebed::matrix {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 std::mutex g_print;
 
@@ -28,90 +26,9 @@ void say(std::string_view message) {
   vm::progress(message);
 }
 
-// A suite killed with its guest leaves the guest's run directory behind
-// (framework/vm/guest.cc make_run_dir: <cache>/run/<pid>-<n>, removed only
-// by a clean stop). Keeps the last guest's console beside the suite's log as
-// `<suite>.console.log` and removes the leftovers; returns the copy's path.
-fs::path keep_console(pid_t pid, const fs::path& dest) {
-  std::error_code ec;
-  fs::path run = vm::cache_dir() / "run";
-  std::string prefix = fmt::format("{}-", pid);
-  fs::path last;
-  long last_n = -1;
-  std::vector<fs::path> leftovers;
-  for (const auto& e : fs::directory_iterator(run, ec)) {
-    std::string name = e.path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    leftovers.push_back(e.path());
-    long n = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (n > last_n && fs::exists(e.path() / "console.log", ec)) {
-      last_n = n;
-      last = e.path() / "console.log";
-    }
-  }
-  fs::path kept;
-  if (!last.empty() && fs::copy_file(last, dest, fs::copy_options::overwrite_existing, ec)) kept = dest;
-  for (const auto& d : leftovers) fs::remove_all(d, ec);
-  return kept;
-}
-
-// Runs argv with stdout and stderr in `log` (so that a hang still leaves
-// everything printed so far), killing its process group after `timeout`.
-// The suites' guests die with them (PR_SET_PDEATHSIG in framework/vm).
-Result<base::ProcessResult> run_logged(const std::vector<std::string>& argv, const fs::path& log,
-                                       std::chrono::seconds timeout) {
-  base::ProcessOptions o;
-  o.output = base::Output::to_file;
-  o.log = log;
-  o.timeout = timeout;
-  return base::run_process(argv, o);
-}
-
 std::string read_or_empty(const fs::path& p) {
   auto t = base::read_file(p);
   return t ? std::move(t).value() : std::string();
-}
-
-KernelRun run_kernel(const RunOptions& o, const KernelJob& job, const std::string& stamp) {
-  KernelRun run;
-  run.kernel = job.kernel;
-  run.expected_release = job.expected_release;
-  run.stamp = stamp;
-  fs::path dir = o.out / "logs" / file_name_for(job.kernel);
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir, ec);
-  auto start = Clock::now();
-  size_t i = 0;
-  for (const auto& suite : o.suites) {
-    ++i;
-    std::string base = suite.filename().string();
-    if (!fs::exists(suite)) {
-      run.tests.push_back({base, "(suite)", State::fail, "suite binary not built: " + suite.string(), "", "", 0, {}});
-      continue;
-    }
-    fs::path junit = dir / (base + ".xml");
-    fs::path log = dir / (base + ".log");
-    std::vector<std::string> argv = {suite.string(), "--tracebed_kernel=" + job.kernel,
-                                     "--gtest_output=xml:" + junit.string(), "--gtest_brief=1"};
-    if (!o.accel.empty()) argv.push_back("--tracebed_accel=" + o.accel);
-    argv.insert(argv.end(), o.suite_args.begin(), o.suite_args.end());
-    argv.insert(argv.end(), job.suite_args.begin(), job.suite_args.end());
-    if (!o.filter.empty()) argv.push_back("--gtest_filter=" + o.filter);
-    say(fmt::format("{}: {} ({}/{})", job.kernel, base, i, o.suites.size()));
-    auto r = run_logged(argv, log, o.suite_timeout);
-    if (!r) {
-      run.tests.push_back({base, "(suite)", State::fail, r.error().message, "", "", 0, {}});
-      continue;
-    }
-    fs::path console;
-    if (r->timed_out || r->status != 0) console = keep_console(r->pid, dir / (base + ".console.log"));
-    auto got = suite_results(base, junit, r->status, r->timed_out, o.suite_timeout, log, &run.release,
-                             &run.accelerator, console);
-    run.tests.insert(run.tests.end(), got.begin(), got.end());
-  }
-  run.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return run;
 }
 
 }  // namespace
@@ -249,25 +166,47 @@ Result<Matrix> run_matrix(const RunOptions& o) {
     m.kernels[i].stamp = stamp;
     todo.push_back(i);
   }
-  std::atomic<size_t> next{0};
-  std::vector<std::string> errors(o.kernels.size());
-  auto worker = [&] {
-    for (size_t n; (n = next++) < todo.size();) {
-      size_t i = todo[n];
-      const auto& job = o.kernels[i];
-      say(fmt::format("{}: starting", job.kernel));
-      KernelRun run = run_kernel(o, job, m.kernels[i].stamp);
-      say(fmt::format("{}: done in {:.1f} s: {} passed, {} skipped, {} failed", job.kernel, run.wall_seconds,
-                      run.count(State::pass), run.count(State::skip), run.count(State::fail)));
-      fs::path record = o.out / "runs" / (file_name_for(job.kernel) + ".json");
-      if (Status st = vm::write_file_atomic(record, write_kernel_run(run)); !st) errors[i] = st.error().message;
-      m.kernels[i] = std::move(run);
-    }
+  // One pool for all kernels: their suites share the machine's guests.
+  PoolOptions pool;
+  for (size_t i : todo) {
+    pool.kernels.push_back({o.kernels[i].kernel, o.kernels[i].suite_args});
+    fs::remove_all(o.out / "logs" / file_name_for(o.kernels[i].kernel), ec);
+  }
+  pool.suites = o.suites;
+  pool.filter = o.filter;
+  pool.suite_args = o.suite_args;
+  if (!o.accel.empty()) pool.suite_args.push_back("--tracebed_accel=" + o.accel);
+  pool.jobs = static_cast<size_t>(std::max(1, o.jobs));
+  pool.timeout = o.suite_timeout;
+  pool.work_dir = o.out / "logs";
+  pool.on_run_done = [&](const PoolRun& r, size_t finished, size_t total) {
+    int n[3] = {};
+    for (const auto& t : r.outcome.tests) ++n[static_cast<int>(t.state)];
+    say(fmt::format("[{}/{}] {}: {}{}: {} passed, {} skipped, {} failed in {:.1f} s", finished, total,
+                    pool.kernels[r.kernel].name, o.suites[r.suite].filename().string(),
+                    r.shards > 1 ? fmt::format(" (shard {}/{})", r.shard + 1, r.shards) : "", n[0], n[1], n[2],
+                    r.outcome.wall_seconds));
   };
-  int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size())));
-  std::vector<std::thread> threads;
-  for (int j = 0; j < jobs && !todo.empty(); ++j) threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
+  std::vector<std::string> errors(o.kernels.size());
+  pool.on_kernel_done = [&](size_t k, const std::vector<SuiteOutcome>& outcomes, double wall) {
+    size_t i = todo[k];
+    KernelRun& run = m.kernels[i];
+    run.expected_release = o.kernels[i].expected_release;
+    for (const auto& s : outcomes) {
+      if (run.release.empty()) run.release = s.release;
+      if (run.accelerator.empty()) run.accelerator = s.accelerator;
+      run.tests.insert(run.tests.end(), s.tests.begin(), s.tests.end());
+    }
+    run.wall_seconds = wall;
+    say(fmt::format("{}: done in {:.1f} s: {} passed, {} skipped, {} failed", run.kernel, run.wall_seconds,
+                    run.count(State::pass), run.count(State::skip), run.count(State::fail)));
+    fs::path record = o.out / "runs" / (file_name_for(run.kernel) + ".json");
+    if (Status st = vm::write_file_atomic(record, write_kernel_run(run)); !st) errors[i] = st.error().message;
+  };
+  if (!todo.empty()) {
+    say(fmt::format("{} suites on {} kernels, {} guests at a time", o.suites.size(), todo.size(), pool.jobs));
+    (void)run_suite_pool(pool);
+  }
   for (const auto& e : errors)
     if (!e.empty()) return Error{e};
   return m;

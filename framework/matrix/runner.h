@@ -1,8 +1,9 @@
-// Runs every guest suite binary on each kernel, several kernels at a time,
-// as `tracebed test` does for one: a suite binary per guest, its kernel given
-// by --tracebed_kernel (framework/testing). Each suite writes gtest's own
-// JUnit XML (which, unlike its JSON, keeps GTEST_SKIP reasons) and its
-// output, guest console faults included, to a log in the output directory.
+// Runs every guest suite binary on each kernel, all kernels' suites from one
+// pool of guests (suite_pool.h), as `tracebed test` does for one: a suite
+// binary per guest, its kernel given by --tracebed_kernel (framework/testing).
+// Each suite writes gtest's own JUnit XML (which, unlike its JSON, keeps
+// GTEST_SKIP reasons) and its output, guest console faults included, to a
+// log in the output directory (logs/<kernel>/).
 // A suite that dies or hangs without a report becomes a failed "(suite)" row
 // carrying the tail of its log; the run goes on with the next suite.
 #pragma once
@@ -33,7 +34,7 @@ struct RunOptions {
   std::string filter;          // gtest filter, empty for all
   std::string accel;           // passed as --tracebed_accel when not empty
   std::vector<std::string> suite_args;  // more flags for every suite binary (e.g. --tracebed_launcher=libvirt)
-  int jobs = 1;                // kernels in parallel
+  int jobs = 1;                // suite binaries (guests) at a time, over all kernels
   std::filesystem::path out;
   std::chrono::seconds suite_timeout{std::chrono::hours(1)};
   bool force = false;          // rerun kernels whose results are current

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -85,7 +86,10 @@ TEST(RunMatrix, PerKernelFlagsGoToThatKernelsSuites) {
   fs::path dir = fs::temp_directory_path() / fmt::format("tracebed-matrix-run-{}", getpid());
   fs::create_directories(dir);
   fs::path suite = dir / "tracebed_suite_fake";
-  ASSERT_TRUE(vm::write_file_atomic(suite, "#!/bin/sh\necho \"$@\" >> " + (dir / "argv.txt").string() + "\n").ok());
+  ASSERT_TRUE(vm::write_file_atomic(suite, "#!/bin/sh\necho \"$@\" >> " + (dir / "argv.txt").string() +
+                                               "\n[ \"$1\" = --gtest_list_tests ] && printf 'Fake.\\n  One\\n'\n")
+                  .ok());
+  setenv("TRACEBED_CACHE", (dir / "cache").c_str(), 1);  // the suites' timings
   fs::permissions(suite, fs::perms::owner_all);
   RunOptions o;
   o.kernels = {{"k1", "id1", "", {"--tracebed_libvirt_uri=qemu+ssh://a/system"}},
@@ -104,6 +108,7 @@ TEST(RunMatrix, PerKernelFlagsGoToThatKernelsSuites) {
   EXPECT_THAT(by_kernel["--tracebed_kernel=k2"],
               HasSubstr("--tracebed_launcher=libvirt --tracebed_libvirt_uri=qemu+ssh://b/system"));
   EXPECT_THAT(by_kernel["--tracebed_kernel=k1"], testing::Not(HasSubstr("b/system")));
+  unsetenv("TRACEBED_CACHE");
   fs::remove_all(dir);
 }
 
