@@ -66,7 +66,8 @@ void add_matrix_command(CLI::App& app) {
   cmd->add_option("--compare", args->compare, "compare OLD_DIR's results with --out's instead of running");
   cmd->add_option("--timeout", args->timeout_seconds, "seconds after which a suite binary (and its guest) is killed")
       ->capture_default_str();
-  cmd->add_option("--accel", args->accel, "accelerator for the guests (kvm, tcg); default: the suites' choice");
+  cmd->add_option("--accel", args->accel, "accelerator for the guests (kvm, tcg); default: the suites' choice")
+      ->check(CLI::IsMember({"kvm", "tcg"}));
   cmd->add_option("--launcher", args->launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
       ->check(CLI::IsMember({"qemu", "libvirt"}));
   cmd->add_option("--libvirt-uri", args->libvirt_uri,

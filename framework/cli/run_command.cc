@@ -29,7 +29,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--timeout", args->timeout, "seconds the command may run")->capture_default_str();
   cmd->add_option("--cpus", args->cpus, "guest CPUs")->capture_default_str();
   cmd->add_option("--memory", args->memory, "guest memory in MiB")->capture_default_str();
-  cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe)");
+  cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe)")
+      ->check(CLI::IsMember({"kvm", "tcg"}));
   cmd->add_option("--launcher", args->launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
       ->check(CLI::IsMember({"qemu", "libvirt"}));
   cmd->add_option("--libvirt-uri", args->libvirt_uri,

@@ -17,7 +17,8 @@ void add_shell_command(CLI::App& app) {
   cmd->add_option("-k,--kernel", args->kernel, "catalogue name or bzImage path (default: debian-6.12)");
   cmd->add_option("--cpus", args->cpus, "guest CPUs")->capture_default_str();
   cmd->add_option("--memory", args->memory, "guest memory in MiB")->capture_default_str();
-  cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe)");
+  cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe)")
+      ->check(CLI::IsMember({"kvm", "tcg"}));
   cmd->add_option("--tool", args->tools, "host executable to copy in with its libraries (repeatable)");
   cmd->final_callback([args] {
     vm::GuestOptions options;

@@ -101,7 +101,8 @@ void add_sqlhist_command(CLI::App& app) {
   cmd->add_option("-k,--kernel", args->kernel, "resolve events in this guest kernel (catalogue name or bzImage)");
   cmd->add_flag("-e,--execute", args->execute, "create them in the guest and print what the kernel shows back");
   cmd->add_flag("--dynamic-events", args->dynamic, "define the event with \"s:\" in dynamic_events");
-  cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe)");
+  cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe)")
+      ->check(CLI::IsMember({"kvm", "tcg"}));
   cmd->add_option("sql", args->sql, "SQL statements, in order");
   cmd->final_callback([args] {
     if (!args->file.empty()) args->sql.insert(args->sql.begin(), read_sql_file(args->file));

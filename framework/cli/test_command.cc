@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -74,8 +73,9 @@ std::string time_summary(const std::vector<matrix::SuiteOutcome>& outcomes, doub
 }
 
 struct TestRunArgs {
-  std::string kernel, filter, launcher, libvirt_uri, local_problem;
+  std::string kernel, filter, launcher, libvirt_uri, accel, local_problem;
   size_t jobs = 1;
+  std::chrono::seconds timeout{std::chrono::hours(2)};
 };
 
 // Runs the suites from matrix's pool of guests; one outcome per suite, in
@@ -91,10 +91,11 @@ std::vector<matrix::SuiteOutcome> run_suites(const std::vector<fs::path>& suites
   }
   matrix::PoolOptions o;
   o.kernels = {{a.kernel, launcher_args(a.launcher, a.libvirt_uri)}};
+  if (!a.accel.empty()) o.kernels[0].args.push_back("--tracebed_accel=" + a.accel);
   o.suites = suites;
   o.filter = a.filter;
   o.jobs = a.jobs;
-  o.timeout = std::chrono::hours(2);
+  o.timeout = a.timeout;
   o.work_dir = tmp;
   o.stream_when_serial = true;
   if (a.jobs > 1) fmt::print(stderr, "tracebed: {} suites on {}, {} at a time\n", suites.size(), a.kernel, a.jobs);
@@ -110,6 +111,35 @@ std::vector<matrix::SuiteOutcome> run_suites(const std::vector<fs::path>& suites
   return matrix::run_suite_pool(o).front();
 }
 
+// `--list`: each suite binary with the cases the filter selects.
+void print_list(const std::vector<fs::path>& suites, const std::string& filter) {
+  size_t total = 0;
+  for (const auto& suite : suites) {
+    auto cases = matrix::listed_cases(suite, filter);
+    if (!cases) {
+      fmt::print("{} ({}): cannot list its tests\n", matrix::short_suite_name(suite), suite.filename().string());
+      continue;
+    }
+    if (cases->empty()) continue;
+    fmt::print("{} ({}): {} tests\n", matrix::short_suite_name(suite), suite.filename().string(), cases->size());
+    for (const auto& c : *cases) fmt::print("  {}\n", c);
+    total += cases->size();
+  }
+  fmt::print("{} tests{}\n", total, filter.empty() ? "" : fmt::format(" match --filter '{}'", filter));
+}
+
+// The GoogleTest suites a binary holds ("Hist." lines of its list).
+std::vector<std::string> gtest_groups(const fs::path& suite) {
+  std::vector<std::string> out;
+  auto cases = matrix::listed_cases(suite, "");
+  if (!cases) return out;
+  for (const auto& c : *cases) {
+    std::string group = c.substr(0, c.find('.'));
+    if (std::find(out.begin(), out.end(), group) == out.end()) out.push_back(group);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> launcher_args(const std::string& launcher, const std::string& libvirt_uri) {
@@ -122,17 +152,26 @@ std::vector<std::string> launcher_args(const std::string& launcher, const std::s
 void add_test_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("test", "run the guest suites on one kernel; table + JUnit XML");
   struct Args {
-    std::string kernel, junit, filter, launcher, libvirt_uri;
+    std::string kernel, junit, filter, launcher, libvirt_uri, accel;
     std::vector<std::string> suites;
-    bool local = false, ktap = false, no_snapshot = false;
-    unsigned jobs = 0;
+    bool local = false, ktap = false, no_snapshot = false, list = false;
+    unsigned jobs = 0, timeout_seconds = 7200;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("-k,--kernel", args->kernel, "catalogue name or bzImage path (default: debian-6.12)");
   cmd->add_option("--junit", args->junit, "write JUnit XML here");
   cmd->add_option("--filter", args->filter, "GoogleTest filter (e.g. Smoke.*)");
-  cmd->add_option("--suites", args->suites, "only these suites (e.g. smoke,basics: tracebed_suite_<name>)")
+  cmd->add_option("--suites", args->suites,
+                  "only these suites: binary names (hist or tracebed_suite_hist) or the test suites --filter names "
+                  "(Hist, TraceCmd); see --list")
       ->delimiter(',');
+  cmd->add_flag("--list", args->list, "list the suites and their tests (with --suites and --filter: those chosen)");
+  cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe KVM, else TCG)")
+      ->check(CLI::IsMember({"kvm", "tcg"}));
+  cmd->add_option("--timeout", args->timeout_seconds,
+                  "seconds after which a suite binary (and its guest) is killed and reported")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--local", args->local,
                 "run the suites on this machine's own kernel and tracefs (as root; skipped, with the reason, where "
                 "that cannot work)");
@@ -159,26 +198,27 @@ void add_test_command(CLI::App& app) {
     auto suites = matrix::built_suites();
     if (suites.empty()) fail("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
     if (!args->suites.empty()) {
-      std::vector<fs::path> chosen;
-      for (const auto& want : args->suites) {
-        auto it = std::find_if(suites.begin(), suites.end(), [&](const fs::path& p) {
-          return p.filename() == want || p.filename() == "tracebed_suite_" + want;
-        });
-        if (it == suites.end()) fail(fmt::format("--suites: no suite named {}", want));
-        chosen.push_back(*it);
-      }
-      suites = std::move(chosen);
+      auto chosen = matrix::choose_suites(suites, args->suites, gtest_groups);
+      if (!chosen) fail(chosen.error().message);
+      suites = std::move(chosen).value();
+    }
+    if (args->list) {
+      print_list(suites, args->filter);
+      std::fflush(stdout);
+      std::exit(0);
     }
     if (args->no_snapshot) setenv("TRACEBED_NO_SNAPSHOT", "1", 1);
     fs::path tmp = vm::cache_dir() / "run" / fmt::format("test-{}", getpid());
     fs::create_directories(tmp);
-    TestRunArgs run_args{args->kernel, args->filter, args->launcher, args->libvirt_uri,
-                         args->local ? vm::local_tracing_problem() : "", 1};
+    TestRunArgs run_args{args->kernel, args->filter, args->launcher, args->libvirt_uri, args->accel,
+                         args->local ? vm::local_tracing_problem() : ""};
+    run_args.timeout = std::chrono::seconds(args->timeout_seconds);
     run_args.jobs = std::max<size_t>(1, args->jobs > 0 ? args->jobs : static_cast<size_t>(usable_cpus()));
     // gtest's XML report, read as `tracebed matrix` reads it: unlike its
     // JSON, the XML keeps GTEST_SKIP's reason.
     matrix::KernelRun run;
     run.kernel = args->kernel;
+    run.stamp_start();
     const auto t0 = std::chrono::steady_clock::now();
     auto outcomes = run_suites(suites, run_args, tmp);
     for (auto& o : outcomes) {
@@ -214,13 +254,21 @@ void add_test_command(CLI::App& app) {
       fmt::print(table, "\nFAIL {}\n{}{}\n", t.full_name(), t.location.empty() ? "" : t.location + "\n", t.message);
       if (!t.console.empty()) fmt::print(table, "{}\n", t.console);
     }
+    if (run.tests.empty() && !args->filter.empty())
+      fmt::print(table, "\nno test of the chosen suites matches --filter '{}' (tracebed test --list shows them)\n",
+                 args->filter);
+    bool junit_failed = false;
     if (!args->junit.empty()) {
-      std::ofstream(args->junit) << matrix::write_junit(run);
-      fmt::print(table, "JUnit XML: {}\n", args->junit);
+      if (Status st = vm::write_file_atomic(args->junit, matrix::write_junit(run)); st) {
+        fmt::print(table, "JUnit XML: {}\n", args->junit);
+      } else {
+        fmt::print(stderr, "tracebed: cannot write the JUnit XML: {}\n", st.error().message);
+        junit_failed = true;
+      }
     }
     if (args->ktap) fmt::print("{}", matrix::write_ktap(run));
     std::fflush(stdout);
-    std::exit(failed || run.tests.empty() ? 1 : 0);
+    std::exit(failed || run.tests.empty() || junit_failed ? 1 : 0);
   });
 }
 

@@ -28,7 +28,21 @@ int main(int argc, char** argv) {
       {"matrix", tracebed::cli::add_matrix_command},   {"sqlhist", tracebed::cli::add_sqlhist_command},
   };
   CLI::App app{"tracebed: test Linux kernel tracing in real guests, decode trace.dat"};
-  app.require_subcommand(1);
+  app.set_version_flag("--version", "tracebed " TRACEBED_VERSION);
+  app.footer(R"(Environment:
+  TRACEBED_CACHE         cache of kernels, images, snapshots, timings (default: $XDG_CACHE_HOME/tracebed,
+                         else ~/.cache/tracebed)
+  TRACEBED_CATALOGUE     kernel catalogue (default: vmimages/kernels.json of the source tree)
+  TRACEBED_ACCEL         kvm or tcg for every guest (default: probe KVM once, else TCG)
+  TRACEBED_LAUNCHER      qemu or libvirt (default: qemu)
+  TRACEBED_LIBVIRT_URI   libvirt connection for the libvirt launcher
+  TRACEBED_NO_SNAPSHOT   1: boot every guest cold instead of restoring a snapshot
+  TRACEBED_KEEP_LOGS     1: keep each guest's run directory (console log, sockets)
+  TRACEBED_AGENT         guest agent binary to put in guest images (default: beside tracebed)
+  TRACEBED_PROBE_TARGET  probe target binary the uprobe suites run (default: beside tracebed)
+  TRACEBED_BENCH_KERNELS kernels tracebed_vm_benchmarks boots (comma-separated; default debian-6.12)
+Each command's --help lists its options.)");
+  app.require_subcommand(0, 1);
   // Setting up every command's options takes ~1 M instructions, a tenth of
   // a small `report`: when the first argument names a command, only that
   // one is set up. Anything else (--help, a typo) sees them all.
@@ -42,5 +56,9 @@ int main(int argc, char** argv) {
   if (!named)
     for (const auto& [name, add] : kCommands) add(app);
   CLI11_PARSE(app, argc, argv);
+  if (app.get_subcommands().empty()) {
+    fmt::print(stderr, "{}", app.help());
+    return 1;
+  }
   return 0;
 }

@@ -15,16 +15,16 @@ Matrix run(std::vector<TestResult> tests) {
 }
 
 TEST(Compare, NewFailuresThenFixedThenOthers) {
-  Matrix before = run({{"S", "Breaks", State::pass, "", "", "", 0, {}},
-                       {"S", "Heals", State::fail, "old", "", "", 0, {}},
-                       {"S", "Skips", State::pass, "", "", "", 0, {}},
-                       {"S", "Same", State::pass, "", "", "", 0, {}},
-                       {"S", "Gone", State::pass, "", "", "", 0, {}}});
-  Matrix after = run({{"S", "Breaks", State::fail, "Expected: 1\n  Actual: 2", "", "", 0, {}},
-                      {"S", "Heals", State::pass, "", "", "", 0, {}},
-                      {"S", "Skips", State::skip, "needs x", "", "", 0, {}},
-                      {"S", "Same", State::pass, "", "", "", 0, {}},
-                      {"S", "New", State::fail, "boom", "", "", 0, {}}});
+  Matrix before = run({{"S", "Breaks", State::pass, "", "", "", 0, {}, {}},
+                       {"S", "Heals", State::fail, "old", "", "", 0, {}, {}},
+                       {"S", "Skips", State::pass, "", "", "", 0, {}, {}},
+                       {"S", "Same", State::pass, "", "", "", 0, {}, {}},
+                       {"S", "Gone", State::pass, "", "", "", 0, {}, {}}});
+  Matrix after = run({{"S", "Breaks", State::fail, "Expected: 1\n  Actual: 2", "", "", 0, {}, {}},
+                      {"S", "Heals", State::pass, "", "", "", 0, {}, {}},
+                      {"S", "Skips", State::skip, "needs x", "", "", 0, {}, {}},
+                      {"S", "Same", State::pass, "", "", "", 0, {}, {}},
+                      {"S", "New", State::fail, "boom", "", "", 0, {}, {}}});
   auto changes = compare(before, after);
   ASSERT_EQ(changes.size(), 5u);
   EXPECT_EQ(changes[0].kind, Change::new_failure);
@@ -48,7 +48,7 @@ TEST(Compare, NewFailuresThenFixedThenOthers) {
 }
 
 TEST(Compare, NothingChanged) {
-  Matrix m = run({{"S", "A", State::pass, "", "", "", 0, {}}});
+  Matrix m = run({{"S", "A", State::pass, "", "", "", 0, {}, {}}});
   EXPECT_TRUE(compare(m, m).empty());
   EXPECT_EQ(format_changes({}), "no changes\n");
 }

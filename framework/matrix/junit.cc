@@ -81,6 +81,7 @@ void on_start(void* data, const XML_Char* name, const XML_Char** atts) {
     const char* k = attr(atts, "name");
     const char* v = attr(atts, "value");
     if (k && v) p->out.properties.emplace(k, v);
+    if (k && v && p->in_case) p->current.properties.emplace_back(k, v);
     if (k && v && p->in_case && std::strcmp(k, "guest_start") == 0) p->current.guest_start.kind = v;
     if (k && v && p->in_case && std::strcmp(k, "guest_start_seconds") == 0)
       p->current.guest_start.seconds = std::strtod(v, nullptr);
@@ -160,9 +161,12 @@ std::string write_junit(const KernelRun& run) {
     by_suite[t.suite].push_back(&t);
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"tracebed {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-                     xml_escape(run.kernel), run.tests.size(), run.count(State::fail), run.count(State::skip),
-                     run.wall_seconds);
+  std::string when;
+  if (!run.timestamp.empty()) when += fmt::format(" timestamp=\"{}\"", xml_escape(run.timestamp));
+  out += fmt::format(
+      "<testsuites name=\"tracebed {}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3f}\"{}>\n",
+      xml_escape(run.kernel), run.tests.size(), run.count(State::fail), run.count(State::skip), run.wall_seconds, when);
+  if (!run.hostname.empty()) when += fmt::format(" hostname=\"{}\"", xml_escape(run.hostname));
   for (const auto& suite : order) {
     const auto& list = by_suite[suite];
     int failures = 0, skipped = 0;
@@ -172,8 +176,9 @@ std::string write_junit(const KernelRun& run) {
       skipped += t->state == State::skip;
       time += t->seconds;
     }
-    out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-                       xml_escape(suite), list.size(), failures, skipped, time);
+    out += fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3f}\"{}>\n",
+        xml_escape(suite), list.size(), failures, skipped, time, when);
     out += "    <properties>\n";
     out += fmt::format("      <property name=\"kernel\" value=\"{}\"/>\n", xml_escape(run.kernel));
     if (!run.release.empty())
@@ -186,11 +191,21 @@ std::string write_junit(const KernelRun& run) {
                          xml_escape(t->name), t->seconds);
       std::string text = t->location.empty() ? t->message : t->location + "\n" + t->message;
       if (!t->console.empty()) text += "\n--- console ---\n" + t->console;
-      if (t->state == State::pass) {
+      if (t->state == State::pass && t->properties.empty()) {
         out += "/>\n";
         continue;
       }
       out += ">\n";
+      if (!t->properties.empty()) {
+        out += "      <properties>\n";
+        for (const auto& [k, v] : t->properties)
+          out += fmt::format("        <property name=\"{}\" value=\"{}\"/>\n", xml_escape(k), xml_escape(v));
+        out += "      </properties>\n";
+      }
+      if (t->state == State::pass) {
+        out += "    </testcase>\n";
+        continue;
+      }
       const char* tag = t->state == State::fail ? "failure" : "skipped";
       out += fmt::format("      <{} message=\"{}\">{}</{}>\n", tag, xml_escape(t->summary()), xml_escape(text), tag);
       out += "    </testcase>\n";

@@ -1,5 +1,9 @@
 #include "framework/matrix/junit.h"
 
+#include <expat.h>
+
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -104,9 +108,9 @@ TEST(WriteJunit, RoundTripsStatesMessagesAndRelease) {
   run.kernel = "debian-6.1";
   run.release = "6.1.0-56-cloud-amd64";
   run.accelerator = "tcg";
-  run.tests = {{"Smoke", "Boots", State::pass, "", "", "", 1.5, {}},
-               {"Smoke", "Timerlat", State::skip, "needs timerlat: <none> & \"quotes\"", "a.cc:3", "", 0, {}},
-               {"tracebed_suite_hist", "(suite)", State::fail, "exited with status 134", "", "Kernel panic\x01 - x", 0, {}}};
+  run.tests = {{"Smoke", "Boots", State::pass, "", "", "", 1.5, {}, {}},
+               {"Smoke", "Timerlat", State::skip, "needs timerlat: <none> & \"quotes\"", "a.cc:3", "", 0, {}, {}},
+               {"tracebed_suite_hist", "(suite)", State::fail, "exited with status 134", "", "Kernel panic\x01 - x", 0, {}, {}}};
   std::string xml = write_junit(run);
   auto back = read_junit(xml, "written.xml");
   ASSERT_TRUE(back.ok()) << back.error().message << "\n" << xml;
@@ -118,6 +122,59 @@ TEST(WriteJunit, RoundTripsStatesMessagesAndRelease) {
   EXPECT_THAT(back->tests[2].message, HasSubstr("Kernel panic  - x"));
   EXPECT_EQ(back->properties.at("kernel_release"), "6.1.0-56-cloud-amd64");
   EXPECT_EQ(back->properties.at("kernel"), "debian-6.1");
+}
+
+// The attributes CI tools read (Jenkins, GitLab: the JUnit XSD's time,
+// timestamp, hostname, errors), checked with expat on what we write.
+struct Element {
+  std::string name;
+  std::map<std::string, std::string> attrs;
+};
+
+std::vector<Element> elements(const std::string& xml) {
+  std::vector<Element> out;
+  XML_Parser parser = XML_ParserCreate("UTF-8");
+  XML_SetUserData(parser, &out);
+  XML_SetStartElementHandler(parser, [](void* data, const XML_Char* name, const XML_Char** atts) {
+    Element e{name, {}};
+    for (int i = 0; atts[i]; i += 2) e.attrs[atts[i]] = atts[i + 1];
+    static_cast<std::vector<Element>*>(data)->push_back(std::move(e));
+  });
+  EXPECT_EQ(XML_Parse(parser, xml.data(), static_cast<int>(xml.size()), 1), XML_STATUS_OK)
+      << XML_ErrorString(XML_GetErrorCode(parser));
+  XML_ParserFree(parser);
+  return out;
+}
+
+TEST(WriteJunit, WallTimeTimestampHostAndCaseProperties) {
+  KernelRun run;
+  run.kernel = "debian-6.12";
+  run.wall_seconds = 67.25;
+  run.stamp_start();
+  TestResult t{"Perf", "Record", State::pass, "", "", "", 2.5, {}, {}};
+  t.properties = {{"tool", "perf"}, {"perf_package", "linux-perf 6.12.117-1"}};
+  run.tests = {t};
+  auto all = elements(write_junit(run));
+  ASSERT_GE(all.size(), 3u);
+  EXPECT_EQ(all[0].name, "testsuites");
+  EXPECT_EQ(all[0].attrs["time"], "67.250");
+  EXPECT_EQ(all[0].attrs["errors"], "0");
+  EXPECT_THAT(all[0].attrs["timestamp"], ::testing::MatchesRegex("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z"));
+  EXPECT_EQ(all[1].name, "testsuite");
+  EXPECT_FALSE(all[1].attrs["hostname"].empty());
+  EXPECT_EQ(all[1].attrs["timestamp"], all[0].attrs["timestamp"]);
+  std::map<std::string, std::string> props;
+  bool in_case = false;
+  for (const auto& e : all) {
+    in_case |= e.name == "testcase";
+    if (in_case && e.name == "property") props[e.attrs.at("name")] = e.attrs.at("value");
+  }
+  EXPECT_EQ(props["tool"], "perf");
+  EXPECT_EQ(props["perf_package"], "linux-perf 6.12.117-1");
+  // And they survive our own reading (tracebed matrix re-reads suites' XML).
+  auto back = read_junit(write_junit(run), "w.xml");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->tests[0].properties, t.properties);
 }
 
 }  // namespace

@@ -71,6 +71,11 @@ struct Totals {
     skip += s == State::skip;
     fail += s == State::fail;
   }
+  void add(const Totals& t) {
+    pass += t.pass;
+    skip += t.skip;
+    fail += t.fail;
+  }
 };
 
 Totals suite_totals(const KernelRun& k, const std::string& suite) {
@@ -305,6 +310,7 @@ std::string write_ktap(const KernelRun& run) {
   out += fmt::format("# kernel: {}\n# release: {}\n", run.kernel, release_of(run));
   out += fmt::format("1..{}\n", suites.size());
   int n = 0;
+  Totals all;
   for (const auto& suite : suites) {
     out += fmt::format("    KTAP version 1\n    # Subtest: {}\n", one_line(suite));
     std::vector<const TestResult*> list;
@@ -335,10 +341,15 @@ std::string write_ktap(const KernelRun& run) {
       else out += fmt::format("    not ok {} {}\n", i, name);
     }
     ++n;
+    out += fmt::format("    # {}: pass:{} fail:{} skip:{} total:{}\n", one_line(suite), totals.pass, totals.fail,
+                       totals.skip, list.size());
+    all.add(totals);
     if (totals.fail) out += fmt::format("not ok {} {}\n", n, one_line(suite));
     else if (totals.pass == 0 && totals.skip > 0) out += fmt::format("ok {} {} # SKIP all cases skipped\n", n, one_line(suite));
     else out += fmt::format("ok {} {}\n", n, one_line(suite));
   }
+  // As KUnit ends a run (lib/kunit/test.c kunit_print_suite_stats).
+  out += fmt::format("# Totals: pass:{} fail:{} skip:{} total:{}\n", all.pass, all.fail, all.skip, run.tests.size());
   return out;
 }
 

@@ -22,16 +22,16 @@ Matrix sample() {
   a.release = "6.12.107+deb13-cloud-amd64";
   a.accelerator = "tcg";
   a.wall_seconds = 120;
-  a.tests = {{"Basics", "Mounted", State::pass, "", "", "", 20, {}},
-             {"Basics", "Timerlat", State::pass, "", "", "", 1, {}}};
+  a.tests = {{"Basics", "Mounted", State::pass, "", "", "", 20, {}, {}},
+             {"Basics", "Timerlat", State::pass, "", "", "", 1, {}, {}}};
   KernelRun b;
   b.kernel = "debian-5.10";
   b.expected_release = "5.10.0-32-cloud-amd64";
   b.wall_seconds = 60;
-  b.tests = {{"Basics", "Mounted", State::fail, "Value of: x\n  Actual: <false> | \"quoted\"", "b.cc:7", "", 3, {}},
-             {"Basics", "Timerlat", State::skip, "needs timerlat: available_tracers has no timerlat", "b.cc:9", "", 0, {}},
+  b.tests = {{"Basics", "Mounted", State::fail, "Value of: x\n  Actual: <false> | \"quoted\"", "b.cc:7", "", 3, {}, {}},
+             {"Basics", "Timerlat", State::skip, "needs timerlat: available_tracers has no timerlat", "b.cc:9", "", 0, {}, {}},
              {"tracebed_suite_hist", "(suite)", State::fail, "exited with status 137 without a report", "",
-              "[   12.3] Kernel panic - not syncing: <script>alert(1)</script>", 0, {}}};
+              "[   12.3] Kernel panic - not syncing: <script>alert(1)</script>", 0, {}, {}}};
   m.kernels = {a, b};
   return m;
 }
@@ -96,6 +96,7 @@ TEST(Ktap, NestedSuitesSkipsAndDiagnostics) {
             "    #   Actual: <false> | \"quoted\"\n"
             "    not ok 1 Mounted\n"
             "    ok 2 Timerlat # SKIP needs timerlat: available_tracers has no timerlat\n"
+            "    # Basics: pass:0 fail:1 skip:1 total:2\n"
             "not ok 1 Basics\n"
             "    KTAP version 1\n"
             "    # Subtest: tracebed_suite_hist\n"
@@ -104,14 +105,16 @@ TEST(Ktap, NestedSuitesSkipsAndDiagnostics) {
             "    # console:\n"
             "    # [   12.3] Kernel panic - not syncing: <script>alert(1)</script>\n"
             "    not ok 1 (suite)\n"
-            "not ok 2 tracebed_suite_hist\n");
+            "    # tracebed_suite_hist: pass:0 fail:1 skip:0 total:1\n"
+            "not ok 2 tracebed_suite_hist\n"
+            "# Totals: pass:0 fail:2 skip:1 total:3\n");
 }
 
 TEST(Ktap, AllSkippedSuiteIsSkipped) {
   KernelRun k;
   k.kernel = "k";
   k.release = "r";
-  k.tests = {{"Fprobe", "A", State::skip, "needs fprobe", "", "", 0, {}}};
+  k.tests = {{"Fprobe", "A", State::skip, "needs fprobe", "", "", 0, {}, {}}};
   EXPECT_THAT(write_ktap(k), HasSubstr("ok 1 Fprobe # SKIP all cases skipped\n"));
 }
 

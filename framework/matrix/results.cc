@@ -1,6 +1,9 @@
 #include "framework/matrix/results.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <ctime>
 
 namespace tracebed::matrix {
 
@@ -28,6 +31,17 @@ std::string TestResult::summary() const {
 
 int KernelRun::count(State s) const {
   return static_cast<int>(std::count_if(tests.begin(), tests.end(), [s](const TestResult& t) { return t.state == s; }));
+}
+
+void KernelRun::stamp_start() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  timestamp = buf;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) hostname = host;
 }
 
 }  // namespace tracebed::matrix

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tracebed::matrix {
@@ -30,6 +31,9 @@ struct TestResult {
     std::string kind;  // "boot" or "restore" (from a snapshot); empty: none
     double seconds = 0;
   } guest_start;
+  // The case's own properties as the suite recorded them (RecordProperty:
+  // launcher, tool, perf_package, ...), in their order.
+  std::vector<std::pair<std::string, std::string>> properties;
 
   std::string full_name() const { return suite + "." + name; }
   // The first line of the message (table cells, KTAP SKIP reasons).
@@ -42,10 +46,14 @@ struct KernelRun {
   std::string expected_release;  // the catalogue's release, shown when nothing was reported
   std::string accelerator;       // kvm or tcg, as reported
   double wall_seconds = 0;
+  std::string timestamp;         // when the run started, ISO 8601 UTC (JUnit's timestamp)
+  std::string hostname;          // where it ran
   std::string stamp;             // what the results depend on (resume)
   std::vector<TestResult> tests;
 
   int count(State s) const;
+  // Sets timestamp to now and hostname to this machine's.
+  void stamp_start();
 };
 
 struct Matrix {

@@ -164,6 +164,7 @@ Result<Matrix> run_matrix(const RunOptions& o) {
     }
     m.kernels[i].kernel = job.kernel;
     m.kernels[i].stamp = stamp;
+    m.kernels[i].stamp_start();
     todo.push_back(i);
   }
   // One pool for all kernels: their suites share the machine's guests.

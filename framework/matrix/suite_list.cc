@@ -1,5 +1,10 @@
 #include "framework/matrix/suite_list.h"
 
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
 #include "framework/base/files.h"
 #include "framework/base/text.h"
 
@@ -21,6 +26,55 @@ std::vector<fs::path> built_suites() {
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return {};
   return read_suite_list(self.parent_path() / "tracebed-suites.txt");
+}
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+}  // namespace
+
+std::string short_suite_name(const fs::path& suite) {
+  std::string name = suite.filename().string();
+  constexpr std::string_view kPrefix = "tracebed_suite_";
+  return name.starts_with(kPrefix) ? name.substr(kPrefix.size()) : name;
+}
+
+Result<std::vector<fs::path>> choose_suites(const std::vector<fs::path>& all, const std::vector<std::string>& wanted,
+                                            const std::function<std::vector<std::string>(const fs::path&)>& groups_of) {
+  std::vector<fs::path> out;
+  std::map<std::string, std::vector<std::string>> groups;  // binary -> its gtest suites, listed once
+  for (const auto& want : wanted) {
+    std::string w = lower(want);
+    auto by_name = std::find_if(all.begin(), all.end(), [&](const fs::path& p) {
+      return lower(p.filename().string()) == w || lower(short_suite_name(p)) == w;
+    });
+    std::vector<fs::path> found;
+    if (by_name != all.end()) {
+      found.push_back(*by_name);
+    } else {
+      for (const auto& p : all) {
+        auto [it, fresh] = groups.try_emplace(p.string());
+        if (fresh) it->second = groups_of(p);
+        if (std::any_of(it->second.begin(), it->second.end(), [&](const std::string& g) { return lower(g) == w; }))
+          found.push_back(p);
+      }
+    }
+    if (found.empty()) {
+      std::string valid;
+      for (const auto& p : all) valid += (valid.empty() ? "" : ", ") + short_suite_name(p);
+      return Error{fmt::format("--suites: no suite named {} (suites: {}; or a test suite name that --filter "
+                               "takes, e.g. Hist; `tracebed test --list` shows them all)",
+                               want, valid)};
+    }
+    for (const auto& p : found)
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  return out;
 }
 
 }  // namespace tracebed::matrix

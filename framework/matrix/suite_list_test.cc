@@ -30,5 +30,44 @@ TEST(SuiteList, NoneBesideAProgramOutsideTheBuildDirectory) {
   EXPECT_THAT(built_suites(), IsEmpty());
 }
 
+class ChooseSuites : public ::testing::Test {
+ protected:
+  std::vector<fs::path> all_ = {"/b/tracebed_suite_hist", "/b/tracebed_suite_tooling", "/b/tracebed_suite_kprobe"};
+  std::vector<std::string> asked_;
+  Result<std::vector<fs::path>> choose(std::vector<std::string> wanted) {
+    return choose_suites(all_, wanted, [&](const fs::path& p) {
+      asked_.push_back(p.filename().string());
+      if (p.filename() == "tracebed_suite_tooling") return std::vector<std::string>{"TraceCmd", "Perf"};
+      if (p.filename() == "tracebed_suite_hist") return std::vector<std::string>{"Hist"};
+      return std::vector<std::string>{"Kprobe", "KprobeSyntax"};
+    });
+  }
+};
+
+TEST_F(ChooseSuites, ShortOrFullBinaryNamesWithoutListing) {
+  auto got = choose({"hist", "tracebed_suite_kprobe", "HIST"});
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_THAT(*got, ElementsAre(fs::path("/b/tracebed_suite_hist"), fs::path("/b/tracebed_suite_kprobe")));
+  EXPECT_THAT(asked_, IsEmpty());
+}
+
+TEST_F(ChooseSuites, TheNamesFilterTakesToo) {
+  auto got = choose({"tracecmd", "KprobeSyntax"});
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_THAT(*got, ElementsAre(fs::path("/b/tracebed_suite_tooling"), fs::path("/b/tracebed_suite_kprobe")));
+  EXPECT_EQ(asked_.size(), 3u);  // each binary listed once
+}
+
+TEST_F(ChooseSuites, AnUnknownNameListsTheValidOnes) {
+  auto got = choose({"hist", "histogram"});
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(got.error().message, ::testing::HasSubstr("no suite named histogram (suites: hist, tooling, kprobe;"));
+}
+
+TEST(ShortSuiteName, DropsThePrefix) {
+  EXPECT_EQ(short_suite_name("/x/tracebed_suite_user_events"), "user_events");
+  EXPECT_EQ(short_suite_name("/x/other"), "other");
+}
+
 }  // namespace
 }  // namespace tracebed::matrix

@@ -17,6 +17,11 @@ json to_json(const KernelRun& r) {
     if (!t.message.empty()) j["message"] = t.message;
     if (!t.location.empty()) j["location"] = t.location;
     if (!t.console.empty()) j["console"] = t.console;
+    if (!t.properties.empty()) {
+      json props = json::array();
+      for (const auto& [k, v] : t.properties) props.push_back({k, v});
+      j["properties"] = std::move(props);
+    }
     tests.push_back(std::move(j));
   }
   return {{"kernel", r.kernel},
@@ -24,6 +29,8 @@ json to_json(const KernelRun& r) {
           {"expected_release", r.expected_release},
           {"accelerator", r.accelerator},
           {"wall_seconds", r.wall_seconds},
+          {"timestamp", r.timestamp},
+          {"hostname", r.hostname},
           {"stamp", r.stamp},
           {"counts", {{"pass", r.count(State::pass)}, {"skip", r.count(State::skip)}, {"fail", r.count(State::fail)}}},
           {"tests", std::move(tests)}};
@@ -54,6 +61,8 @@ Result<KernelRun> from_json(const json& j, std::string_view where) {
   r.expected_release = opt_string(j, "expected_release");
   r.accelerator = opt_string(j, "accelerator");
   r.stamp = opt_string(j, "stamp");
+  r.timestamp = opt_string(j, "timestamp");
+  r.hostname = opt_string(j, "hostname");
   if (auto w = j.find("wall_seconds"); w != j.end() && w->is_number()) r.wall_seconds = w->get<double>();
   auto tests = j.find("tests");
   if (tests == j.end() || !tests->is_array()) return Error{fmt::format("{}: missing \"tests\" array", here)};
@@ -76,6 +85,10 @@ Result<KernelRun> from_json(const json& j, std::string_view where) {
     tr.location = opt_string(t, "location");
     tr.console = opt_string(t, "console");
     if (auto sec = t.find("seconds"); sec != t.end() && sec->is_number()) tr.seconds = sec->get<double>();
+    if (auto props = t.find("properties"); props != t.end() && props->is_array())
+      for (const auto& kv : *props)
+        if (kv.is_array() && kv.size() == 2 && kv[0].is_string() && kv[1].is_string())
+          tr.properties.emplace_back(kv[0].get<std::string>(), kv[1].get<std::string>());
     r.tests.push_back(std::move(tr));
   }
   return r;

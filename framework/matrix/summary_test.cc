@@ -17,9 +17,9 @@ Matrix sample() {
   k.accelerator = "tcg";
   k.wall_seconds = 83.25;
   k.stamp = "abc";
-  k.tests = {{"Smoke", "Boots", State::pass, "", "", "", 20, {}},
-             {"Smoke", "Fprobe", State::skip, "needs fprobe", "s.cc:1", "", 0, {}},
-             {"x", "(suite)", State::fail, "died", "", "panic", 0, {}}};
+  k.tests = {{"Smoke", "Boots", State::pass, "", "", "", 20, {}, {}},
+             {"Smoke", "Fprobe", State::skip, "needs fprobe", "s.cc:1", "", 0, {}, {}},
+             {"x", "(suite)", State::fail, "died", "", "panic", 0, {}, {}}};
   m.kernels.push_back(k);
   return m;
 }

@@ -136,6 +136,8 @@ Result<std::unique_ptr<Guest>> Guest::boot(GuestOptions options) {
   }
 
   std::string accel = options.accel == "auto" ? "" : options.accel;
+  if (!accel.empty() && accel != "kvm" && accel != "tcg")
+    return Error{fmt::format("accelerator \"{}\" is neither kvm nor tcg", accel)};
   if (accel.empty()) accel = cached_accelerator(options.qemu);
   if (!accel.empty()) return start(options, kernel, image, accel, options.boot_timeout);
 

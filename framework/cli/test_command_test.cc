@@ -1,0 +1,48 @@
+// `tracebed test` and the top level as a user runs them, without guests:
+// listing, choosing suites, and refusing bad input with the valid choices.
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/cli/run_tracebed_for_test.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+using tracebed::cli::test::CliRun;
+using tracebed::cli::test::run_tracebed;
+
+TEST(Cli, VersionAndEnvironmentInHelp) {
+  CliRun v = run_tracebed("--version");
+  EXPECT_EQ(v.status, 0);
+  EXPECT_THAT(v.out, ::testing::StartsWith("tracebed 0."));
+  CliRun h = run_tracebed("--help");
+  EXPECT_EQ(h.status, 0);
+  for (const char* var : {"TRACEBED_CACHE", "TRACEBED_CATALOGUE", "TRACEBED_LAUNCHER", "TRACEBED_NO_SNAPSHOT"})
+    EXPECT_THAT(h.out, HasSubstr(var));
+  CliRun none = run_tracebed("");
+  EXPECT_EQ(none.status, 1);
+  EXPECT_THAT(none.err, HasSubstr("Subcommands:"));
+}
+
+TEST(TestCommand, ListsTheChosenSuitesCases) {
+  CliRun r = run_tracebed("test --list --suites Smoke --filter 'Smoke.Copy*'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("smoke (tracebed_suite_smoke): 1 tests\n  Smoke.CopyInAndOut\n"));
+  EXPECT_THAT(r.out, HasSubstr("1 tests match --filter 'Smoke.Copy*'"));
+}
+
+TEST(TestCommand, AnUnknownSuiteListsTheValidOnes) {
+  CliRun r = run_tracebed("test --suites no_such_suite");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("no suite named no_such_suite (suites: smoke, "));
+}
+
+TEST(TestCommand, AcceleratorAndTimeoutAreChecked) {
+  EXPECT_THAT(run_tracebed("test --accel kvmm --list").err, HasSubstr("--accel: kvmm not in {kvm,tcg}"));
+  EXPECT_NE(run_tracebed("test --timeout 0 --list").status, 0);
+  EXPECT_THAT(run_tracebed("run --accel qemu -- true").err, HasSubstr("not in {kvm,tcg}"));
+}
+
+}  // namespace
