@@ -1,5 +1,7 @@
-// `tracebed run --kernel NAME -- CMD...`: boot, run CMD in the guest, print
-// its output, exit with its status. A guest fault exits 1 with the console.
+// `tracebed run --kernel NAME [--copy-in HOST:GUEST] [--copy-out GUEST:HOST]
+// -- CMD...`: boot, copy files in, run CMD in the guest with its output
+// passed on as it comes, copy files out, exit with CMD's status. A guest
+// fault exits 1 with the console.
 #include <cstdio>
 #include <unistd.h>
 
@@ -8,9 +10,25 @@
 #include "framework/base/files.h"
 #include "framework/cli/commands.h"
 #include "framework/vm/guest.h"
+#include "framework/vm/guest_stream.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::cli {
+namespace {
+
+// "FROM:TO" pairs; the first ':' splits them.
+std::vector<std::pair<std::string, std::string>> copies(const std::vector<std::string>& specs, const char* option) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& spec : specs) {
+    size_t colon = spec.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
+      fail(fmt::format("{} {}: expected FROM:TO", option, spec));
+    out.emplace_back(spec.substr(0, colon), spec.substr(colon + 1));
+  }
+  return out;
+}
+
+}  // namespace
 
 void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "boot a guest, run a command in it, print its output");
@@ -21,7 +39,7 @@ void add_run_command(CLI::App& app) {
     unsigned timeout = 600;
     unsigned cpus = 2, memory = 512;
     std::string accel, launcher, libvirt_uri;
-    std::vector<std::string> tools;
+    std::vector<std::string> tools, copy_in, copy_out;
     bool verbose = false;
   };
   auto args = std::make_shared<Args>();
@@ -42,9 +60,19 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--bootconfig", args->bootconfig,
                   "boot configuration file to append to the initramfs (kernel option `bootconfig` added)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--copy-in", args->copy_in, "HOST:GUEST file copied into the guest before the command (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--copy-out", args->copy_out,
+                  "GUEST:HOST file copied out of the guest after the command, whatever its status (repeatable)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("-v,--verbose", args->verbose, "print boot time, accelerator and release to stderr");
   cmd->add_option("command", args->command, "command and arguments (after --)")->required();
   cmd->final_callback([args] {
+    const auto ins = copies(args->copy_in, "--copy-in"), outs = copies(args->copy_out, "--copy-out");
     vm::GuestOptions options;
     options.kernel = args->kernel;
     options.cpus = args->cpus;
@@ -65,15 +93,27 @@ void add_run_command(CLI::App& app) {
     if (args->verbose)
       fmt::print(stderr, "tracebed: {} ({}) ready in {:.2f} s under {} ({} launcher)\n", g.kernel_name(),
                  g.release(), g.boot_seconds(), g.accelerator(), g.launcher());
-    auto r = g.run(args->command, std::chrono::seconds(args->timeout));
+    for (const auto& [from, to] : ins)
+      if (Status st = g.agent().copy_in(from, to); !st) fail(fmt::format("--copy-in {}: {}", from, st.error().message));
+    auto pass_on = [](FILE* to) {
+      return [to](std::string_view data) {
+        std::fwrite(data.data(), 1, data.size(), to);
+        std::fflush(to);
+      };
+    };
+    auto r = vm::run_streaming(g, args->command, std::chrono::seconds(args->timeout), pass_on(stdout),
+                               pass_on(stderr));
     if (!r) fail(r.error().message);
-    std::fwrite(r->out.data(), 1, r->out.size(), stdout);
-    std::fflush(stdout);
-    std::fwrite(r->err.data(), 1, r->err.size(), stderr);
     int status = r->shell_status();
     if (r->timed_out) {
       fmt::print(stderr, "tracebed: {} timed out after {} s in the guest\n", args->command[0], args->timeout);
       status = 124;
+    }
+    for (const auto& [from, to] : outs) {
+      if (Status st = g.agent().copy_out(from, to); !st) {
+        fmt::print(stderr, "tracebed: --copy-out {}: {}\n", from, st.error().message);
+        if (status == 0) status = 1;
+      }
     }
     if (Status console = g.check_console(); !console) {
       fmt::print(stderr, "tracebed: {}\n", console.error().message);

@@ -4,6 +4,7 @@
 
 #include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
+#include "framework/vm/guest_stream.h"
 #include "framework/vm/process.h"
 
 namespace tracebed {
@@ -24,6 +25,42 @@ TEST(Runner, ToolBundleRunsInTheGuest) {
   ASSERT_OK(r);
   EXPECT_EQ(r->exit_code, 0) << r->err;
   EXPECT_THAT(r->out, HasSubstr("nop"));
+}
+
+// run_streaming passes output on while the command still runs, keeps stdout
+// and stderr apart, loses nothing past the agent's 12 MiB run capture, and
+// returns the command's own status.
+TEST(Runner, StreamedOutputArrivesWhileTheCommandRuns) {
+  auto& g = testing::guest();
+  std::string out, err;
+  bool first_before_end = false;
+  auto started = std::chrono::steady_clock::now();
+  auto r = vm::run_streaming(
+      g, {"sh", "-c", "echo first; sleep 2; echo oops >&2; head -c 16777216 /dev/zero | tr '\\0' x; exit 7"},
+      std::chrono::seconds(60),
+      [&](std::string_view d) {
+        if (out.empty()) first_before_end = std::chrono::steady_clock::now() - started < std::chrono::milliseconds(1800);
+        out += d;
+      },
+      [&](std::string_view d) { err += d; });
+  ASSERT_OK(r);
+  EXPECT_EQ(r->exit_code, 7);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_TRUE(first_before_end) << "the first line came only after the command's sleep";
+  ASSERT_EQ(out.size(), 6u + (16u << 20));
+  EXPECT_EQ(out.substr(0, 6), "first\n");
+  EXPECT_EQ(out.find_first_not_of('x', 6), std::string::npos);
+  EXPECT_EQ(err, "oops\n");
+}
+
+TEST(Runner, StreamedCommandIsKilledAtItsTimeout) {
+  auto r = vm::run_streaming(testing::guest(), {"sleep", "30"}, std::chrono::seconds(1), {}, {});
+  ASSERT_OK(r);
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_EQ(r->signal, 9);
+  auto missing = vm::run_streaming(testing::guest(), {"no-such-command"}, std::chrono::seconds(10), {}, {});
+  ASSERT_OK(missing);
+  EXPECT_EQ(missing->exit_code, 127);
 }
 
 // stream_pages sends sub-buffers from every CPU as they fill.
