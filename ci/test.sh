@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, runs CTest.
-#   ci/test.sh            default build (unit, vm, bench smoke) + ASan/UBSan build (unit, fuzz)
+#   ci/test.sh            default build (unit, vm, bench smoke), the .deb installed and run,
+#                         ASan/UBSan build (unit, fuzz)
 #   ci/test.sh --quick    default build only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,8 @@ jobs=$(nproc)
 cmake --preset default >/dev/null
 cmake --build --preset default -j"$jobs"
 ctest --preset default -j"$jobs" --timeout 1200
+# The .deb installs and its tracebed runs a guest suite from /usr.
+ci/package-test.sh build
 
 if ((quick == 0)); then
   cmake --preset asan >/dev/null

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "framework/base/files.h"
+#include "framework/base/install_layout.h"
 #include "framework/base/text.h"
 
 namespace tracebed::matrix {
@@ -16,16 +17,17 @@ std::vector<fs::path> read_suite_list(const fs::path& file) {
   std::vector<fs::path> out;
   auto text = base::read_file(file);
   if (!text) return out;
+  // An installed list names its suites relative to itself.
   for (std::string_view line : base::split_lines(*text))
-    if (!line.empty()) out.emplace_back(line);
+    if (!line.empty()) out.push_back(file.parent_path() / fs::path(line));
   return out;
 }
 
 std::vector<fs::path> built_suites() {
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  return read_suite_list(self.parent_path() / "tracebed-suites.txt");
+  fs::path dir = base::executable_dir();
+  if (dir.empty()) return {};
+  auto built = read_suite_list(dir / "tracebed-suites.txt");
+  return built.empty() ? read_suite_list(dir.parent_path() / "lib" / "tracebed" / "tracebed-suites.txt") : built;
 }
 
 namespace {

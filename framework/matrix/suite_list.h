@@ -1,6 +1,8 @@
 // The guest suite binaries the build made. suites/CMakeLists.txt writes
 // their paths, one a line, to tracebed-suites.txt beside the tracebed
-// executable; `tracebed test` and `tracebed matrix` run what it lists.
+// executable; an installation has the list in <prefix>/lib/tracebed/ with
+// the suites named relative to it (cmake/install.cmake). `tracebed test` and
+// `tracebed matrix` run what it lists.
 #pragma once
 
 #include <filesystem>

@@ -1,3 +1,4 @@
+#include "framework/base/install_layout.h"
 #include "framework/testing/guest_environment.h"
 
 #include <cstdlib>
@@ -196,7 +197,7 @@ void init(int* argc, char** argv) {
   *argc = out;
   argv[out] = nullptr;
   options.bootconfig = declared().bootconfig;
-  for (const auto& t : declared().tools) options.image.tools.emplace_back(t);
+  for (const auto& t : declared().tools) options.image.tools.emplace_back(base::installed_or_built(t));
   for (const auto& d : declared().dirs) {
     std::error_code ec;
     for (const auto& e : std::filesystem::recursive_directory_iterator(d, ec)) {

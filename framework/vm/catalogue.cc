@@ -1,3 +1,4 @@
+#include "framework/base/install_layout.h"
 #include "framework/vm/catalogue.h"
 
 #include <unistd.h>
@@ -163,7 +164,7 @@ Result<fs::path> fetch_deb(const Catalogue& catalogue, const std::string& who, c
 
 fs::path Catalogue::default_path() {
   if (const char* p = std::getenv("TRACEBED_CATALOGUE"); p && *p) return p;
-  return fs::path(TRACEBED_SOURCE_DIR) / "vmimages" / "kernels.json";
+  return base::shared_data("kernels.json", TRACEBED_SOURCE_DIR, "vmimages/kernels.json");
 }
 
 Result<Catalogue> Catalogue::load(fs::path path) {

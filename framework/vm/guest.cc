@@ -1,3 +1,4 @@
+#include "framework/base/install_layout.h"
 #include "framework/vm/guest.h"
 
 #include <fcntl.h>
@@ -474,7 +475,7 @@ Result<std::unique_ptr<Guest>> Guest::start_local(const GuestOptions& options) {
   fs::path agent = options.image.agent;
   if (agent.empty()) {
     const char* env = std::getenv("TRACEBED_AGENT");
-    agent = env && *env ? fs::path(env) : fs::path(TRACEBED_AGENT_PATH);
+    agent = env && *env ? fs::path(env) : base::installed_or_built(TRACEBED_AGENT_PATH);
   }
   if (access(agent.c_str(), X_OK) != 0)
     return Error{fmt::format("agent {} not found (build the tracebed-agent target or set TRACEBED_AGENT)",

@@ -1,3 +1,4 @@
+#include "framework/base/install_layout.h"
 #include "framework/vm/image.h"
 
 #include <sys/stat.h>
@@ -239,14 +240,14 @@ Result<std::vector<std::string>> module_load_order(const fs::path& modules_dir, 
 
 fs::path probe_target_path() {
   const char* env = std::getenv("TRACEBED_PROBE_TARGET");
-  return env && *env ? fs::path(env) : fs::path(TRACEBED_PROBE_TARGET_PATH);
+  return env && *env ? fs::path(env) : base::installed_or_built(TRACEBED_PROBE_TARGET_PATH);
 }
 
 Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& options) {
   fs::path agent = options.agent;
   if (agent.empty()) {
     const char* env = std::getenv("TRACEBED_AGENT");
-    agent = env && *env ? fs::path(env) : fs::path(TRACEBED_AGENT_PATH);
+    agent = env && *env ? fs::path(env) : base::installed_or_built(TRACEBED_AGENT_PATH);
   }
   if (!fs::is_regular_file(agent))
     return Error{fmt::format("guest agent {} not found (build the tracebed-agent target or set TRACEBED_AGENT)", agent.string())};

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/install_layout.h"
 #include "framework/tracefs/dynevent.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/kernel_build.h"
@@ -22,7 +23,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
-const std::filesystem::path kFixtures = std::filesystem::path(TRACEBED_SOURCE_DIR) / "fixtures" / "bootconfig";
+const std::filesystem::path kFixtures =
+    base::shared_data("fixtures/bootconfig", TRACEBED_SOURCE_DIR, "fixtures/bootconfig");
 
 std::string fixture(const char* name) {
   auto text = vm::read_text_file(kFixtures / name);
