@@ -36,16 +36,22 @@ Result<std::set<int>> parse_cpu_list(const std::string& text) {
 void add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "print a trace.dat like `trace-cmd report`");
   struct Args {
-    std::string input = "trace.dat";
+    std::string input = "trace.dat", file;
     bool raw_ts = false, raw_fields = false;
     std::string cpus;
   };
   auto args = std::make_shared<Args>();
+  cmd->add_option("file", args->file, "trace.dat to read, as `trace-cmd report FILE` (or -i)");
   cmd->add_option("-i,--input", args->input, "trace.dat to read")->capture_default_str();
   cmd->add_flag("-t", args->raw_ts, "print full nanosecond time stamps");
   cmd->add_flag("-R", args->raw_fields, "print raw fields instead of the print format");
   cmd->add_option("--cpu", args->cpus, "only these CPUs (e.g. 0,2-3)");
   cmd->final_callback([args] {
+    if (!args->file.empty()) {
+      if (args->input != "trace.dat" && args->input != args->file)
+        fail(fmt::format("two input files: {} and -i {}", args->file, args->input));
+      args->input = args->file;
+    }
     ReportOptions options;
     options.raw_timestamps = args->raw_ts;
     options.raw_fields = args->raw_fields;

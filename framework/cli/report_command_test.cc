@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 #include "framework/cli/run_tracebed_for_test.h"
@@ -42,6 +44,27 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, CorruptInput, testing::ValuesIn(corrupt_files
                              if (!isalnum(static_cast<unsigned char>(c))) c = '_';
                            return name;
                          });
+
+// `tracebed report FILE` as `trace-cmd report FILE`: the file positional,
+// the same output as -i, and as Debian's trace-cmd prints it.
+TEST(ReportCommand, PositionalFileAsTraceCmdTakesIt) {
+  std::string path = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/s35-k6.1-v7zstd-clock-uptime.dat";
+  CliRun positional = run_tracebed("report " + path);
+  CliRun dash_i = run_tracebed("report -i " + path);
+  ASSERT_EQ(positional.status, 0) << positional.err;
+  EXPECT_EQ(positional.out, dash_i.out);
+  std::string oracle = "trace-cmd report " + path + " 2>/dev/null";
+  FILE* p = popen(oracle.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string expected;
+  char buf[65536];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) expected.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << "trace-cmd report " << path;
+  EXPECT_EQ(positional.out, expected);
+  CliRun both = run_tracebed("report " + path + " -i /elsewhere.dat");
+  EXPECT_EQ(both.status, 1);
+  EXPECT_NE(both.err.find("two input files"), std::string::npos) << both.err;
+}
 
 TEST(ReportCommand, MissingFileSaysSo) {
   CliRun run = run_tracebed("report -i /nonexistent/trace.dat");
