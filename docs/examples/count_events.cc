@@ -12,23 +12,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: count_events FILE\n");
     return 2;
   }
-  auto file = tracebed::TraceDat::open(argv[1]);
+  auto file = tracebed::decode::TraceDat::open(argv[1]);
   if (!file.ok()) {
     std::fprintf(stderr, "%s\n", file.error().message.c_str());
     return 1;
   }
-  tracebed::TraceContext& ctx = (*file)->context();
+  tracebed::decode::TraceContext& ctx = (*file)->context();
   auto stream = (*file)->events();
   if (!stream.ok()) {
     std::fprintf(stderr, "%s\n", stream.error().message.c_str());
     return 1;
   }
-  const tracebed::EventFormat* myopen = ctx.event_by_name("kprobes", "myopen");
-  const tracebed::Field* path = myopen ? myopen->field("path") : nullptr;
+  const tracebed::decode::EventFormat* myopen = ctx.event_by_name("kprobes", "myopen");
+  const tracebed::decode::Field* path = myopen ? myopen->field("path") : nullptr;
 
   std::map<std::string, uint64_t> counts;
   int shown = 0;
-  tracebed::Record record;
+  tracebed::decode::Record record;
   for (;;) {
     auto more = (*stream)->next(record);
     if (!more.ok()) {
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (!*more) break;
-    const tracebed::EventFormat* event = record.event;  // looked up by the stream
+    const tracebed::decode::EventFormat* event = record.event;  // looked up by the stream
     ++counts[event ? event->system + ":" + event->name : "unknown"];
     if (event == myopen && path && shown++ < 3) {
       std::string_view text = path->read_string(record.data, ctx.endian);

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string in = argv[1];
-  tracebed::TraceDatContents c;
+  tracebed::decode::TraceDatContents c;
   c.header_page = slurp(in + "/header_page");
   c.header_event = slurp(in + "/header_event");
   c.ftrace_formats.push_back(slurp(in + "/ftrace/print.format"));
@@ -42,21 +42,21 @@ int main(int argc, char** argv) {
   c.cpu_count = 1;
 
   // One CPU's ring buffer: 4 KiB sub-buffers, 8-byte commit (64-bit kernel).
-  tracebed::CpuBufferWriter cpu({tracebed::Endian::little, 8, 4096});
+  tracebed::decode::CpuBufferWriter cpu({tracebed::Endian::little, 8, 4096});
   const uint64_t ip = 0xffffffff9901b910;
   if (!cpu.add(1'000'000'000, marker(150, ip, "hello\n")).ok() ||
       !cpu.add(3'000'000'000, marker(150, ip, "two seconds later: a time extend\n")).ok()) {
     std::fprintf(stderr, "event does not fit\n");
     return 1;
   }
-  tracebed::TraceDatBufferData top;   // the top-level buffer
+  tracebed::decode::TraceDatBufferData top;   // the top-level buffer
   top.cpus.push_back({0, cpu.finish()});
   c.buffers.push_back(std::move(top));
 
-  tracebed::TraceDatWriteOptions options;
+  tracebed::decode::TraceDatWriteOptions options;
   options.version = 7;
-  options.compression = tracebed::TraceDatCompression::zstd;
-  tracebed::Status written = tracebed::write_trace_dat_file(argv[2], c, options);
+  options.compression = tracebed::decode::TraceDatCompression::zstd;
+  tracebed::Status written = tracebed::decode::write_trace_dat_file(argv[2], c, options);
   if (!written.ok()) {
     std::fprintf(stderr, "%s\n", written.error().message.c_str());
     return 1;

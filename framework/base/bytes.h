@@ -28,7 +28,7 @@ using Bytes = std::span<const uint8_t>;
 // kallsyms is 8 MB decompressed) come in huge pages: faulting in 4 KiB
 // pages was a sixth of reporting a small v7 file.
 template <typename T>
-struct UninitializedAllocator : HugePageAllocator<T> {
+struct UninitializedAllocator : base::HugePageAllocator<T> {
   template <typename U>
   struct rebind {
     using other = UninitializedAllocator<U>;

@@ -4,7 +4,7 @@
 
 #include <sched.h>
 
-namespace tracebed {
+namespace tracebed::base {
 
 inline int usable_cpus() {
   cpu_set_t set;
@@ -13,4 +13,4 @@ inline int usable_cpus() {
   return CPU_COUNT(&set);
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::base

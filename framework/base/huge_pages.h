@@ -12,7 +12,7 @@
 #include <memory>
 #include <new>
 
-namespace tracebed {
+namespace tracebed::base {
 
 namespace huge_pages {
 
@@ -68,4 +68,4 @@ struct HugePageAllocator {
   }
 };
 
-}  // namespace tracebed
+}  // namespace tracebed::base

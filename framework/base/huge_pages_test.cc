@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace tracebed {
+namespace tracebed::base {
 namespace {
 
 struct Entry {
@@ -58,4 +58,4 @@ TEST(HugePageAllocator, BlocksAreWholeMultiplesOfTwoMiB) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::base

@@ -30,6 +30,10 @@
 namespace tracebed::cli {
 namespace {
 
+using decode::EventFormat;
+using decode::Record;
+using decode::TraceDat;
+
 struct RunResult {
   bool ok = false;
   std::string error;

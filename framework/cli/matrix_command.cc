@@ -44,7 +44,7 @@ std::string identity_of(const vm::KernelSpec& spec) {
 
 int default_jobs() {
   // A TCG guest keeps about one host core busy.
-  return std::max(1, usable_cpus());
+  return std::max(1, base::usable_cpus());
 }
 
 }  // namespace

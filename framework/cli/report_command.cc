@@ -12,6 +12,10 @@
 namespace tracebed::cli {
 namespace {
 
+using decode::ReportOptions;
+using decode::TraceDat;
+using decode::write_report;
+
 // "0,2-3" -> {0, 2, 3}
 Result<std::set<int>> parse_cpu_list(const std::string& text) {
   std::set<int> cpus;

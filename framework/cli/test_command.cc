@@ -213,7 +213,7 @@ void add_test_command(CLI::App& app) {
     TestRunArgs run_args{args->kernel, args->filter, args->launcher, args->libvirt_uri, args->accel,
                          args->local ? vm::local_tracing_problem() : ""};
     run_args.timeout = std::chrono::seconds(args->timeout_seconds);
-    run_args.jobs = std::max<size_t>(1, args->jobs > 0 ? args->jobs : static_cast<size_t>(usable_cpus()));
+    run_args.jobs = std::max<size_t>(1, args->jobs > 0 ? args->jobs : static_cast<size_t>(base::usable_cpus()));
     // gtest's XML report, read as `tracebed matrix` reads it: unlike its
     // JSON, the XML keeps GTEST_SKIP's reason.
     matrix::KernelRun run;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-namespace tracebed {
+namespace tracebed::decode {
 
 
 Status scan_chunks(const DataFile& file, CpuSpan& cpu, Endian endian) {
@@ -193,4 +193,4 @@ void ChunkPipeline::fill_next(Lane& l, Decompressor& codec, ByteBuffer& zbuf, st
   if (l.reader_waiting) done_.notify_all();
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -17,7 +17,7 @@
 #include "framework/decode/decompress.h"
 #include "framework/decode/merge.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // trace-cmd writes chunks of 10 sub-buffers; anything near this is corrupt.
 inline constexpr uint64_t kMaxChunkBytes = uint64_t{256} << 20;
@@ -111,4 +111,4 @@ class ChunkPipeline {
   std::thread thread_;
 };
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

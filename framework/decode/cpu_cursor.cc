@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace tracebed {
+namespace tracebed::decode {
 
 uint64_t TimeSync::apply(uint64_t ts, size_t cpu_index) const {
   if (cpu_index >= cpus.size()) return ts;
@@ -185,4 +185,4 @@ bool CpuCursor::load_chunk() {
   return true;
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -17,7 +17,7 @@
 #include "framework/decode/page_reader.h"
 #include "framework/decode/record.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 class CpuCursor {
  public:
@@ -130,4 +130,4 @@ class CpuCursor {
   ByteBuffer zbuf_;
 };
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

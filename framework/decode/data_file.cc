@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace tracebed {
+namespace tracebed::decode {
 
 Result<std::shared_ptr<DataFile>> DataFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -68,4 +68,4 @@ Result<std::shared_ptr<const uint8_t>> DataFile::map(uint64_t offset, uint64_t s
   return std::shared_ptr<const uint8_t>(mapping, mapping.get() + (offset - start));
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

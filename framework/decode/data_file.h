@@ -10,7 +10,7 @@
 
 #include "framework/base/result.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // A trace.dat opened for positional reads, shared by the reader and its streams.
 class DataFile {
@@ -37,4 +37,4 @@ class DataFile {
   std::string path_;
 };
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -10,7 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 using ::testing::HasSubstr;
@@ -65,4 +65,4 @@ TEST_F(DataFileTest, MapOfAFileCutShortSinceOpeningFails) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -7,7 +7,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-namespace tracebed {
+namespace tracebed::decode {
 
 Result<Codec> codec_by_name(std::string_view name) {
   if (name == "none") return Codec::none;
@@ -200,4 +200,4 @@ Status Decompressor::run(Bytes in, std::span<uint8_t> out, std::string_view wher
   return decompress(codec_, in, out, where);
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

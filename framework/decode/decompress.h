@@ -11,7 +11,7 @@
 #include "framework/base/bytes.h"
 #include "framework/base/result.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 enum class Codec : uint8_t { none, zlib, zstd };
 
@@ -52,4 +52,4 @@ class Decompressor {
   void* zlib_ = nullptr;  // z_stream
 };
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -17,7 +17,7 @@
 #include "framework/base/files.h"
 #include "framework/decode/trace_dat_writer.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 using ::testing::HasSubstr;
@@ -138,4 +138,4 @@ TEST(DecompressInSteps, BadInputFailsAsInOneShot) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

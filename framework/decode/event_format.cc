@@ -15,7 +15,7 @@
 #include "framework/base/text.h"
 #include "framework/decode/print_fmt.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 namespace {
 
@@ -366,4 +366,4 @@ Result<HeaderPage> parse_header_page(std::string_view text, std::string_view ori
   return hp;
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

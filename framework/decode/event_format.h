@@ -17,7 +17,7 @@
 #include "framework/base/bytes.h"
 #include "framework/base/result.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 class PrintFmt;
 
@@ -125,4 +125,4 @@ struct HeaderPage {
 };
 Result<HeaderPage> parse_header_page(std::string_view text, std::string_view origin);
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -10,7 +10,7 @@
 #include "framework/decode/recorded_for_benchmarks.h"
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 void BM_FieldAccess(benchmark::State& state, const std::string& name) {
@@ -61,4 +61,4 @@ void BM_FieldByName(benchmark::State& state) {
 BENCHMARK(BM_FieldByName);
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -13,13 +13,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t* nul = static_cast<const uint8_t*>(std::memchr(data, 0, size));
   size_t text_size = nul ? static_cast<size_t>(nul - data) : size;
   std::string_view text(reinterpret_cast<const char*>(data), text_size);
-  auto event = tracebed::parse_event_format(text, "fuzz", "fuzz input");
+  auto event = tracebed::decode::parse_event_format(text, "fuzz", "fuzz input");
   if (!event.ok() || !nul) return 0;
-  tracebed::TraceContext ctx;
-  tracebed::Record record;
+  tracebed::decode::TraceContext ctx;
+  tracebed::decode::Record record;
   record.data = tracebed::Bytes(nul + 1, size - text_size - 1);
   std::string out;
   if ((*event)->printer()) (*event)->printer()->format(record, **event, ctx, out);
-  tracebed::format_raw_fields(record, **event, ctx, out);
+  tracebed::decode::format_raw_fields(record, **event, ctx, out);
   return 0;
 }

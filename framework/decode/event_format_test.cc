@@ -11,7 +11,7 @@
 
 #include "framework/decode/testdata_for_tests.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 std::unique_ptr<EventFormat> parse(const std::string& file, std::string_view system = "test") {
@@ -279,4 +279,4 @@ TEST(EventFormat, PrintFmtParsedOnceByWhicheverThreadAsksFirst) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -21,7 +21,7 @@
 #include "framework/decode/report.h"
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // GoogleTest names take letters, digits and '_' only.
 inline std::string test_name(std::string name) {
@@ -89,4 +89,4 @@ inline std::string trace_cmd_report(const std::filesystem::path& dat, int& statu
   return r ? r->output : std::string();
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

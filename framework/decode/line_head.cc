@@ -4,7 +4,7 @@
 
 #include "framework/decode/text.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 std::string_view task_comm(TraceContext& ctx, int pid) {
   if (pid == 0) return "<idle>";
@@ -142,4 +142,4 @@ char* LineHead::write(char* p, std::string_view comm, const EventFormat& event, 
   return write_time_and_label(write_task(p, comm, pid, cpu), event, ts);
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

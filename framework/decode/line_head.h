@@ -13,7 +13,7 @@
 #include "framework/decode/event_format.h"
 #include "framework/decode/trace_context.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // libtraceevent find_cmdline: pid 0 is the idle task, unknown pids "<...>".
 std::string_view task_comm(TraceContext& ctx, int pid);
@@ -84,4 +84,4 @@ class LineHead {
   char seconds_text_[kSecondsBytes];
 };
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

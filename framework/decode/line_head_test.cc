@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 // The head as trace-cmd 3.1.6 prints it, through printf itself.
@@ -121,4 +121,4 @@ TEST(LineHeadTest, UnusualHeadsAreLeftToTheCaller) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

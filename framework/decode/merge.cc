@@ -11,7 +11,7 @@
 #include "framework/decode/chunk_pipeline.h"
 #include "framework/decode/cpu_cursor.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 namespace {
 
@@ -24,7 +24,7 @@ class MergedStream final : public EventStream {
     for (const auto& buffer : setup_.buffers)
       for (const CpuSpan& span : buffer) compressed = compressed || span.compressed;
     std::vector<std::vector<size_t>> lanes(setup_.buffers.size());
-    if (compressed && setup_.prefetch_chunks.value_or(usable_cpus() > 1)) {
+    if (compressed && setup_.prefetch_chunks.value_or(base::usable_cpus() > 1)) {
       uint64_t chunk_bytes = 0;  // one average chunk of every CPU
       for (const auto& buffer : setup_.buffers)
         for (const CpuSpan& span : buffer)
@@ -322,4 +322,4 @@ Result<std::unique_ptr<EventStream>> make_event_stream(StreamSetup setup) {
   return std::unique_ptr<EventStream>(std::move(s));
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

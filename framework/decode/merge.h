@@ -29,7 +29,7 @@
 #include "framework/decode/trace_context.h"
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // A compressed chunk's header: where it is, its sizes compressed and not.
 struct ChunkHeader {
@@ -127,4 +127,4 @@ struct StreamSetup {
 
 Result<std::unique_ptr<EventStream>> make_event_stream(StreamSetup setup);
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace tracebed {
+namespace tracebed::decode {
 
 Status PageReader::load(Bytes page, const PageLayout& layout, uint64_t base_offset) {
   base_ = base_offset;
@@ -68,4 +68,4 @@ Error PageReader::error() const {
   return error_at(at, "sub-buffer: unknown error");
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

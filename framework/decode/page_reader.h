@@ -18,7 +18,7 @@
 #include "framework/base/result.h"
 #include "framework/decode/record.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // Ring-buffer constants, in their own namespace so they never clash with
 // the page writer's.
@@ -166,4 +166,4 @@ inline PageStep PageReader::next(PageEvent& out) {
   return fault_ == Fault::none ? PageStep::end : PageStep::error;
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

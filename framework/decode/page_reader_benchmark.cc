@@ -13,7 +13,7 @@
 #include "framework/decode/trace_dat.h"
 #include "framework/decode/trace_dat_writer.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
@@ -147,4 +147,4 @@ void BM_StreamManyCpus(benchmark::State& state) {
 BENCHMARK(BM_StreamManyCpus)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(32)->Arg(64);
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

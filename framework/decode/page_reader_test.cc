@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 // Writes sub-buffers the way kernel/trace/ring_buffer.c lays them out, so
@@ -310,4 +310,4 @@ TEST(PageReader, RealSubBuffersMatchTraceCmd) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

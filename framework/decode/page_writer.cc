@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 constexpr uint32_t kRbEventHeader = 4;   // RB_EVNT_HDR_SIZE
@@ -203,4 +203,4 @@ std::vector<uint8_t> CpuBufferWriter::finish() {
   return out;
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

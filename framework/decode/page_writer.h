@@ -15,7 +15,7 @@
 #include "framework/base/bytes.h"
 #include "framework/base/result.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // Event types (include/linux/ring_buffer.h, enum ring_buffer_type).
 inline constexpr uint32_t kRbTypeDataLong = 0;      // length in array[0]
@@ -137,4 +137,4 @@ class CpuBufferWriter {
   std::optional<uint64_t> pending_count_;
 };
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -13,7 +13,7 @@
 
 #include "framework/decode/trace_dat_writer.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 using ::testing::ElementsAre;
@@ -270,4 +270,4 @@ TEST(SubBufferWriter, ReproducesKernelSubBuffers) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -12,7 +12,7 @@
 #include "framework/decode/text.h"
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // Literals as string_views: appending one per record then costs no strlen.
 using namespace std::string_view_literals;
@@ -596,4 +596,4 @@ Plugins::Outcome Plugins::print(const Record& record, const EventFormat& event, 
   return Outcome::printed;
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

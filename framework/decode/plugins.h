@@ -15,7 +15,7 @@
 #include "framework/decode/text_out.h"
 #include "framework/decode/trace_context.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 class EventStream;
 
@@ -45,4 +45,4 @@ class Plugins {
 // by `divisor` (rounded) with `precision` digits after the dot.
 void append_event_time(uint64_t ts, int precision, uint64_t divisor, TextOut& out);
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

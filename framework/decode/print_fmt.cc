@@ -25,7 +25,7 @@
 #include "framework/decode/print_fmt_internal.h"
 #include "framework/decode/print_fmt_lexer.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 using namespace std::string_view_literals;
 using namespace print_fmt;
@@ -212,4 +212,4 @@ void format_raw_fields(const Record& record, const EventFormat& event, const Tra
   }
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -12,7 +12,7 @@
 #include "framework/decode/record.h"
 #include "framework/decode/text_out.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 class TraceContext;
 
@@ -59,4 +59,4 @@ inline void format_bprint(const Record& record, const EventFormat& event, const 
   format_bprint(record, event, ctx, text);
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

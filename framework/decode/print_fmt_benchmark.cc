@@ -11,7 +11,7 @@
 #include "framework/decode/trace_dat.h"
 #include "framework/decode/trace_dat_writer.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 void BM_PrintFmtRecords(benchmark::State& state, const char* fixture) {
@@ -58,4 +58,4 @@ void BM_ParseAllFormats(benchmark::State& state) {
 BENCHMARK(BM_ParseAllFormats);
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -9,7 +9,7 @@
 #include "framework/decode/print_fmt_internal.h"
 #include "framework/decode/print_fmt_lexer.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 namespace print_fmt {
 
@@ -187,4 +187,4 @@ void format_bprint(const Record& record, const EventFormat& event, const TraceCo
   print_fmt::print_bprint(record, event, ctx, out, cache, failed);
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -8,7 +8,7 @@
 #include "framework/decode/print_fmt_internal.h"
 #include "framework/decode/print_fmt_lexer.h"
 
-namespace tracebed::print_fmt {
+namespace tracebed::decode::print_fmt {
 
 using namespace std::string_view_literals;
 
@@ -455,4 +455,4 @@ void Eval::number_by_printf(TextOut& out, const Segment& s, int len_arg, uint64_
   }
 }
 
-}  // namespace tracebed::print_fmt
+}  // namespace tracebed::decode::print_fmt

@@ -20,7 +20,7 @@
 #include "framework/decode/print_fmt.h"
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -189,4 +189,4 @@ INSTANTIATE_TEST_SUITE_P(Recorded, PrintFmtFixture, testing::ValuesIn(fixtures()
                          [](const testing::TestParamInfo<fs::path>& info) { return test_name(info.param.stem().string()); });
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

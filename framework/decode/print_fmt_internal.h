@@ -30,7 +30,7 @@
 #include "framework/decode/text_out.h"
 #include "framework/decode/trace_context.h"
 
-namespace tracebed::print_fmt {
+namespace tracebed::decode::print_fmt {
 
 // ----------------------------------------------------------------- tree ----
 
@@ -318,4 +318,4 @@ using BprintCache = std::unordered_map<uint64_t, BprintFormat>;
 void print_bprint(const Record& record, const EventFormat& event, const TraceContext& ctx, TextOut& out,
                   BprintCache& cache, bool& failed);
 
-}  // namespace tracebed::print_fmt
+}  // namespace tracebed::decode::print_fmt

@@ -1,6 +1,6 @@
 #include "framework/decode/print_fmt_lexer.h"
 
-namespace tracebed::print_fmt {
+namespace tracebed::decode::print_fmt {
 
 namespace {
 
@@ -90,4 +90,4 @@ Tok Lexer::quoted(int ch, Tok type, std::string& tok) {
   }
 }
 
-}  // namespace tracebed::print_fmt
+}  // namespace tracebed::decode::print_fmt

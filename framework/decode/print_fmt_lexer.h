@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace tracebed::print_fmt {
+namespace tracebed::decode::print_fmt {
 
 // libtraceevent's token types, in its order (event_item_type relies on it).
 enum class Tok : uint8_t { error, none, space, newline, op, delim, item, dquote, squote };
@@ -60,4 +60,4 @@ class Lexer {
   size_t pos_ = 0;
 };
 
-}  // namespace tracebed::print_fmt
+}  // namespace tracebed::decode::print_fmt

@@ -7,7 +7,7 @@
 #include "framework/decode/print_fmt_internal.h"
 #include "framework/decode/print_fmt_lexer.h"
 
-namespace tracebed::print_fmt {
+namespace tracebed::decode::print_fmt {
 
 using namespace std::string_view_literals;
 
@@ -648,4 +648,4 @@ Status parse_print_args(std::string_view text, const EventFormat& event, std::st
   return Parser(text, event).parse(format, args);
 }
 
-}  // namespace tracebed::print_fmt
+}  // namespace tracebed::decode::print_fmt

@@ -4,7 +4,7 @@
 // plain %p as glibc does.
 #include "framework/decode/print_fmt_internal.h"
 
-namespace tracebed::print_fmt {
+namespace tracebed::decode::print_fmt {
 
 using namespace std::string_view_literals;
 
@@ -281,4 +281,4 @@ void Eval::ip_sockaddr(TextOut& out, char i, const char* p, const Node* a) const
   }
 }
 
-}  // namespace tracebed::print_fmt
+}  // namespace tracebed::decode::print_fmt

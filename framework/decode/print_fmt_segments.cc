@@ -6,7 +6,7 @@
 
 #include "framework/decode/print_fmt_internal.h"
 
-namespace tracebed::print_fmt {
+namespace tracebed::decode::print_fmt {
 
 namespace {
 
@@ -214,4 +214,4 @@ SegmentList build_segments(const std::string& fmt, int nargs) {
   return out;
 }
 
-}  // namespace tracebed::print_fmt
+}  // namespace tracebed::decode::print_fmt

@@ -44,7 +44,7 @@ void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 // A record laid out by the event's own field offsets.
@@ -582,4 +582,4 @@ TEST_F(PrintFmtTest, FormatDoesNotAllocatePerRecord) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

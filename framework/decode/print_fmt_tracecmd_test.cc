@@ -26,7 +26,7 @@
 #include "framework/decode/trace_context.h"
 #include "framework/decode/trace_dat_writer.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -479,4 +479,4 @@ TEST(PrintFmtVsTraceCmd, RandomRecordsOfEveryFixtureFormat) { compare_all(false)
 TEST(PrintFmtVsTraceCmd, RawFieldsOfRandomRecords) { compare_all(true); }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -6,7 +6,7 @@
 
 #include "framework/base/bytes.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 struct EventFormat;
 
@@ -39,4 +39,4 @@ struct Record {
   const EventFormat* event = nullptr;
 };
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -9,7 +9,7 @@
 
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 inline const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
 
@@ -35,4 +35,4 @@ inline Loaded load_recorded(const std::string& file) {
   return l;
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

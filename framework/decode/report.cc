@@ -22,7 +22,7 @@
 #include "framework/decode/text.h"
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // Literals as string_views: appending one per record then costs no strlen.
 using namespace std::string_view_literals;
@@ -107,7 +107,7 @@ class Output {
     // well. On two CPUs a writer thread beside it made things slower, not
     // faster (s2 x20 into a pipe: 157 ms with it, 121 ms without; s1 x20:
     // 332 and 325): keep it for machines with a CPU to spare.
-    if (writer_thread.value_or(usable_cpus() > 2)) {
+    if (writer_thread.value_or(base::usable_cpus() > 2)) {
       try {
         writer_text_.emplace(out_, 64 * 1024);
         writer_ = std::thread([this] { write_loop(); });
@@ -439,4 +439,4 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
   return {};
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

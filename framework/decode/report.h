@@ -13,7 +13,7 @@
 #include "framework/decode/text_out.h"
 #include "framework/decode/trace_context.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 class TraceDat;
 class EventStream;
@@ -54,4 +54,4 @@ class RecordPrinter {
 // Writes the whole report of `file` to `out`.
 Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out);
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

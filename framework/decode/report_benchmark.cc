@@ -10,7 +10,7 @@
 #include "framework/decode/report.h"
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
@@ -69,4 +69,4 @@ BENCHMARK_CAPTURE(BM_Report, s1_raw_fields, std::string("s1-k6.12-v7zstd-sched-i
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

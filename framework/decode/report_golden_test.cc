@@ -14,7 +14,7 @@
 #include "framework/decode/report.h"
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -150,4 +150,4 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ReportGoldenReadingNotMapping, testing::Value
                          [](const testing::TestParamInfo<GoldenCase>& info) { return case_name(info.param); });
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

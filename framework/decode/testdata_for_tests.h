@@ -7,10 +7,10 @@
 
 #include "framework/base/files_for_tests.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 inline std::string testdata(const std::string& name) {
   return base::source_file("framework/decode/testdata/formats/" + name);
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -16,7 +16,7 @@
 
 #include "framework/decode/text_out.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // Digits of v, right-aligned in buf[0..20); returns where they start.
 inline char* format_decimal(uint64_t v, char* end) {
@@ -111,4 +111,4 @@ inline void append_right(TextOut& out, std::string_view s, size_t width) {
   out += s;
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

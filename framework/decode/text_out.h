@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // memcpy of n <= 16 bytes as fixed-size moves that may overlap (a call to
 // memcpy costs more than copying a few bytes).
@@ -144,4 +144,4 @@ class TextOut {
   char* end_ = nullptr;
 };
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

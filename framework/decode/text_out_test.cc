@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 // Every append size from 0 to 40 (the fixed-move copies below 17, memcpy
@@ -100,4 +100,4 @@ TEST(TextOutTest, ReserveTailThenCommit) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

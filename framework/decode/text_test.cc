@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 std::string hex_by_hand(uint64_t v, size_t width) {
@@ -52,4 +52,4 @@ TEST(TextTest, SixteenHexDigitsInEitherCase) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -23,7 +23,7 @@
 
 #include "framework/base/cpus.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 namespace {
 
@@ -305,7 +305,7 @@ void TraceContext::load_kallsyms() const {
   for (; kallsyms_parsed_ < kallsyms_sources_.size(); ++kallsyms_parsed_) {
     KallsymsSource& source = kallsyms_sources_[kallsyms_parsed_];
     std::optional<Result<KallsymsBatch>> streamed;
-    if (source.load && source.in_steps && parse_while_loading_.value_or(usable_cpus() > 1))
+    if (source.load && source.in_steps && parse_while_loading_.value_or(base::usable_cpus() > 1))
       streamed = load_while_parsing(source);  // loaded and parsed, or no thread to be had
     Result<KallsymsBatch> batch = Error{};
     if (streamed) {
@@ -412,7 +412,7 @@ void TraceContext::parse_kallsyms_lines(KallsymsBatch& batch) {
   // On two CPUs (one of them the reader's) the thread cost more than it
   // saved here (s2 into a pipe: 11.3 ms with it, 10.6 without).
   const char* mid = end;
-  if (t.size >= kParallelKallsymsBytes && usable_cpus() > 2) {
+  if (t.size >= kParallelKallsymsBytes && base::usable_cpus() > 2) {
     const char* nl = static_cast<const char*>(std::memchr(p + t.size / 2, '\n', t.size - t.size / 2));
     if (nl) mid = nl + 1;
   }
@@ -748,4 +748,4 @@ std::optional<std::string_view> CommStore::find(int pid) {
   return std::nullopt;
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

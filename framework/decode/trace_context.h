@@ -21,7 +21,7 @@
 #include "framework/base/result.h"
 #include "framework/decode/event_format.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 struct Symbol {
   std::string_view name;
@@ -127,7 +127,7 @@ class TraceContext {
   // 4-8 MB of it, compressed in v7, and many reports never look one up).
   // `storage[offset, offset + size)` is the text. If `load` fails, its
   // symbols are missing and kallsyms_error() says why.
-  using KallsymsText = tracebed::KallsymsText;
+  using KallsymsText = decode::KallsymsText;
   // The first lookup loads it, on whichever thread asks; plain iteration
   // and reports that print no symbol never pay for it. (Starting the load
   // up front on a thread of its own bought nothing: a report of function
@@ -201,7 +201,7 @@ class TraceContext {
   };
   static_assert(sizeof(KSym) == 20);
   // A whole kernel's symbols are megabytes, filled once: huge pages.
-  using KSyms = std::vector<KSym, HugePageAllocator<KSym>>;
+  using KSyms = std::vector<KSym, base::HugePageAllocator<KSym>>;
 
  private:
   mutable std::vector<std::unique_ptr<EventFormat>> events_;
@@ -286,4 +286,4 @@ class TraceContext {
   bool type_is_first_u16_ = false;  // common_type_ is the first two bytes: one test per event_of
 };
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

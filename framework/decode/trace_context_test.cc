@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 TEST(TraceContext, RegistersEventsAndCommonFields) {
@@ -377,4 +377,4 @@ TEST(TraceContext, Comms) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

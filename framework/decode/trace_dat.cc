@@ -6,7 +6,7 @@
 
 #include "framework/decode/trace_dat_internal.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace trace_dat {
 
 Result<std::unique_ptr<EventStream>> TraceDatImpl::stream(std::optional<std::set<int>> cpus, bool as_trace_cmd) {
@@ -160,4 +160,4 @@ Result<std::unique_ptr<TraceDat>> TraceDat::open(const std::string& path) {
   return std::unique_ptr<TraceDat>(std::move(t));
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -16,7 +16,7 @@
 #include "framework/decode/record.h"
 #include "framework/decode/trace_context.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 struct TraceDatCpu {
   int cpu = 0;                // the CPU id (may be sparse in v7)
@@ -111,4 +111,4 @@ class TraceDat {
   virtual void set_map_file(bool on) = 0;
 };
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

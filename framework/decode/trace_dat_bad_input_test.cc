@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -346,4 +346,4 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -11,7 +11,7 @@
 #include "framework/decode/trace_dat.h"
 #include "framework/decode/trace_dat_writer.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
@@ -65,4 +65,4 @@ BENCHMARK_CAPTURE(BM_ReadTraceDat, v7_zlib, 7, TraceDatCompression::zlib)->Unit(
 BENCHMARK_CAPTURE(BM_ReadTraceDat, v7_zstd, 7, TraceDatCompression::zstd)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -17,7 +17,7 @@
 #include "framework/decode/trace_dat.h"
 #include "framework/decode/trace_dat_writer.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 inline const std::string kFixtures = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/";
 inline const std::string kDir = kFixtures + "recorded/";
 
@@ -126,4 +126,4 @@ inline void expect_order(const std::vector<Got>& got, const std::vector<OracleLi
   }
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

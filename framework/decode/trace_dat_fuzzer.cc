@@ -18,13 +18,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   std::string path = "/proc/self/fd/" + std::to_string(fd);
-  if (auto file = tracebed::TraceDat::open(path); file.ok()) {
+  if (auto file = tracebed::decode::TraceDat::open(path); file.ok()) {
     static std::FILE* sink = std::fopen("/dev/null", "w");
     for (bool raw : {false, true}) {
-      tracebed::ReportOptions options;
+      tracebed::decode::ReportOptions options;
       options.raw_fields = raw;
-      (void)tracebed::write_report(**file, options, sink);
-      auto reopened = tracebed::TraceDat::open(path);
+      (void)tracebed::decode::write_report(**file, options, sink);
+      auto reopened = tracebed::decode::TraceDat::open(path);
       if (!reopened.ok()) break;
       file = std::move(reopened);
     }

@@ -26,7 +26,7 @@
 #include "framework/decode/merge.h"
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed::trace_dat {
+namespace tracebed::decode::trace_dat {
 
 // Option and section ids (trace-cmd.dat.v7.5, OPTIONS SECTION).
 enum : uint16_t {
@@ -402,4 +402,4 @@ class TraceDatImpl final : public TraceDat {
   uint64_t latency_size_ = 0;
 };
 
-}  // namespace tracebed::trace_dat
+}  // namespace tracebed::decode::trace_dat

@@ -1,7 +1,7 @@
 // kallsyms in a trace.dat, v6 and v7, read on its first lookup.
 #include "framework/decode/trace_dat_internal.h"
 
-namespace tracebed::trace_dat {
+namespace tracebed::decode::trace_dat {
 
 // kallsyms is most of a trace.dat's metadata and only symbol lookups need
 // it: check where it lies now, read (and decompress) it on the first lookup.
@@ -75,4 +75,4 @@ Status TraceDatImpl::defer_v7_kallsyms() {
   return {};
 }
 
-}  // namespace tracebed::trace_dat
+}  // namespace tracebed::decode::trace_dat

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -157,4 +157,4 @@ TEST(TraceDat, V7LatencyText) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

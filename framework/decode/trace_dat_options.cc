@@ -4,7 +4,7 @@
 
 #include "framework/decode/trace_dat_internal.h"
 
-namespace tracebed::trace_dat {
+namespace tracebed::decode::trace_dat {
 
 namespace {
 
@@ -146,4 +146,4 @@ Status parse_option(uint16_t id, Bytes data, uint64_t at, Endian e, int version,
   return {};
 }
 
-}  // namespace tracebed::trace_dat
+}  // namespace tracebed::decode::trace_dat

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -109,4 +109,4 @@ TEST(TraceDat, BadFormatIsAWarning) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

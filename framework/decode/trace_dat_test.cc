@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -356,4 +356,4 @@ TEST(TraceDat, StreamingMemoryIsFlat) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

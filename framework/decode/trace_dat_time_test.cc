@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -209,4 +209,4 @@ TEST(TraceDat, StampsAtTheTopOfTheRangeMergeLikeTraceCmd) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

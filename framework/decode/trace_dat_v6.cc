@@ -2,7 +2,7 @@
 // the file, then options and a "flyrecord" (or "latency") CPU table.
 #include "framework/decode/trace_dat_internal.h"
 
-namespace tracebed::trace_dat {
+namespace tracebed::decode::trace_dat {
 
 Status TraceDatImpl::read_v6(FileCursor& c) {
   Sink s{ctx_, warnings_, file_long_size_, {}, nullptr};
@@ -121,4 +121,4 @@ Status TraceDatImpl::read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector
   return {};
 }
 
-}  // namespace tracebed::trace_dat
+}  // namespace tracebed::decode::trace_dat

@@ -2,7 +2,7 @@
 // through a chain of options sections.
 #include "framework/decode/trace_dat_internal.h"
 
-namespace tracebed::trace_dat {
+namespace tracebed::decode::trace_dat {
 
 Result<ByteBuffer> TraceDatImpl::read_section(uint64_t offset, uint16_t want_id, SectionInfo* info, bool body,
                                               const SectionProgress* ready) {
@@ -165,4 +165,4 @@ Status TraceDatImpl::add_buffers_v7() {
   return finish_buffers();
 }
 
-}  // namespace tracebed::trace_dat
+}  // namespace tracebed::decode::trace_dat

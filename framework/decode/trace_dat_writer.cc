@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <memory>
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 constexpr uint8_t kMagic[] = {0x17, 0x08, 0x44};
@@ -877,4 +877,4 @@ Result<TraceDatContents> read_trace_dat_contents_file(const std::string& path,
   return r;
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

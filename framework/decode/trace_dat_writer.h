@@ -25,7 +25,7 @@
 #include "framework/base/bytes.h"
 #include "framework/base/result.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 // Option ids (trace-cmd.dat.v7.5, OPTIONS SECTION).
 enum class TraceDatOptionId : uint16_t {
@@ -141,4 +141,4 @@ Result<TraceDatContents> read_trace_dat_contents_file(const std::string& path,
 Result<std::vector<uint8_t>> compress_block(TraceDatCompression c, Bytes in, int level = 0);
 Result<std::vector<uint8_t>> decompress_block(TraceDatCompression c, Bytes in, size_t out_size);
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

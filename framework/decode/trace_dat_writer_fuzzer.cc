@@ -5,15 +5,15 @@
 #include "framework/decode/trace_dat_writer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  tracebed::TraceDatWriteOptions format;
+  tracebed::decode::TraceDatWriteOptions format;
   // A memory limit well under libFuzzer's RSS limit: the file is read,
   // written and read again, all in memory.
-  auto contents = tracebed::read_trace_dat_contents(tracebed::Bytes(data, size), &format, uint64_t{256} << 20);
+  auto contents = tracebed::decode::read_trace_dat_contents(tracebed::Bytes(data, size), &format, uint64_t{256} << 20);
   if (!contents.ok()) return 0;
   format.compression_version.clear();
-  auto written = tracebed::write_trace_dat(*contents, format);
+  auto written = tracebed::decode::write_trace_dat(*contents, format);
   if (!written.ok()) return 0;   // e.g. CPU data that is not whole sub-buffers
-  auto again = tracebed::read_trace_dat_contents(*written);
+  auto again = tracebed::decode::read_trace_dat_contents(*written);
   if (!again.ok() || again->header_page != contents->header_page ||
       again->kallsyms != contents->kallsyms || again->buffers.size() != contents->buffers.size())
     __builtin_trap();

@@ -18,7 +18,7 @@
 
 #include "framework/decode/page_writer.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -324,4 +324,4 @@ TEST(EdgeFixtures, ExpectedOutputsAreTraceCmds) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

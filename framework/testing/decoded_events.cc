@@ -7,6 +7,25 @@
 #include "framework/decode/trace_context.h"
 
 namespace tracebed::testing {
+namespace {
+
+using decode::EventFormat;
+using decode::Field;
+using decode::PageEvent;
+using decode::PageLayout;
+using decode::PageReader;
+using decode::PageStep;
+using decode::TraceContext;
+using decode::parse_header_page;
+using decode::kFieldArray;
+using decode::kFieldCommon;
+using decode::kFieldDataLoc;
+using decode::kFieldRelLoc;
+using decode::kFieldSigned;
+using decode::kFieldString;
+using decode::kMissedUnknown;
+
+}  // namespace
 
 void PrintTo(const DecodedEvent& e, std::ostream* os) {
   *os << e.comm << "-" << e.pid << " [" << e.cpu << "] " << e.ts << ": " << e.system << ":" << e.name;

@@ -27,6 +27,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::SizeIs;
+using decode::parse_event_format;
 using tracefs::DynamicEvent;
 using tracefs::DynEventKind;
 using tracefs::FetchArg;

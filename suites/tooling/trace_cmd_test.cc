@@ -39,6 +39,11 @@ namespace tracebed::suites {
 namespace {
 
 namespace stdfs = std::filesystem;
+using decode::EventFormat;
+using decode::Record;
+using decode::ReportOptions;
+using decode::TraceDat;
+using decode::write_report;
 using tracefs::Instance;
 using namespace std::chrono_literals;
 using ::testing::Contains;

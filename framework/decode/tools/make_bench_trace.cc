@@ -15,6 +15,7 @@
 #include "framework/decode/trace_dat_writer.h"
 
 using namespace tracebed;
+using namespace tracebed::decode;
 
 namespace {
 

@@ -29,7 +29,7 @@
 #include "framework/decode/page_writer.h"
 #include "framework/decode/trace_dat_writer.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -944,12 +944,12 @@ int generate(int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode
 
 int main(int argc, char** argv) {
   std::string cmd = argc > 1 ? argv[1] : "";
-  if (cmd == "extract") return tracebed::extract(argc, argv);
-  if (cmd == "generate") return tracebed::generate(argc, argv);
+  if (cmd == "extract") return tracebed::decode::extract(argc, argv);
+  if (cmd == "generate") return tracebed::decode::generate(argc, argv);
   std::fprintf(stderr,
                "usage: make_edge_fixtures extract IN.dat OUTDIR [--systems a,b] [--symbols a,b] "
                "[--printk N]\n"

@@ -13,7 +13,7 @@
 
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
@@ -73,4 +73,4 @@ PEER_PAIR(s2_v6, "s2-k6.1-v6-function-sched-kmem");
 PEER_PAIR(s11_v7zstd_all, "s11-k6.12-v7zstd-all");
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -24,7 +24,7 @@
 extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=0"; }
 extern "C" const char* __lsan_default_suppressions() { return "leak:tracecmd_parse_trace_clock\n"; }
 
-namespace tracebed {
+namespace tracebed::decode {
 namespace {
 
 namespace fs = std::filesystem;
@@ -94,4 +94,4 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, LibtracecmdOrder, testing::ValuesIn(function_
                          [](const testing::TestParamInfo<fs::path>& info) { return test_name(info.param.stem().string()); });
 
 }  // namespace
-}  // namespace tracebed
+}  // namespace tracebed::decode
