@@ -38,6 +38,7 @@ void add_report_command(CLI::App& app) {
   struct Args {
     std::string input = "trace.dat", file;
     bool raw_ts = false, raw_fields = false;
+    bool quiet = false;
     std::string cpus;
   };
   auto args = std::make_shared<Args>();
@@ -46,6 +47,9 @@ void add_report_command(CLI::App& app) {
   cmd->add_flag("-t", args->raw_ts, "print full nanosecond time stamps");
   cmd->add_flag("-R", args->raw_fields, "print raw fields instead of the print format");
   cmd->add_option("--cpu", args->cpus, "only these CPUs (e.g. 0,2-3)");
+  // trace-cmd's -q silences its library's warnings, which go to stderr;
+  // its stdout is the same with or without it.
+  cmd->add_flag("-q", args->quiet, "no warnings (accepted; the text is the same)");
   cmd->final_callback([args] {
     if (!args->file.empty()) {
       if (args->input != "trace.dat" && args->input != args->file)
