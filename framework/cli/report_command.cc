@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "framework/decode/report.h"
+#include "framework/decode/report_views.h"
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed::cli {
@@ -38,7 +39,7 @@ void add_report_command(CLI::App& app) {
   struct Args {
     std::string input = "trace.dat", file;
     bool raw_ts = false, raw_fields = false;
-    bool quiet = false;
+    bool quiet = false, list_events = false;
     std::string cpus;
   };
   auto args = std::make_shared<Args>();
@@ -50,6 +51,7 @@ void add_report_command(CLI::App& app) {
   // trace-cmd's -q silences its library's warnings, which go to stderr;
   // its stdout is the same with or without it.
   cmd->add_flag("-q", args->quiet, "no warnings (accepted; the text is the same)");
+  cmd->add_flag("-E", args->list_events, "list the events stored, system:name");
   cmd->final_callback([args] {
     if (!args->file.empty()) {
       if (args->input != "trace.dat" && args->input != args->file)
@@ -66,7 +68,11 @@ void add_report_command(CLI::App& app) {
     }
     auto file = TraceDat::open(args->input);
     if (!file) fail(file.error().message);
-    Status st = write_report(**file, options, stdout);
+    Status st;
+    if (args->list_events)
+      st = write_event_list(**file, stdout);
+    else
+      st = write_report(**file, options, stdout);
     std::fflush(stdout);
     if (!st) fail(st.error().message);
   });
