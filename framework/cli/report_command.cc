@@ -39,7 +39,7 @@ void add_report_command(CLI::App& app) {
   struct Args {
     std::string input = "trace.dat", file;
     bool raw_ts = false, raw_fields = false;
-    bool quiet = false, list_events = false;
+    bool quiet = false, list_events = false, first_event = false, last_event = false;
     std::string cpus;
   };
   auto args = std::make_shared<Args>();
@@ -52,6 +52,8 @@ void add_report_command(CLI::App& app) {
   // its stdout is the same with or without it.
   cmd->add_flag("-q", args->quiet, "no warnings (accepted; the text is the same)");
   cmd->add_flag("-E", args->list_events, "list the events stored, system:name");
+  cmd->add_flag("--first-event", args->first_event, "the first time stamp of each CPU");
+  cmd->add_flag("--last-event", args->last_event, "the last time stamp of each CPU");
   cmd->final_callback([args] {
     if (!args->file.empty()) {
       if (args->input != "trace.dat" && args->input != args->file)
@@ -71,6 +73,8 @@ void add_report_command(CLI::App& app) {
     Status st;
     if (args->list_events)
       st = write_event_list(**file, stdout);
+    else if (args->first_event || args->last_event)
+      st = write_first_last_events(**file, args->input, args->first_event, args->last_event, stdout);
     else
       st = write_report(**file, options, stdout);
     std::fflush(stdout);

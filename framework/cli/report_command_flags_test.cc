@@ -37,7 +37,8 @@ const Skip kSkips[] = {
 // Flags whose output is not the event lines are cheap (no records, or one
 // pass per CPU): every fixture. -q prints the whole report: every fixture
 // too, ~2.5 s of trace-cmd and ~1 s of tracebed for the 49 of them.
-const char* const kFlags[] = {"-q", "-E"};
+const char* const kFlags[] = {"-q", "-E", "--first-event", "--last-event",
+                              "--first-event --last-event"};
 
 std::vector<FlagCase> cases() {
   std::vector<std::string> fixtures;
