@@ -39,6 +39,7 @@ void add_report_command(CLI::App& app) {
   struct Args {
     std::string input = "trace.dat", file;
     bool raw_ts = false, raw_fields = false;
+    bool no_hardirqs = false, no_softirqs = false;
     bool quiet = false, list_events = false, first_event = false, last_event = false;
     std::string cpus;
   };
@@ -48,6 +49,8 @@ void add_report_command(CLI::App& app) {
   cmd->add_flag("-t", args->raw_ts, "print full nanosecond time stamps");
   cmd->add_flag("-R", args->raw_fields, "print raw fields instead of the print format");
   cmd->add_option("--cpu", args->cpus, "only these CPUs (e.g. 0,2-3)");
+  cmd->add_flag("-I", args->no_hardirqs, "leave out events with the HARDIRQ flag set");
+  cmd->add_flag("-S", args->no_softirqs, "leave out events with the SOFTIRQ flag set");
   // trace-cmd's -q silences its library's warnings, which go to stderr;
   // its stdout is the same with or without it.
   cmd->add_flag("-q", args->quiet, "no warnings (accepted; the text is the same)");
@@ -63,6 +66,8 @@ void add_report_command(CLI::App& app) {
     ReportOptions options;
     options.raw_timestamps = args->raw_ts;
     options.raw_fields = args->raw_fields;
+    options.no_hardirqs = args->no_hardirqs;
+    options.no_softirqs = args->no_softirqs;
     if (!args->cpus.empty()) {
       auto cpus = parse_cpu_list(args->cpus);
       if (!cpus) fail(cpus.error().message);
