@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "framework/decode/report.h"
+#include "framework/decode/report_views.h"
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed::cli {
@@ -42,6 +43,8 @@ void add_report_command(CLI::App& app) {
   struct Args {
     std::string input = "trace.dat", file;
     bool raw_ts = false, raw_fields = false;
+    bool no_hardirqs = false, no_softirqs = false;
+    bool quiet = false, list_events = false, first_event = false, last_event = false;
     std::string cpus;
   };
   auto args = std::make_shared<Args>();
@@ -50,6 +53,14 @@ void add_report_command(CLI::App& app) {
   cmd->add_flag("-t", args->raw_ts, "print full nanosecond time stamps");
   cmd->add_flag("-R", args->raw_fields, "print raw fields instead of the print format");
   cmd->add_option("--cpu", args->cpus, "only these CPUs (e.g. 0,2-3)");
+  cmd->add_flag("-I", args->no_hardirqs, "leave out events with the HARDIRQ flag set");
+  cmd->add_flag("-S", args->no_softirqs, "leave out events with the SOFTIRQ flag set");
+  // trace-cmd's -q silences its library's warnings, which go to stderr;
+  // its stdout is the same with or without it.
+  cmd->add_flag("-q", args->quiet, "no warnings (accepted; the text is the same)");
+  cmd->add_flag("-E", args->list_events, "list the events stored, system:name");
+  cmd->add_flag("--first-event", args->first_event, "the first time stamp of each CPU");
+  cmd->add_flag("--last-event", args->last_event, "the last time stamp of each CPU");
   cmd->final_callback([args] {
     if (!args->file.empty()) {
       if (args->input != "trace.dat" && args->input != args->file)
@@ -59,6 +70,8 @@ void add_report_command(CLI::App& app) {
     ReportOptions options;
     options.raw_timestamps = args->raw_ts;
     options.raw_fields = args->raw_fields;
+    options.no_hardirqs = args->no_hardirqs;
+    options.no_softirqs = args->no_softirqs;
     if (!args->cpus.empty()) {
       auto cpus = parse_cpu_list(args->cpus);
       if (!cpus) fail(cpus.error().message);
@@ -66,7 +79,13 @@ void add_report_command(CLI::App& app) {
     }
     auto file = TraceDat::open(args->input);
     if (!file) fail(file.error().message);
-    Status st = write_report(**file, options, stdout);
+    Status st;
+    if (args->list_events)
+      st = write_event_list(**file, stdout);
+    else if (args->first_event || args->last_event)
+      st = write_first_last_events(**file, args->input, args->first_event, args->last_event, stdout);
+    else
+      st = write_report(**file, options, stdout);
     std::fflush(stdout);
     if (!st) fail(st.error().message);
   });

@@ -350,6 +350,10 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
   EventStream& stream = **stream_result;
   RecordPrinter printer(ctx, options);
   const Field* pid_field = ctx.common_pid();
+  // common_flags bits, include/linux/trace_events.h TRACE_FLAG_HARDIRQ and
+  // TRACE_FLAG_SOFTIRQ.
+  const Field* flags_field = ctx.common_flags();
+  const uint64_t skip_flags = flags_field ? (options.no_hardirqs ? 0x08 : 0) | (options.no_softirqs ? 0x10 : 0) : 0;
   const bool in_ns = file.stamps_in_ns();
 
   Record record;
@@ -363,6 +367,7 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
 
     // trace-cmd 3.1.6 with --cpu prints only the top-level buffer's events.
     if (options.cpus && record.buffer != 0) continue;
+    if (skip_flags && (flags_field->read_int(record.data, ctx.endian) & skip_flags)) continue;
     if (prefix_buffers) {
       // trace-cmd's "%*s: " (an instance's name) or "%*s  " (the top
       // buffer), by hand: fmt's set-up per record was a third of the report.

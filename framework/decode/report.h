@@ -22,6 +22,8 @@ struct ReportOptions {
   bool raw_timestamps = false;   // -t: nanoseconds
   bool raw_fields = false;       // -R: "name=value" of every field, no print fmt
   std::optional<std::set<int>> cpus;  // --cpu LIST
+  bool no_hardirqs = false;      // -I: leave out records with the HARDIRQ flag
+  bool no_softirqs = false;      // -S: leave out records with the SOFTIRQ flag
   // A second thread that writes the text while the next lines are made:
   // unset, only with a CPU to spare beside one for the reader (report.cc).
   std::optional<bool> writer_thread;
