@@ -15,6 +15,8 @@ namespace {
 
 using decode::ReportOptions;
 using decode::TraceDat;
+using decode::write_event_list;
+using decode::write_first_last_events;
 using decode::write_report;
 
 // "0,2-3" -> {0, 2, 3}

@@ -9,7 +9,7 @@
 
 #include "framework/decode/trace_dat.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 Status write_event_list(TraceDat& file, std::FILE* out) {
   std::vector<const EventFormat*> events;
@@ -63,4 +63,4 @@ Status write_first_last_events(TraceDat& file, const std::string& shown_path, bo
   return {};
 }
 
-}  // namespace tracebed
+}  // namespace tracebed::decode

@@ -7,7 +7,7 @@
 
 #include "framework/base/result.h"
 
-namespace tracebed {
+namespace tracebed::decode {
 
 class TraceDat;
 
@@ -21,4 +21,4 @@ Status write_event_list(TraceDat& file, std::FILE* out);
 Status write_first_last_events(TraceDat& file, const std::string& shown_path, bool first, bool last,
                                std::FILE* out);
 
-}  // namespace tracebed
+}  // namespace tracebed::decode
