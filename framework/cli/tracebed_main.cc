@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
       {"kernels", tracebed::cli::add_kernels_command}, {"run", tracebed::cli::add_run_command},
       {"shell", tracebed::cli::add_shell_command},     {"test", tracebed::cli::add_test_command},
       {"matrix", tracebed::cli::add_matrix_command},   {"sqlhist", tracebed::cli::add_sqlhist_command},
+      {"coverage", tracebed::cli::add_coverage_command},
   };
   CLI::App app{"tracebed: test Linux kernel tracing in real guests, decode trace.dat"};
   app.require_subcommand(1);
