@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/testing/raw_definition.h"
 #include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
@@ -34,23 +35,13 @@ struct SyntaxError {
   // What kernels before the wording changed print (5.10), also accepted.
   std::string older = "";
 
-  std::string command() const {
-    std::string c = marked;
-    c.erase(c.find('^'), 1);
-    return c;
-  }
-  size_t caret() const { return marked.find('^'); }
+  std::string command() const { return unmark(marked).command; }
+  size_t caret() const { return unmark(marked).caret; }
 };
 
-// A definition as written, for ExpectRefused (which takes builders): the
-// kernel picks the name of an auto-named probe, so a definition it takes by
-// mistake is removed by this name only when it has one.
-struct RawKprobe {
-  std::string text;
-  std::string event = "tb_never";  // in group kprobes
-  std::string command() const { return text; }
-  DynEventDef def() const { return {DynEventKind::kprobe, "kprobes", event, text}; }
-};
+RawDefinition RawKprobe(std::string text, std::string event = "tb_never") {
+  return {DynEventKind::kprobe, std::move(text), "kprobes", std::move(event)};
+}
 
 void PrintTo(const SyntaxError& e, std::ostream* os) { *os << e.marked; }
 
@@ -143,7 +134,7 @@ TEST_P(KprobeSyntaxError, IsRefusedWithItsErrorAndCaret) {
   const std::string& error = btf ? e.with_btf : e.error;
   ::testing::Matcher<const std::string&> m = HasSubstr(error);
   if (!e.older.empty()) m = AnyOf(HasSubstr(error), HasSubstr(e.older));
-  auto entry = ExpectRefused(RawKprobe{e.command()}, m, e.caret());
+  auto entry = ExpectRefused(RawKprobe(e.command()), m, e.caret());
   ASSERT_TRUE(entry.has_value());
   EXPECT_EQ(entry->location, "trace_kprobe") << e.marked;
 }
@@ -160,14 +151,12 @@ TEST_F(KprobeAppendErrors, AppendedPointMustMatchTheEvent) {
   TRACEBED_COVERS("ftracetest: kprobe/kprobe_syntax_errors.tc");
   const std::string event = unique("testevent");
   const std::string name = "kprobes/" + event;
-  auto existing = create(RawKprobe{"p:" + name + " vfs_read abcd=\\1", event}.def());
+  auto existing = create(RawKprobe("p:" + name + " vfs_read abcd=\\1", event).def());
   ASSERT_OK(existing);
   auto refused = [&](const std::string& marked, const char* error) {
     SCOPED_TRACE(marked);
-    std::string text = marked;
-    size_t caret = text.find('^');
-    text.erase(caret, 1);
-    ExpectRefused(RawKprobe{text}, error, caret);
+    Marked m = unmark(marked);
+    ExpectRefused(RawKprobe(m.command), error, m.caret);
   };
   refused("^r:" + name + " vfs_write", "Probe type is different from existing probe");
   refused("p:" + name + " vfs_write ^bcd=\\1", "Argument type or name is different from existing probe");
@@ -183,12 +172,12 @@ TEST_F(KprobeAppendErrors, AppendedPointMustMatchTheEvent) {
 TEST_F(KprobeAppendErrors, OffsetInsideTheFtraceCallIsRefused) {
   TRACEBED_COVERS("ftracetest: kprobe/kprobe_syntax_errors.tc");
   const std::string event = unique("bndry");
-  auto probe = create(RawKprobe{"p:kprobes/" + event + " vfs_read", event}.def());
+  auto probe = create(RawKprobe("p:kprobes/" + event + " vfs_read", event).def());
   ASSERT_OK(probe);
   std::string list = sh("cat /sys/kernel/debug/kprobes/list 2>/dev/null || true");
   if (list.find("[FTRACE]") == std::string::npos)
     GTEST_SKIP() << "needs a kprobe on an ftrace site: no [FTRACE] in debugfs kprobes/list (KPROBES_ON_FTRACE)";
-  ExpectRefused(RawKprobe{"p vfs_read+3"}, "Probe point is not an instruction boundary", 2);
+  ExpectRefused(RawKprobe("p vfs_read+3"), "Probe point is not an instruction boundary", 2);
 }
 
 TRACEBED_SUITE_REQUIRES(KprobeArgStar, features::kprobes, features::error_log);
@@ -200,7 +189,7 @@ TEST_F(KprobeArgStar, WithoutBtfIsUnsupported) {
   TRACEBED_COVERS("ftracetest: kprobe/kprobe_syntax_errors.tc");
   if (features().has(features::btf_args)) GTEST_SKIP() << "the kernel has BTF args: the rows above check $arg*";
   TRACEBED_REQUIRE(features::fetcharg_argn);
-  ExpectRefused(RawKprobe{"p vfs_read $arg*"},
+  ExpectRefused(RawKprobe("p vfs_read $arg*"),
                 AnyOf(HasSubstr("BTF is not available or not supported"), HasSubstr("Invalid $-variable specified"),
                       HasSubstr("Invalid $-valiable specified")),
                 11);

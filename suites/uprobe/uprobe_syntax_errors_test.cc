@@ -10,12 +10,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/testing/raw_definition.h"
 #include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
 namespace {
 
-using tracefs::DynEventDef;
 using tracefs::DynEventKind;
 using tracefs::Feature;
 
@@ -27,12 +27,6 @@ struct UprobeError {
 };
 
 void PrintTo(const UprobeError& e, std::ostream* os) { *os << e.marked; }
-
-struct RawUprobe {
-  std::string text;
-  std::string command() const { return text; }
-  DynEventDef def() const { return {DynEventKind::uprobe, "uprobes", "tb_never", text}; }
-};
 
 const std::vector<UprobeError> kErrors = {
     {"FILE_NOT_FOUND", "p ^/non_exist_file:100", "Failed to find the given file"},
@@ -60,10 +54,8 @@ TEST_P(UprobeSyntaxError, IsRefusedWithItsErrorAndCaret) {
   if (e.needs) TRACEBED_REQUIRE(*e.needs);
   std::string marked = e.marked;
   if (size_t p = marked.find("PATH"); p != std::string::npos) marked.replace(p, 4, std::string(kProbeTarget));
-  size_t caret = marked.find('^');
-  std::string command = marked;
-  command.erase(caret, 1);
-  auto entry = ExpectRefused(RawUprobe{command}, e.error, caret);
+  Marked m = unmark(marked);
+  auto entry = ExpectRefused(RawDefinition{DynEventKind::uprobe, m.command, "uprobes"}, e.error, m.caret);
   ASSERT_TRUE(entry.has_value());
   EXPECT_EQ(entry->location, "trace_uprobe");
 }
