@@ -3,6 +3,7 @@
 // (it has no per-instance files). It counts the functions of the top
 // level's set_ftrace_filter; the probe target's getpid(2) calls are the
 // independent count.
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <string>
@@ -87,6 +88,41 @@ TEST_F(FunctionProfiler, CountsEveryCallWhileEnabledAndNoneAfter) {
   run_target({"getpid", std::to_string(kCalls / 2)});
   ASSERT_OK(set_profiling(false));
   EXPECT_EQ(hits(getpid_), kCalls / 2 + 1);
+}
+
+
+// func_profiler.tc: switching the profiler on and off while the function
+// tracer runs leaves the tracer's filter in force: filtered to getpid's
+// function, the trace holds exactly the probe target's calls of it and
+// nothing else; with the filter emptied, other functions are traced.
+TEST_F(FunctionProfiler, TogglingItLeavesTheFunctionTracersFilterInForce) {
+  TRACEBED_COVERS("ftracetest: ftrace/func_profiler.tc");
+  TRACEBED_REQUIRE(tracefs::features::function_tracer);
+  constexpr int kCalls = 300;
+  ASSERT_OK(top().set_tracer("function"));
+  ASSERT_OK(set_profiling(true));
+  ASSERT_OK(top().set_ftrace_filter(std::vector<std::string>{getpid_}));
+  ASSERT_OK(top().clear_trace());
+  ASSERT_OK(set_profiling(false));
+  run_target({"getpid", std::to_string(kCalls)});
+  ASSERT_OK(top().set_tracing_on(false));
+  auto lines = trace_lines(top());
+  size_t ours = std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+    return l.find(" " + getpid_ + " <-") != std::string::npos || l.find(" " + getpid_ + "()") != std::string::npos;
+  });
+  // kCalls, and the target's own getpid that reports its pid.
+  EXPECT_EQ(ours, static_cast<size_t>(kCalls + 1)) << "function events of " << getpid_;
+  EXPECT_EQ(ours, lines.size()) << "functions outside the filter were traced";
+
+  ASSERT_OK(top().clear_ftrace_filter());
+  ASSERT_OK(top().clear_trace());
+  ASSERT_OK(top().set_tracing_on(true));
+  run_target({"getpid", "1"});
+  ASSERT_OK(top().set_tracing_on(false));
+  lines = trace_lines(top());
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(),
+                          [&](const std::string& l) { return l.find(" " + getpid_ + " <-") == std::string::npos; }))
+      << "with the filter emptied, only " << getpid_ << " was traced";
 }
 
 }  // namespace
