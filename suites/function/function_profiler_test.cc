@@ -125,5 +125,37 @@ TEST_F(FunctionProfiler, TogglingItLeavesTheFunctionTracersFilterInForce) {
       << "with the filter emptied, only " << getpid_ << " was traced";
 }
 
+// fgraph-profiler.tc: the profiler can be enabled while function_graph is
+// the tracer (two function-graph users at once; the profiler then times
+// calls through the graph entry and return hooks). Here with counts: the
+// graph trace and the profile both see exactly the target's getpid calls,
+// and the profile's time for them is not zero.
+TEST_F(FunctionProfiler, WorksBesideTheFunctionGraphTracer) {
+  TRACEBED_COVERS("ftracetest: ftrace/fgraph-profiler.tc");
+  TRACEBED_REQUIRE(tracefs::features::function_graph_tracer);
+  constexpr int kCalls = 300;
+  ASSERT_OK(top().set_tracer("function_graph"));
+  ASSERT_OK(set_profiling(true));
+  run_target({"getpid", std::to_string(kCalls)});
+  ASSERT_OK(set_profiling(false));
+  ASSERT_OK(top().set_tracing_on(false));
+  auto lines = trace_lines(top());
+  size_t leaves = std::count_if(lines.begin(), lines.end(),
+                                [&](const std::string& l) { return l.find(getpid_ + "();") != std::string::npos; });
+  // kCalls, and the target's own getpid that reports its pid.
+  EXPECT_EQ(leaves, static_cast<size_t>(kCalls + 1)) << "function_graph entries of " << getpid_;
+  EXPECT_EQ(hits(getpid_), kCalls + 1) << "profile hits of " << getpid_;
+  double time = -1;
+  for (int cpu = 0; time <= 0; ++cpu) {
+    auto text = top().files().read("trace_stat/function" + std::to_string(cpu));
+    if (!text) break;
+    for (std::string_view line : base::split_lines(*text)) {
+      auto w = base::split_words(line);
+      if (w.size() >= 3 && w[0] == getpid_) time = std::stod(std::string(w[2]));
+    }
+  }
+  EXPECT_GT(time, 0) << "the profile timed " << getpid_ << "'s calls as 0";
+}
+
 }  // namespace
 }  // namespace tracebed::suites
