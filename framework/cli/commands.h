@@ -26,5 +26,6 @@ void add_test_command(CLI::App& app);
 void add_matrix_command(CLI::App& app);
 void add_sqlhist_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
+void add_coverage_command(CLI::App& app);
 
 }  // namespace tracebed::cli

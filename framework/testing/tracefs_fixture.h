@@ -44,6 +44,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/testing/assert_ok.h"
+#include "framework/testing/covers.h"
 #include "framework/testing/decoded_events.h"
 #include "framework/testing/guest_environment.h"
 #include "framework/testing/matchers.h"

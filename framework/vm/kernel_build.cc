@@ -123,9 +123,13 @@ std::string explain_mismatches(const std::vector<ConfigMismatch>& bad, const Kco
   return out;
 }
 
-Status require_tools() {
+Status require_tools(const KconfigValues& wanted) {
+  std::vector<std::string> tools = {"make", "gcc", "flex", "bison", "bc", "tar", "xz", "dpkg"};
+  // BTF is converted from DWARF by pahole (scripts/Makefile.btf); without it
+  // Kconfig drops DEBUG_INFO_BTF only after the download and unpack.
+  if (auto it = wanted.find("CONFIG_DEBUG_INFO_BTF"); it != wanted.end() && it->second == "y") tools.push_back("pahole");
   std::string missing;
-  for (const char* tool : {"make", "gcc", "flex", "bison", "bc", "tar", "xz", "dpkg"}) {
+  for (const std::string& tool : tools) {
     auto r = run_process({"sh", "-c", fmt::format("command -v {}", tool)}, 10s);
     if (!r || r->status != 0) missing += fmt::format(" {}", tool);
   }
@@ -269,7 +273,7 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
 
   fs::path root = kernel_cache_dir(spec);
   if (kernel_cached(spec)) return fetch_kernel(catalogue, spec);
-  TRACEBED_TRY(require_tools());
+  TRACEBED_TRY(require_tools(wanted));
 
   // One build per recipe at a time; a second caller waits, then finds it built.
   TRACEBED_ASSIGN_OR_RETURN(base::LockFile lock,

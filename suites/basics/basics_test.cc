@@ -20,6 +20,7 @@ using Basics = TracefsTest;
 
 // basic2.tc: every tracer the instance offers can be set, and nop put back.
 TEST_F(Basics, EveryAvailableTracerCanBeSet) {
+  TRACEBED_COVERS("ftracetest: 00basic/basic2.tc");
   auto tracers = inst().available_tracers();
   ASSERT_OK(tracers);
   ASSERT_THAT(*tracers, Contains("nop"));
@@ -43,6 +44,7 @@ TEST_F(Basics, UnknownTracerIsRejectedWithEinval) {
 
 // trace_clock.tc: every clock can be selected, and is then the one in [].
 TEST_F(Basics, EveryTraceClockCanBeSelected) {
+  TRACEBED_COVERS("ftracetest: 00basic/basic3.tc");
   auto clocks = inst().trace_clock();
   ASSERT_OK(clocks);
   for (const std::string& c : clocks->choices) {
@@ -65,6 +67,7 @@ TEST_F(Basics, TracingOffRecordsNothing) {
 
 // trace_pipe.tc: trace_pipe consumes what it shows, trace does not.
 TEST_F(Basics, TracePipeConsumesTraceDoesNot) {
+  TRACEBED_COVERS("ftracetest: 00basic/trace_pipe.tc");
   ASSERT_OK(inst().write_marker("tracebed-pipe-check"));
   EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("tracebed-pipe-check")));
   EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("tracebed-pipe-check")));
@@ -85,6 +88,7 @@ TEST_F(Basics, ClearingTraceEmptiesEveryCpu) {
 
 // ringbuffer_size.tc: resize all CPUs, then one; the others keep theirs.
 TEST_F(Basics, BufferResizeTakesEffectPerCpu) {
+  TRACEBED_COVERS("ftracetest: 00basic/ringbuffer_size.tc");
   auto cpus = inst().cpus();
   ASSERT_OK(cpus);
   ASSERT_FALSE(cpus->empty());
@@ -172,6 +176,7 @@ TEST_F(Basics, RawPagesAreWholeSubBuffers) {
 // tracing_cpumask (ftrace/tracing-cpumask.tc, in spirit): with only CPU 0
 // in the mask, every recorded event comes from CPU 0.
 TEST_F(Basics, CpumaskLimitsRecordingToThoseCpus) {
+  TRACEBED_COVERS("ftracetest: ftrace/func_cpumask.tc");
   TRACEBED_REQUIRE(tracefs::features::tracing_cpumask);
   std::vector<int> cpus = inst().cpus().value();
   if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs: the guest has " << cpus.size();

@@ -225,6 +225,7 @@ TEST_F(Eprobe, HistOnTheEprobeCountsItsRecords) {
 // cannot be removed (EBUSY); disabled it records nothing; removed, it is
 // gone from dynamic_events and events/.
 TEST_F(Eprobe, EnableDisableAndRemoval) {
+  TRACEBED_COVERS("ftracetest: dynevent/add_remove_eprobe.tc");
   std::string name = unique("life");
   auto ep = create(switch_probe(name));
   ASSERT_OK(ep);
@@ -265,6 +266,7 @@ TEST_F(Eprobe, EnableDisableAndRemoval) {
 // myopen, made by hist triggers from sys_enter/exit_openat, carries the
 // fd; an eprobe on it fetches that field, for every open of the target.
 TEST_F(Eprobe, OnASyntheticEvent) {
+  TRACEBED_COVERS("ftracetest: trigger/inter-event/trigger-synthetic-eprobe.tc");
   TRACEBED_REQUIRE(features::synthetic_events);
   TRACEBED_REQUIRE(features::hist_triggers);
   TRACEBED_REQUIRE(features::hist_trace_action);

@@ -25,6 +25,7 @@ using Events = TracefsTest;
 
 // event-enable.tc: one event enabled, only it is recorded.
 TEST_F(Events, EnablingOneEventRecordsOnlyIt) {
+  TRACEBED_COVERS("ftracetest: event/event-enable.tc");
   TRACEBED_REQUIRE(sched_events);
   ASSERT_OK(inst().event("sched", "sched_switch").enable());
   EXPECT_TRUE(inst().event("sched", "sched_switch").enabled().value());
@@ -38,6 +39,7 @@ TEST_F(Events, EnablingOneEventRecordsOnlyIt) {
 
 // subsystem-enable.tc: the system's enable file turns on all its events.
 TEST_F(Events, EnablingASystemEnablesAllItsEvents) {
+  TRACEBED_COVERS("ftracetest: event/subsystem-enable.tc");
   TRACEBED_REQUIRE(sched_events);
   ASSERT_OK(inst().enable_system("sched", true));
   auto events = inst().system_events("sched");
@@ -51,6 +53,7 @@ TEST_F(Events, EnablingASystemEnablesAllItsEvents) {
 
 // toplevel-enable.tc: events/enable switches every event.
 TEST_F(Events, TopLevelEnableSwitchesEverything) {
+  TRACEBED_COVERS("ftracetest: event/toplevel-enable.tc");
   ASSERT_OK(inst().enable_all_events(true));
   EXPECT_GT(inst().set_event().value().size(), 100u);
   ASSERT_OK(inst().enable_all_events(false));
@@ -107,6 +110,7 @@ TEST_F(Events, FormatNamesTheEventAndItsId) {
 }
 
 TEST_F(Events, AvailableEventsListsWhatEventsHolds) {
+  TRACEBED_COVERS("ftracetest: 00basic/basic4.tc");
   auto available = fs().available_events();
   ASSERT_OK(available);
   EXPECT_THAT(*available, Contains(EventName{"sched", "sched_switch"}));

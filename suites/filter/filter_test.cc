@@ -78,6 +78,7 @@ TEST_F(Filter, SystemFilterAppliesToItsEvents) {
 // filter-error-log (ftracetest ftrace/func-filter-*, trigger error logs):
 // the error names the path, the value, the errno, and the kernel's entry.
 TEST_F(Filter, UnknownFieldIsExplainedByTheKernel) {
+  TRACEBED_COVERS("ftracetest: ftrace/tracing-error-log.tc");
   TRACEBED_REQUIRE(error_log);
   tracefs::Event sw = inst().event("sched", "sched_switch");
   Status s = sw.set_filter("no_such_field == 1");

@@ -115,6 +115,7 @@ TEST_F(Fprobe, ExitRetvalIsTheFd) {
 // Arguments by their BTF names (fs/open.c: do_sys_openat2(int dfd, const
 // char __user *filename, struct open_how *how)).
 TEST_F(Fprobe, BtfArgumentNames) {
+  TRACEBED_COVERS("ftracetest: dynevent/add_remove_btfarg.tc");
   TRACEBED_REQUIRE(features::btf_args);
   TRACEBED_REQUIRE(features::type_ustring);
   ProbeRun run;
@@ -169,6 +170,7 @@ TEST_F(Fprobe, BtfFieldOfAnArgument) {
 // dynamic_events lists the probe with its group; an enabled probe cannot
 // be removed (EBUSY); removed, it is gone from dynamic_events and events/.
 TEST_F(Fprobe, ListedBusyAndRemoved) {
+  TRACEBED_COVERS("ftracetest: dynevent/add_remove_fprobe.tc");
   TRACEBED_REQUIRE(features::fprobe_exit);
   std::string name = unique("life");
   auto ev = create(FprobeEvent::exit(name, kOpenFunction)
@@ -256,6 +258,7 @@ TEST_F(Tprobe, SchedSwitchFieldsEqualTheEvent) {
 // cannot be removed (EBUSY); removed, it is gone from dynamic_events and
 // events/.
 TEST_F(Tprobe, ListedBusyAndRemoved) {
+  TRACEBED_COVERS("ftracetest: dynevent/add_remove_tprobe.tc");
   std::string name = unique("life");
   auto ev = create(TprobeEvent::on(name, "sched_switch"));
   ASSERT_OK(ev);

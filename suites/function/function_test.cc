@@ -102,6 +102,7 @@ TEST_F(Function, NotracePidExcludesThatPid) {
 
 // func_traceonoff_triggers.tc: a function trigger stops the buffer.
 TEST_F(Function, TraceoffFunctionTriggerStopsTheBuffer) {
+  TRACEBED_COVERS("ftracetest: ftrace/func_traceonoff_triggers.tc");
   TRACEBED_REQUIRE(function_triggers);
   ASSERT_OK(inst().set_ftrace_filter(kRead));
   ASSERT_OK(inst().add_function_trigger(FunctionTrigger::traceoff("vfs_read").count(1)));

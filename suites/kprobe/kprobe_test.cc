@@ -116,6 +116,7 @@ class Kprobe : public TracefsTest {
 // The probe decodes exactly the names the program opened, in order, each
 // relative to AT_FDCWD, and nothing else the program did.
 TEST_F(Kprobe, OpenProbeDecodesExactlyTheFilesOpened) {
+  TRACEBED_COVERS("ftracetest: kprobe/add_and_remove.tc", "ftracetest: kprobe/kprobe_args_string.tc");
   TRACEBED_REQUIRE(features::type_ustring);
   std::string name = unique("open");
   auto ev = create_enabled(on_open(name)
@@ -135,6 +136,7 @@ TEST_F(Kprobe, OpenProbeDecodesExactlyTheFilesOpened) {
 // of -ENOENT (s64 reads 4294967294), as the x86-64 psABI allows for a
 // function returning int.
 TEST_F(Kprobe, KretprobeRetvalIsTheFdTheProgramGot) {
+  TRACEBED_COVERS("ftracetest: kprobe/kretprobe_args.tc");
   std::string name = unique("open_ret");
   auto ev = create_enabled(on_open_return(name).arg(FetchArg::retval().name("ret").type(FetchType::s32())));
   ASSERT_OK(ev);
@@ -147,6 +149,7 @@ TEST_F(Kprobe, KretprobeRetvalIsTheFdTheProgramGot) {
 // "p:EVENT SYM%return" is a return probe: listed as one (r) and seeing the
 // return values.
 TEST_F(Kprobe, PercentReturnMakesAReturnProbe) {
+  TRACEBED_COVERS("ftracetest: kprobe/kretprobe_return_suffix.tc");
   TRACEBED_REQUIRE(features::kprobe_percent_return);
   std::string name = unique("pct_ret");
   auto ev =
@@ -163,6 +166,7 @@ TEST_F(Kprobe, PercentReturnMakesAReturnProbe) {
 // r10: the kernel keeps MAXACTIVE and lists it back; the probe still fires
 // once per return.
 TEST_F(Kprobe, MaxactiveIsKeptAndTheProbeFires) {
+  TRACEBED_COVERS("ftracetest: kprobe/kretprobe_maxactive.tc");
   TRACEBED_REQUIRE(features::kretprobe_maxactive);
   std::string name = unique("maxact");
   auto ev =
@@ -178,6 +182,7 @@ TEST_F(Kprobe, MaxactiveIsKeptAndTheProbeFires) {
 
 // $comm is the name of the task that hit the probe.
 TEST_F(Kprobe, CommIsTheProgramName) {
+  TRACEBED_COVERS("ftracetest: kprobe/kprobe_args_comm.tc");
   TRACEBED_REQUIRE(features::fetcharg_comm);
   std::string name = unique("comm");
   auto ev = create_enabled(on_open(name).arg(FetchArg::comm().name("who")));
@@ -213,6 +218,7 @@ TEST_F(Kprobe, StackWordsAndStackAddressAgree) {
 // The symbol type prints an address as SYM+0xOFF/0xSIZE: that symbol's
 // address in /proc/kallsyms plus OFF is the raw value.
 TEST_F(Kprobe, SymbolTypeNamesTheReturnAddress) {
+  TRACEBED_COVERS("ftracetest: kprobe/kprobe_args_symbol.tc");
   TRACEBED_REQUIRE(features::type_symbol);
   std::string name = unique("sym");
   auto ev = create_enabled(on_open(name)
@@ -273,6 +279,7 @@ TEST_F(Kprobe, SymstrRecordsWhatSymbolPrints) {
 // char (README "char") is one byte printed as a character: +u1 is the
 // second byte of each path (the first is always '/').
 TEST_F(Kprobe, CharTypeIsAByteOfThePath) {
+  TRACEBED_COVERS("ftracetest: kprobe/kprobe_args_char.tc");
   TRACEBED_REQUIRE(features::type_char);
   TRACEBED_REQUIRE(features::fetcharg_user_deref);
   std::string name = unique("char");
@@ -312,6 +319,7 @@ TEST_F(Kprobe, SymbolMemoryFetchReadsTheBanner) {
 // of the first argument register (the x86-64 psABI), and the first bytes of
 // the user's path are little-endian integers.
 TEST_F(Kprobe, IntegerTypesCutAndSignExtendKnownValues) {
+  TRACEBED_COVERS("ftracetest: kprobe/kprobe_args_type.tc");
   TRACEBED_REQUIRE(features::fetcharg_user_deref);
   std::string name = unique("types");
   KprobeEvent k = on_open(name);
@@ -402,6 +410,7 @@ TEST_F(Kprobe, BitfieldsExtractTheBitsOfUserBytes) {
 // in dynamic_events. (An unnamed $argN would take its BTF name where the
 // kernel has BTF args: an immediate has none.)
 TEST_F(Kprobe, ArgumentsAreNamedOrNumbered) {
+  TRACEBED_COVERS("ftracetest: kprobe/kprobe_args.tc");
   std::string name = unique("names");
   auto ev = create_enabled(on_open(name)
                                .arg(FetchArg::arg(1).name("dirfd").type(FetchType::s32()))
@@ -548,6 +557,7 @@ TEST_F(Kprobe, StacktraceTriggerRecordsOneStack) {
 // Several probes on one function each fire once per call: two entry
 // probes with different arguments and a return probe.
 TEST_F(Kprobe, SeveralProbesOnOneFunctionAllFire) {
+  TRACEBED_COVERS("ftracetest: dynevent/add_remove_kprobe.tc");
   TRACEBED_REQUIRE(features::type_ustring);
   auto a =
       create_enabled(on_open(unique("multi_a")).arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())));
@@ -571,6 +581,7 @@ TEST_F(Kprobe, SeveralProbesOnOneFunctionAllFire) {
 // and the function it calls both record into it, in call order, and one
 // removal takes both.
 TEST_F(Kprobe, SameNameAppendsAProbePoint) {
+  TRACEBED_COVERS("ftracetest: kprobe/kprobe_multiprobe.tc");
   TRACEBED_REQUIRE(features::probe_append);
   std::string syscall = sh("awk '$3 == \"__x64_sys_openat\" {print $3}' /proc/kallsyms");
   ASSERT_EQ(tracefs::trim(syscall), "__x64_sys_openat") << "no __x64_sys_openat in /proc/kallsyms";
@@ -600,6 +611,7 @@ TEST_F(Kprobe, SameNameAppendsAProbePoint) {
 // An enabled probe is in use: removing it fails with EBUSY and it stays;
 // disabled, it goes, from dynamic_events and from every events/ directory.
 TEST_F(Kprobe, EnabledProbeCannotBeRemoved) {
+  TRACEBED_COVERS("ftracetest: kprobe/busy_check.tc");
   std::string name = unique("busy");
   auto ev = create_enabled(on_open(name).arg(FetchArg::arg(1).name("dfd")));
   ASSERT_OK(ev);
@@ -695,6 +707,7 @@ TEST_F(Kprobe, NoProbeKeepsMoreThan128Arguments) {
 // return probes support"), a kretprobe sees the path it was called with
 // beside the fd it returned.
 TEST_F(Kprobe, KretprobeSeesTheEntryArgumentsToo) {
+  TRACEBED_COVERS("ftracetest: kprobe/kretprobe_entry_arg.tc");
   TRACEBED_REQUIRE(features::kretprobe_argn);
   TRACEBED_REQUIRE(features::type_ustring);
   std::string name = unique("ret_args");

@@ -595,6 +595,7 @@ class MaxLatency : public Latency, public ::testing::WithParamInterface<MaxTrace
 };
 
 TEST_P(MaxLatency, MaxTraceFollowsMaxLatencyAndThreshold) {
+  TRACEBED_COVERS("ftracetest: preemptirq/irqsoff_tracer.tc", "ftracetest: tracer/wakeup.tc", "ftracetest: tracer/wakeup_rt.tc");
   const char* tracer = GetParam().name;
   TRACEBED_REQUIRE(Feature::tracer(tracer));
   const tracefs::Files& f = top().files();

@@ -66,6 +66,7 @@ class Synthetic : public TracefsTest {
 // The talk's wakeup_lat: every decoded wakeup_lat event's latency equals
 // the difference of its decoded sched_waking and sched_switch times.
 TEST_F(Synthetic, WakeupLatencyEqualsTheDecodedTimeDifference) {
+  TRACEBED_COVERS("ftracetest: trigger/inter-event/trigger-onmatch-action-hist.tc");
   TRACEBED_REQUIRE(features::hist_trace_action);
   std::string name = unique("wakeup_lat");
   auto synth = wakeup_latency(name);
@@ -117,6 +118,7 @@ TEST_F(Synthetic, WakeupLatencyEqualsTheDecodedTimeDifference) {
 // onmax($lat).save(...) keeps the largest latency per key: it equals the
 // largest decoded wakeup_lat latency for that pid.
 TEST_F(Synthetic, OnmaxSavesTheLargestLatency) {
+  TRACEBED_COVERS("ftracetest: trigger/inter-event/trigger-onmax-action-hist.tc");
   TRACEBED_REQUIRE(features::hist_trace_action);
   std::string name = unique("wakeup_lat");
   HistAction onmax = HistAction::onmax("lat").save({"next_comm", "prev_pid"});
@@ -146,6 +148,7 @@ TEST_F(Synthetic, OnmaxSavesTheLargestLatency) {
 // onchange($var).save(...) keeps, per key, the value it last changed to
 // and the fields saved with it: per prev_pid, the last decoded prev_prio.
 TEST_F(Synthetic, OnchangeKeepsTheLastChangedValue) {
+  TRACEBED_COVERS("ftracetest: trigger/inter-event/trigger-onchange-action-hist.tc");
   TRACEBED_REQUIRE(features::hist_onchange);
   Event ev = sw();
   HistTrigger h;
@@ -219,6 +222,7 @@ TEST_F(Synthetic, DynamicStringFieldIsADataLoc) {
 // synthetic_events lists what was created, as the kernel prints it, and
 // the object removes it when it dies.
 TEST_F(Synthetic, CreatedEventIsListedAndRemovedAfterwards) {
+  TRACEBED_COVERS("ftracetest: trigger/inter-event/trigger-synthetic-event-createremove.tc");
   std::string name = unique("listed");
   {
     auto synth = Synth::create(fs().top(), SynthEvent(name).field("pid_t", "pid").string("comm", 16));
@@ -237,6 +241,7 @@ TEST_F(Synthetic, CreatedEventIsListedAndRemovedAfterwards) {
 
 // The s: form through dynamic_events (README "s:[synthetic/]<event>").
 TEST_F(Synthetic, CreatedThroughDynamicEvents) {
+  TRACEBED_COVERS("ftracetest: dynevent/add_remove_synth.tc");
   TRACEBED_REQUIRE(features::dynamic_events);
   if (!features().has(tracefs::Feature::readme("s: in dynamic_events", "s:[synthetic/]<event> <field> [<field>]")))
     GTEST_SKIP() << "needs s: in dynamic_events: no \"s:[synthetic/]<event> <field> [<field>]\" in README";

@@ -32,6 +32,7 @@ class Triggers : public TracefsTest {
 
 // trigger-traceonoff.tc: traceoff stops the buffer right after the match.
 TEST_F(Triggers, TraceoffStopsTheBufferAtTheMatchingEvent) {
+  TRACEBED_COVERS("ftracetest: trigger/trigger-traceonoff.tc");
   ASSERT_OK(exec().add_trigger(Trigger::traceoff().filter("filename ~ \"*sleep*\"")));
   ASSERT_OK(exec().enable());
   run({"true"});
@@ -71,6 +72,7 @@ TEST_F(Triggers, CountIsSpentAndReadBack) {
 // trigger-eventonoff.tc: enable_event arms the target (soft mode, "0*")
 // and turns it on when the trigger fires.
 TEST_F(Triggers, EnableEventTurnsAnotherEventOn) {
+  TRACEBED_COVERS("ftracetest: trigger/trigger-eventonoff.tc");
   tracefs::Event exit = inst().event("sched", "sched_process_exit");
   ASSERT_OK(exec().add_trigger(Trigger::enable_event("sched", "sched_process_exit").count(1)));
   EXPECT_EQ(exit.enable_state().value(), "0*");
@@ -92,6 +94,7 @@ TEST_F(Triggers, DisableEventTurnsAnotherEventOff) {
 
 // trigger-filter.tc: a trigger whose `if` never matches never fires.
 TEST_F(Triggers, FilterThatNeverMatchesNeverFires) {
+  TRACEBED_COVERS("ftracetest: trigger/trigger-filter.tc");
   ASSERT_OK(exec().add_trigger(Trigger::traceoff().filter("filename == \"/no/such/program\"")));
   ASSERT_OK(exec().enable());
   sh("true; true");
@@ -100,6 +103,7 @@ TEST_F(Triggers, FilterThatNeverMatchesNeverFires) {
 
 // trigger-stacktrace.tc: a kernel stack follows the event.
 TEST_F(Triggers, StacktraceRecordsAStack) {
+  TRACEBED_COVERS("ftracetest: trigger/trigger-stacktrace.tc");
   ASSERT_OK(exec().add_trigger(Trigger::stacktrace().count(1)));
   ASSERT_OK(exec().enable());
   sh("true");
@@ -108,6 +112,7 @@ TEST_F(Triggers, StacktraceRecordsAStack) {
 
 // trigger-snapshot.tc: the snapshot trigger takes a snapshot.
 TEST_F(Triggers, SnapshotTriggerTakesASnapshot) {
+  TRACEBED_COVERS("ftracetest: trigger/trigger-snapshot.tc");
   TRACEBED_REQUIRE(snapshot_trigger);
   ASSERT_OK(inst().write_marker("tracebed-before-trigger"));
   ASSERT_OK(exec().add_trigger(Trigger::snapshot().count(1)));

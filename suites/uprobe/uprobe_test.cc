@@ -88,6 +88,7 @@ class Uprobe : public TracefsTest {
 // The entry probe reads both arguments from %di and %si, once per call,
 // in call order.
 TEST_F(Uprobe, AddArgumentsComeFromRegisters) {
+  TRACEBED_COVERS("ftracetest: dynevent/add_remove_uprobe.tc");
   auto ev = create_enabled(at(unique("add"), "tracebed_target_add")
                                .arg(FetchArg::reg("di").name("a").type(FetchType::s64()))
                                .arg(FetchArg::reg("si").name("b").type(FetchType::s64())));

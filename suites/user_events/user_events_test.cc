@@ -94,6 +94,7 @@ std::string random_text(std::mt19937_64& rng, size_t max_len) {
 // ---- payloads: what the guest wrote is what the host decodes ----
 
 TEST_F(UserEvents, EveryIntegerTypeDecodesToTheValueWritten) {
+  TRACEBED_COVERS("user_events: dyn_test.c/basic_types", "user_events: ftrace_test.c/write_events");
   struct Type {
     const char* type;
     int bits;
@@ -156,6 +157,7 @@ TEST_F(UserEvents, EveryIntegerTypeDecodesToTheValueWritten) {
 }
 
 TEST_F(UserEvents, StringsOfEveryKindAndLengthDecodeAsWritten) {
+  TRACEBED_COVERS("user_events: dyn_test.c/loc_types");
   UserEventDef def(unique("strs"));
   def.u32("seq").char_array("fixed", 16).char_array("ufixed", 8, true).data_loc_string("dl").rel_loc_string("rl");
   def.data_loc_string("udl", true);
@@ -220,6 +222,7 @@ TEST_F(UserEvents, StructFieldsCarryTheirBytes) {
 }
 
 TEST_F(UserEvents, EventWithoutFieldsRecordsEmptyWrites) {
+  TRACEBED_COVERS("user_events: ftrace_test.c/write_empty_events");
   // ftrace_test.c write_empty_events: the write index alone is a record.
   UserEventDef def(unique("empty"));
   auto ev = create_enabled(def);
@@ -259,6 +262,7 @@ TEST_F(UserEvents, TheTalksTestIntPayloadShowsInTrace) {
 // ---- the enable bit ----
 
 TEST_F(UserEvents, EnableBitFollowsFtraceEnableAndStatusSaysWho) {
+  TRACEBED_COVERS("user_events: abi_test.c/enablement");
   UserEventDef def(unique("bit"));
   def.u32("v");
   BackgroundProducer p({reg("r", def), "bit w0", "waitbit w0 31 1 30000", "waitbit w0 31 0 30000",
@@ -290,6 +294,7 @@ TEST_F(UserEvents, EnableBitFollowsFtraceEnableAndStatusSaysWho) {
 }
 
 TEST_F(UserEvents, EnableBitInAnEightByteWord) {
+  TRACEBED_COVERS("user_events: abi_test.c/bit_sizes");
   UserEventDef def(unique("bit64"));
   def.u64("v");
   BackgroundProducer p({reg("r", def, "0", "w1", 63, 8), "waitbit w1 63 1 30000 8", "bit w1",
@@ -325,6 +330,7 @@ TEST_F(UserEvents, UnregisterClearsTheBitAndStopsUpdates) {
 }
 
 TEST_F(UserEvents, ForkedChildKeepsItsOwnEnabler) {
+  TRACEBED_COVERS("user_events: abi_test.c/forks");
   // abi_test.c forks: the child's copy of the word follows the event, and
   // its unregister leaves the parent's registration alone.
   UserEventDef def(unique("fork"));
@@ -504,6 +510,7 @@ TEST_F(UserEvents, WriteErrorsAsTheSelftestsName) {
 }
 
 TEST_F(UserEvents, BadRelLocIsEFAULTAndLeavesNoRecord) {
+  TRACEBED_COVERS("user_events: ftrace_test.c/write_validator");
   // ftrace_test.c write_validator: __rel_loc bounds and the NUL are checked.
   UserEventDef def(unique("relloc"));
   def.rel_loc_string("data");
@@ -527,6 +534,7 @@ TEST_F(UserEvents, BadRelLocIsEFAULTAndLeavesNoRecord) {
 }
 
 TEST_F(UserEvents, ReRegistrationMatchesFieldsOrIsEADDRINUSE) {
+  TRACEBED_COVERS("user_events: dyn_test.c/matching");
   // ftrace_test.c register_events and dyn_test.c matching.
   std::string name = unique("rereg");
   ProducerRun run = run_producer({
@@ -549,6 +557,7 @@ TEST_F(UserEvents, ReRegistrationMatchesFieldsOrIsEADDRINUSE) {
 }
 
 TEST_F(UserEvents, BadBitSizeAddressAndFlagsAreEINVAL) {
+  TRACEBED_COVERS("user_events: abi_test.c/flags");
   // abi_test.c bit_sizes and flags; user_reg_get's checks.
   UserEventDef def(unique("regerr"));
   def.u32("v");
@@ -574,6 +583,7 @@ TEST_F(UserEvents, BadBitSizeAddressAndFlagsAreEINVAL) {
 }
 
 TEST_F(UserEvents, TextFlagsAndBadDefinitionsAreRefusedAsOurParserSays) {
+  TRACEBED_COVERS("user_events: dyn_test.c/size_types");
   // dyn_test.c basic_types, loc_types, size_types: what dynamic_events and
   // DIAG_IOCSREG accept, checked against UserEventDef::parse.
   const std::vector<std::pair<std::string, bool>> cases = {
@@ -614,6 +624,7 @@ TEST_F(UserEvents, TextFlagsAndBadDefinitionsAreRefusedAsOurParserSays) {
 }
 
 TEST_F(UserEvents, PrintFmtAsTheKernelGeneratesIt) {
+  TRACEBED_COVERS("user_events: ftrace_test.c/print_fmt");
   // ftrace_test.c print_fmt.
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"__rel_loc char[] data", "\"data=%s\", __get_rel_str(data)"},
@@ -678,6 +689,7 @@ TEST_F(UserEvents, PersistSurvivesCloseUntilDeleted) {
 }
 
 TEST_F(UserEvents, MultiFormatNamesOneEventPerFormat) {
+  TRACEBED_COVERS("user_events: abi_test.c/multi_format");
   // abi_test.c multi_format: same name, two formats, two tracepoints
   // NAME.<hex> under user_events_multi; the same format shares one.
   std::string name = unique("multi");
@@ -722,6 +734,7 @@ TEST_F(UserEvents, MultiFormatNamesOneEventPerFormat) {
 }
 
 TEST_F(UserEvents, StatusListsEachEventAndWhoUsesIt) {
+  TRACEBED_COVERS("user_events: ftrace_test.c/register_events");
   UserEventDef a(unique("sa")), b(unique("sb"));
   a.u32("v");
   b.u32("v");

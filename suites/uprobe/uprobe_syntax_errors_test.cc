@@ -1,0 +1,67 @@
+// ftracetest kprobe/uprobe_syntax_errors.tc: the uprobe definitions the
+// parser refuses, with the kernel's error_log text (kernel/trace/
+// trace_probe.h, ERRORS) and caret. `^` marks the caret as in the .tc;
+// PATH stands for a regular file of the guest (the .tc uses /bin/sh, here
+// the probe target: /bin/sh is a busybox link in some guests).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/testing/raw_definition.h"
+#include "framework/testing/tracefs_fixture.h"
+
+namespace tracebed::suites {
+namespace {
+
+using tracefs::DynEventKind;
+using tracefs::Feature;
+
+struct UprobeError {
+  const char* name;
+  std::string marked;  // with ^ at the caret and PATH for the file
+  std::string error;
+  std::optional<Feature> needs = std::nullopt;
+};
+
+void PrintTo(const UprobeError& e, std::ostream* os) { *os << e.marked; }
+
+const std::vector<UprobeError> kErrors = {
+    {"FILE_NOT_FOUND", "p ^/non_exist_file:100", "Failed to find the given file"},
+    {"NO_REGULAR_FILE", "p ^/sys:100", "Not a regular file"},
+    {"BAD_UPROBE_OFFS", "p PATH:^10a", "Invalid uprobe offset"},
+    {"BAD_REFCNT", "p PATH:10(^1a)", "Invalid reference counter offset"},
+    {"REFCNT_OPEN_BRACE", "p PATH:10(10^", "Reference counter brace is not closed"},
+    {"BAD_REFCNT_SUFFIX", "p PATH:10(10)^a", "Reference counter has wrong suffix"},
+    {"BAD_FILE_OFFS", "p PATH:10 ^@+ab", "Invalid file offset value"},
+    {"SYM_ON_UPROBE", "p PATH:10 ^@symbol", "Symbol is not available with uprobe"},
+    {"BAD_ADDR_SUFFIX", "p PATH:10^%hoge", "Invalid probed address suffix", features::uprobe_percent_return},
+    {"BAD_REFCNT_SUFFIX_return", "p PATH:10(10)^%return", "Reference counter has wrong suffix",
+     features::uprobe_percent_return},
+    {"BAD_TYPE_symstr", "p PATH:10 $stack0:^symstr", "Unknown type is specified", features::type_symstr},
+};
+
+class UprobeSyntaxError : public TracefsTest, public ::testing::WithParamInterface<UprobeError> {
+ protected:
+  UprobeSyntaxError() : TracefsTest({features::uprobes, features::error_log}) {}
+};
+
+TEST_P(UprobeSyntaxError, IsRefusedWithItsErrorAndCaret) {
+  TRACEBED_COVERS("ftracetest: kprobe/uprobe_syntax_errors.tc");
+  const UprobeError& e = GetParam();
+  if (e.needs) TRACEBED_REQUIRE(*e.needs);
+  std::string marked = e.marked;
+  if (size_t p = marked.find("PATH"); p != std::string::npos) marked.replace(p, 4, std::string(kProbeTarget));
+  Marked m = unmark(marked);
+  auto entry = ExpectRefused(RawDefinition{DynEventKind::uprobe, m.command, "uprobes"}, e.error, m.caret);
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->location, "trace_uprobe");
+}
+
+INSTANTIATE_TEST_SUITE_P(Uprobe, UprobeSyntaxError, ::testing::ValuesIn(kErrors),
+                         [](const ::testing::TestParamInfo<UprobeError>& p) { return std::string(p.param.name); });
+
+}  // namespace
+}  // namespace tracebed::suites
