@@ -88,6 +88,25 @@ bool reply_errno(const FrameHeader& req, int err) {
   return reply(req, e);
 }
 
+// Closes what a read op read from and replies with what it got: the data,
+// or the error when there is none (a read that fails part way still
+// returns what came before).
+bool reply_read(const FrameHeader& req, int fd, const std::string& data, int err) {
+  close(fd);
+  if (err && data.empty()) return reply_errno(req, err);
+  Encoder e;
+  e.i32(0).bytes(data);
+  return reply(req, e);
+}
+
+// The sub-buffer size a page op asked for (0: the guest's page size), or
+// nothing when it is beyond 1 MiB.
+std::optional<uint32_t> sub_buffer_size(uint32_t asked) {
+  uint32_t size = asked ? asked : static_cast<uint32_t>(getpagesize());
+  if (size > (1u << 20)) return std::nullopt;
+  return size;
+}
+
 std::vector<char*> cstrings(std::vector<std::string>& v) {
   std::vector<char*> out;
   for (auto& s : v) out.push_back(s.data());
@@ -304,11 +323,7 @@ bool op_read_file(const FrameHeader& req, Decoder& d) {
       break;
     }
   }
-  close(fd);
-  if (err && data.empty()) return reply_errno(req, err);
-  Encoder e;
-  e.i32(0).bytes(data);
-  return reply(req, e);
+  return reply_read(req, fd, data, err);
 }
 
 bool op_write_file(const FrameHeader& req, Decoder& d) {
@@ -404,8 +419,9 @@ bool op_read_pages(const FrameHeader& req, Decoder& d) {
   auto max_pages = d.u32("max_pages");
   auto wait_ms = d.u32("wait_ms");
   if (!dir || !cpu || !page_size || !max_pages || !wait_ms || !d.finish()) return reply_errno(req, EPROTO);
-  uint32_t psize = *page_size ? *page_size : static_cast<uint32_t>(getpagesize());
-  if (psize > (1u << 20)) return reply_errno(req, EINVAL);
+  std::optional<uint32_t> sub_buffer = sub_buffer_size(*page_size);
+  if (!sub_buffer) return reply_errno(req, EINVAL);
+  const uint32_t psize = *sub_buffer;
   uint64_t limit = std::min<uint64_t>(uint64_t{*max_pages} * psize, kMaxPayload - 64);
   int fd = open_pipe_raw(*dir, *cpu);
   if (fd < 0) return reply_errno(req, errno);
@@ -426,11 +442,7 @@ bool op_read_pages(const FrameHeader& req, Decoder& d) {
     if (r < 0 && errno != EAGAIN) err = errno;
     break;
   }
-  close(fd);
-  if (err && data.empty()) return reply_errno(req, err);
-  Encoder e;
-  e.i32(0).bytes(data);
-  return reply(req, e);
+  return reply_read(req, fd, data, err);
 }
 
 // Sends pages from several CPUs as they arrive, one kMore frame per batch,
@@ -442,8 +454,9 @@ bool op_stream_pages(const FrameHeader& req, Decoder& d) {
   auto duration = d.u32("duration_ms");
   auto max_bytes = d.u64("max_bytes");
   if (!dir || !cpus || !page_size || !duration || !max_bytes || !d.finish()) return reply_errno(req, EPROTO);
-  uint32_t psize = *page_size ? *page_size : static_cast<uint32_t>(getpagesize());
-  if (psize > (1u << 20)) return reply_errno(req, EINVAL);
+  std::optional<uint32_t> sub_buffer = sub_buffer_size(*page_size);
+  if (!sub_buffer) return reply_errno(req, EINVAL);
+  const uint32_t psize = *sub_buffer;
   std::vector<pollfd> fds;
   std::vector<uint32_t> ids;
   for (const auto& c : *cpus) {

@@ -21,6 +21,9 @@ Error guest_error(std::string_view op, std::string_view path, int err) {
   return Error{fmt::format("guest {} {}: {}", op, path, std::strerror(err))};
 }
 
+// A reply with nothing after the errno.
+Status no_fields(Decoder&) { return {}; }
+
 }  // namespace
 
 Status Client::send(Op op, uint32_t id, const Encoder& request) {
@@ -106,166 +109,162 @@ Result<Client::Reply> Client::call(Op op, const Encoder& request, std::chrono::m
   return reply;
 }
 
-Result<Hello> Client::hello(std::chrono::milliseconds timeout) {
-  Encoder e;
-  e.u8(kVersion);
-  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(Op::hello, e, timeout));
-  Decoder d(Bytes(r.payload), "hello reply");
+template <typename Fields>
+Result<int> Client::exchange(Op op, const Encoder& request, std::chrono::milliseconds timeout, Fields&& fields) {
+  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(op, request, timeout));
+  const std::string context = fmt::format("{} reply", op_name(uint16_t(op)));
+  Decoder d(Bytes(r.payload), context);
   TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
-  if (err) return guest_error("hello", "", err);
-  TRACEBED_ASSIGN_OR_RETURN(uint8_t version, d.u8("version"));
-  if (version != kVersion) return Error{fmt::format("agent speaks protocol {}, host {}", version, kVersion)};
-  Hello h;
-  TRACEBED_ASSIGN_OR_RETURN(std::string_view release, d.str("release"));
-  h.release = release;
-  TRACEBED_ASSIGN_OR_RETURN(h.ncpus, d.u32("ncpus"));
+  if (err) return err;
+  TRACEBED_TRY(fields(d));
   TRACEBED_TRY(d.finish());
+  return 0;
+}
+
+Result<Hello> Client::hello(std::chrono::milliseconds timeout) {
+  Hello h;
+  auto fields = [&](Decoder& d) -> Status {
+    TRACEBED_ASSIGN_OR_RETURN(uint8_t version, d.u8("version"));
+    if (version != kVersion) return Error{fmt::format("agent speaks protocol {}, host {}", version, kVersion)};
+    TRACEBED_ASSIGN_OR_RETURN(std::string_view release, d.str("release"));
+    h.release = release;
+    TRACEBED_ASSIGN_OR_RETURN(h.ncpus, d.u32("ncpus"));
+    return {};
+  };
+  TRACEBED_ASSIGN_OR_RETURN(int err, exchange(Op::hello, Encoder().u8(kVersion), timeout, fields));
+  if (err) return guest_error("hello", "", err);
   return h;
 }
 
 Result<std::string> Client::read_file(const std::string& path, uint32_t max, uint64_t offset) {
-  Encoder e;
-  e.str(path).u64(offset).u32(max);
-  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(Op::read_file, e, default_timeout));
-  Decoder d(Bytes(r.payload), "read_file reply");
-  TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
+  std::string data;
+  auto fields = [&](Decoder& d) -> Status {
+    TRACEBED_ASSIGN_OR_RETURN(std::string_view got, d.bytes("data"));
+    if (got.size() > max) return Error{fmt::format("guest read {}: {} bytes returned, {} asked", path, got.size(), max)};
+    data = got;
+    return {};
+  };
+  TRACEBED_ASSIGN_OR_RETURN(int err, exchange(Op::read_file, Encoder().str(path).u64(offset).u32(max), default_timeout,
+                                              fields));
   if (err) return guest_error("read", path, err);
-  TRACEBED_ASSIGN_OR_RETURN(std::string_view data, d.bytes("data"));
-  if (data.size() > max) return Error{fmt::format("guest read {}: {} bytes returned, {} asked", path, data.size(), max)};
-  TRACEBED_TRY(d.finish());
-  return std::string(data);
+  return data;
 }
 
 Result<int> Client::write_file(const std::string& path, std::string_view data, uint32_t flags, uint32_t mode) {
-  Encoder e;
-  e.str(path).u32(flags).u32(mode).bytes(data);
-  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(Op::write_file, e, default_timeout));
-  Decoder d(Bytes(r.payload), "write_file reply");
-  TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
-  if (err) return err;
-  TRACEBED_ASSIGN_OR_RETURN(uint64_t written, d.u64("written"));
-  TRACEBED_TRY(d.finish());
-  (void)written;
-  return 0;
+  // The agent writes all of it or fails with an errno; the count it sends
+  // back says nothing more.
+  auto fields = [](Decoder& d) -> Status {
+    TRACEBED_ASSIGN_OR_RETURN(uint64_t written, d.u64("written"));
+    (void)written;
+    return {};
+  };
+  return exchange(Op::write_file, Encoder().str(path).u32(flags).u32(mode).bytes(data), default_timeout, fields);
 }
 
 Result<std::vector<DirEntry>> Client::list_dir(const std::string& path) {
-  Encoder e;
-  e.str(path);
-  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(Op::list_dir, e, default_timeout));
-  Decoder d(Bytes(r.payload), "list_dir reply");
-  TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
+  std::vector<DirEntry> out;
+  auto fields = [&](Decoder& d) -> Status {
+    TRACEBED_ASSIGN_OR_RETURN(uint32_t n, d.u32("count"));
+    // Each entry is at least 5 bytes: a count beyond that is a lie.
+    if (n > d.remaining() / 5)
+      return Error{fmt::format("list_dir reply: {} entries cannot fit in {} bytes", n, d.remaining())};
+    out.resize(n);
+    for (auto& ent : out) {
+      TRACEBED_ASSIGN_OR_RETURN(std::string_view name, d.str("name"));
+      ent.name = name;
+      TRACEBED_ASSIGN_OR_RETURN(ent.type, d.u8("type"));
+    }
+    return {};
+  };
+  TRACEBED_ASSIGN_OR_RETURN(int err, exchange(Op::list_dir, Encoder().str(path), default_timeout, fields));
   if (err) return guest_error("list", path, err);
-  TRACEBED_ASSIGN_OR_RETURN(uint32_t n, d.u32("count"));
-  // Each entry is at least 5 bytes: a count beyond that is a lie.
-  if (n > d.remaining() / 5) return Error{fmt::format("list_dir reply: {} entries cannot fit in {} bytes", n, d.remaining())};
-  std::vector<DirEntry> out(n);
-  for (auto& ent : out) {
-    TRACEBED_ASSIGN_OR_RETURN(std::string_view name, d.str("name"));
-    ent.name = name;
-    TRACEBED_ASSIGN_OR_RETURN(ent.type, d.u8("type"));
-  }
-  TRACEBED_TRY(d.finish());
   return out;
 }
 
 Result<FileStat> Client::stat(const std::string& path) {
-  Encoder e;
-  e.str(path);
-  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(Op::stat, e, default_timeout));
-  Decoder d(Bytes(r.payload), "stat reply");
-  TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
-  if (err) return guest_error("stat", path, err);
   FileStat st;
-  TRACEBED_ASSIGN_OR_RETURN(st.mode, d.u32("mode"));
-  TRACEBED_ASSIGN_OR_RETURN(st.size, d.u64("size"));
-  TRACEBED_ASSIGN_OR_RETURN(st.mtime_ns, d.i64("mtime_ns"));
-  TRACEBED_TRY(d.finish());
+  auto fields = [&](Decoder& d) -> Status {
+    TRACEBED_ASSIGN_OR_RETURN(st.mode, d.u32("mode"));
+    TRACEBED_ASSIGN_OR_RETURN(st.size, d.u64("size"));
+    TRACEBED_ASSIGN_OR_RETURN(st.mtime_ns, d.i64("mtime_ns"));
+    return {};
+  };
+  TRACEBED_ASSIGN_OR_RETURN(int err, exchange(Op::stat, Encoder().str(path), default_timeout, fields));
+  if (err) return guest_error("stat", path, err);
   return st;
 }
 
+// mkdir and rmdir reply with the errno alone, which is their result.
 Result<int> Client::mkdir(const std::string& path, uint32_t mode) {
-  Encoder e;
-  e.str(path).u32(mode);
-  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(Op::mkdir, e, default_timeout));
-  Decoder d(Bytes(r.payload), "mkdir reply");
-  TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
-  TRACEBED_TRY(d.finish());
-  return err;
+  return exchange(Op::mkdir, Encoder().str(path).u32(mode), default_timeout, no_fields);
 }
 
 Result<int> Client::rmdir(const std::string& path) {
-  Encoder e;
-  e.str(path);
-  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(Op::rmdir, e, default_timeout));
-  Decoder d(Bytes(r.payload), "rmdir reply");
-  TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
-  TRACEBED_TRY(d.finish());
-  return err;
+  return exchange(Op::rmdir, Encoder().str(path), default_timeout, no_fields);
 }
 
 Result<RunResult> Client::run(const RunRequest& req) {
+  RunResult out;
+  auto fields = [&](Decoder& d) -> Status {
+    TRACEBED_ASSIGN_OR_RETURN(out.exit_code, d.i32("exit_code"));
+    TRACEBED_ASSIGN_OR_RETURN(out.signal, d.i32("signal"));
+    TRACEBED_ASSIGN_OR_RETURN(uint8_t timed_out, d.u8("timed_out"));
+    out.timed_out = timed_out != 0;
+    TRACEBED_ASSIGN_OR_RETURN(std::string_view so, d.bytes("stdout"));
+    TRACEBED_ASSIGN_OR_RETURN(std::string_view se, d.bytes("stderr"));
+    out.out = so;
+    out.err = se;
+    return {};
+  };
   Encoder e;
   e.strs(req.argv).strs(req.env).bytes(req.stdin_data).u32(static_cast<uint32_t>(req.timeout.count()));
   // The agent enforces req.timeout; allow it time to kill and report.
-  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(Op::run, e, req.timeout + std::chrono::seconds(30)));
-  Decoder d(Bytes(r.payload), "run reply");
-  TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
-  std::string cmd = req.argv.empty() ? "" : req.argv[0];
-  if (err) return guest_error("run", cmd, err);
-  RunResult out;
-  TRACEBED_ASSIGN_OR_RETURN(out.exit_code, d.i32("exit_code"));
-  TRACEBED_ASSIGN_OR_RETURN(out.signal, d.i32("signal"));
-  TRACEBED_ASSIGN_OR_RETURN(uint8_t timed_out, d.u8("timed_out"));
-  out.timed_out = timed_out != 0;
-  TRACEBED_ASSIGN_OR_RETURN(std::string_view so, d.bytes("stdout"));
-  TRACEBED_ASSIGN_OR_RETURN(std::string_view se, d.bytes("stderr"));
-  out.out = so;
-  out.err = se;
-  TRACEBED_TRY(d.finish());
+  TRACEBED_ASSIGN_OR_RETURN(int err, exchange(Op::run, e, req.timeout + std::chrono::seconds(30), fields));
+  if (err) return guest_error("run", req.argv.empty() ? "" : req.argv[0], err);
   return out;
 }
 
 Result<int> Client::spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                           const std::string& output_path) {
-  Encoder e;
-  e.strs(argv).strs(env).str(output_path);
-  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(Op::spawn, e, default_timeout));
-  Decoder d(Bytes(r.payload), "spawn reply");
-  TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
+  int pid = 0;
+  auto fields = [&](Decoder& d) -> Status {
+    TRACEBED_ASSIGN_OR_RETURN(pid, d.i32("pid"));
+    return {};
+  };
+  TRACEBED_ASSIGN_OR_RETURN(int err, exchange(Op::spawn, Encoder().strs(argv).strs(env).str(output_path),
+                                              default_timeout, fields));
   if (err) return guest_error("spawn", argv.empty() ? "" : argv[0], err);
-  TRACEBED_ASSIGN_OR_RETURN(int pid, d.i32("pid"));
-  TRACEBED_TRY(d.finish());
   return pid;
 }
 
 Result<WaitResult> Client::kill(int pid, int signal, std::chrono::milliseconds wait) {
-  Encoder e;
-  e.i32(pid).i32(signal).u32(static_cast<uint32_t>(wait.count()));
-  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(Op::kill, e, wait + default_timeout));
-  Decoder d(Bytes(r.payload), "kill reply");
-  TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
-  if (err) return guest_error("kill", std::to_string(pid), err);
   WaitResult w;
-  TRACEBED_ASSIGN_OR_RETURN(uint8_t exited, d.u8("exited"));
-  w.exited = exited != 0;
-  TRACEBED_ASSIGN_OR_RETURN(w.exit_code, d.i32("exit_code"));
-  TRACEBED_ASSIGN_OR_RETURN(w.signal, d.i32("signal"));
-  TRACEBED_TRY(d.finish());
+  auto fields = [&](Decoder& d) -> Status {
+    TRACEBED_ASSIGN_OR_RETURN(uint8_t exited, d.u8("exited"));
+    w.exited = exited != 0;
+    TRACEBED_ASSIGN_OR_RETURN(w.exit_code, d.i32("exit_code"));
+    TRACEBED_ASSIGN_OR_RETURN(w.signal, d.i32("signal"));
+    return {};
+  };
+  TRACEBED_ASSIGN_OR_RETURN(int err, exchange(Op::kill, Encoder().i32(pid).i32(signal).u32(static_cast<uint32_t>(wait.count())),
+                                              wait + default_timeout, fields));
+  if (err) return guest_error("kill", std::to_string(pid), err);
   return w;
 }
 
 Result<std::string> Client::read_pages(const std::string& tracing_dir, uint32_t cpu, uint32_t page_size,
                                        uint32_t max_pages, std::chrono::milliseconds wait) {
+  std::string pages;
+  auto fields = [&](Decoder& d) -> Status {
+    TRACEBED_ASSIGN_OR_RETURN(std::string_view got, d.bytes("pages"));
+    pages = got;
+    return {};
+  };
   Encoder e;
   e.str(tracing_dir).u32(cpu).u32(page_size).u32(max_pages).u32(static_cast<uint32_t>(wait.count()));
-  TRACEBED_ASSIGN_OR_RETURN(Reply r, call(Op::read_pages, e, wait + default_timeout));
-  Decoder d(Bytes(r.payload), "read_pages reply");
-  TRACEBED_ASSIGN_OR_RETURN(int err, reply_errno(d));
+  TRACEBED_ASSIGN_OR_RETURN(int err, exchange(Op::read_pages, e, wait + default_timeout, fields));
   if (err) return guest_error("read_pages", fmt::format("{} cpu{}", tracing_dir, cpu), err);
-  TRACEBED_ASSIGN_OR_RETURN(std::string_view pages, d.bytes("pages"));
-  TRACEBED_TRY(d.finish());
-  return std::string(pages);
+  return pages;
 }
 
 Result<uint64_t> Client::stream_pages(const std::string& tracing_dir, const std::vector<uint32_t>& cpus,

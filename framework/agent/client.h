@@ -112,6 +112,10 @@ class Client {
     std::vector<uint8_t> payload;
   };
   Result<Reply> call(Op op, const Encoder& request, std::chrono::milliseconds timeout);
+  // One call and its reply: the guest's errno, returned (0: success), and
+  // on success the rest, which `fields(Decoder&)` reads to the end.
+  template <typename Fields>
+  Result<int> exchange(Op op, const Encoder& request, std::chrono::milliseconds timeout, Fields&& fields);
   Status send(Op op, uint32_t id, const Encoder& request);
   Result<Reply> receive(uint32_t id, Op op, std::chrono::steady_clock::time_point deadline);
   Status read_exact(uint8_t* p, size_t n, std::chrono::steady_clock::time_point deadline, Op op);

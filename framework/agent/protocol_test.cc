@@ -1,5 +1,9 @@
 #include "framework/agent/protocol.h"
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -37,76 +41,62 @@ TEST(Protocol, HeaderIsLittleEndianOnTheWire) {
   EXPECT_TRUE(std::equal(frame.begin(), frame.end(), std::begin(want), std::end(want)));
 }
 
-TEST(Protocol, BadMagicSaysSo) {
-  auto frame = make_frame(1, 1, 0, {});
-  frame[0] = 'X';
-  auto h = decode_header(Bytes(frame.data(), kHeaderSize));
-  ASSERT_FALSE(h.ok());
-  EXPECT_THAT(h.error().message, HasSubstr("bad magic"));
+// Headers no sender writes, and what decode_header says about each.
+TEST(Protocol, BadHeadersSayWhatIsWrong) {
+  auto poked = [](size_t at, uint8_t value) {
+    auto frame = make_frame(1, 1, 0, {});
+    frame[at] = value;
+    return frame;
+  };
+  FrameHeader big;
+  big.op = static_cast<uint16_t>(Op::read_file) | kReply;
+  big.id = 3;
+  big.length = kMaxPayload + 1;
+  std::vector<uint8_t> oversized(kHeaderSize);
+  encode_header(big, oversized.data());
+  const std::pair<std::vector<uint8_t>, std::string> cases[] = {
+      {poked(0, 'X'), "bad magic"},
+      {poked(4, kVersion + 1), "protocol version 2"},
+      // Refused before anything is allocated for it.
+      {oversized, "read_file id 3: payload length 33554433 exceeds the limit"},
+      {{'T', 'B', 'A', 'G', 1}, "frame flags: need 1 bytes, only 0 left"},
+  };
+  for (const auto& [header, error] : cases) {
+    auto h = decode_header(Bytes(header));
+    ASSERT_FALSE(h.ok()) << error;
+    EXPECT_THAT(h.error().message, HasSubstr(error));
+  }
 }
 
-TEST(Protocol, WrongVersionSaysSo) {
-  auto frame = make_frame(1, 1, 0, {});
-  frame[4] = kVersion + 1;
-  auto h = decode_header(Bytes(frame.data(), kHeaderSize));
-  ASSERT_FALSE(h.ok());
-  EXPECT_THAT(h.error().message, HasSubstr("protocol version 2"));
+template <typename R>
+std::string error_of(const R& r) {
+  return r.ok() ? "(decoded)" : r.error().message;
 }
 
-TEST(Protocol, OversizedLengthIsRejectedBeforeAllocation) {
-  FrameHeader fh;
-  fh.op = static_cast<uint16_t>(Op::read_file) | kReply;
-  fh.id = 3;
-  fh.length = kMaxPayload + 1;
-  uint8_t hdr[kHeaderSize];
-  encode_header(fh, hdr);
-  auto h = decode_header(Bytes(hdr, kHeaderSize));
-  ASSERT_FALSE(h.ok());
-  EXPECT_THAT(h.error().message, HasSubstr("read_file id 3: payload length 33554433 exceeds the limit"));
-}
+// A payload that lies, and the error its decoder gives: what was being
+// read, at which offset, and why.
+struct BadPayload {
+  Encoder payload;
+  std::string_view context;
+  std::function<std::string(Decoder&)> read;
+  std::string_view error;
+};
 
-TEST(Protocol, ShortHeaderIsAnError) {
-  uint8_t hdr[5] = {'T', 'B', 'A', 'G', 1};
-  auto h = decode_header(Bytes(hdr, sizeof hdr));
-  ASSERT_FALSE(h.ok());
-  EXPECT_THAT(h.error().message, HasSubstr("frame flags: need 1 bytes, only 0 left"));
-}
-
-TEST(Protocol, StringLengthBeyondPayloadIsAnError) {
-  Encoder e;
-  e.u32(1000);  // claims 1000 bytes, none follow
-  Decoder d(Bytes(e.data()), "read_file reply");
-  auto s = d.bytes("data");
-  ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.error().message, HasSubstr("read_file reply: offset 0x4: data: length 1000 exceeds the 0 bytes left"));
-}
-
-TEST(Protocol, TooManyStringsIsAnError) {
-  Encoder e;
-  e.u32(1u << 30);
-  Decoder d(Bytes(e.data()), "run request");
-  auto s = d.strs("argv");
-  ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.error().message, HasSubstr("argv: 1073741824 entries exceed the limit 4096"));
-}
-
-TEST(Protocol, TrailingBytesAreAnError) {
-  Encoder e;
-  e.i32(0).u8(9);
-  Decoder d(Bytes(e.data()), "mkdir reply");
-  ASSERT_TRUE(d.i32("errno").ok());
-  auto st = d.finish();
-  ASSERT_FALSE(st.ok());
-  EXPECT_THAT(st.error().message, HasSubstr("1 trailing bytes"));
-}
-
-TEST(Protocol, TruncatedIntegerNamesTheField) {
-  Encoder e;
-  e.u8(1);
-  Decoder d(Bytes(e.data()), "hello reply");
-  auto v = d.u32("ncpus");
-  ASSERT_FALSE(v.ok());
-  EXPECT_THAT(v.error().message, HasSubstr("hello reply: offset 0x0: ncpus: need 4 bytes, only 1 left"));
+TEST(Protocol, BadPayloadsNameTheFieldAndWhere) {
+  const BadPayload cases[] = {
+      {Encoder().u32(1000), "read_file reply", [](Decoder& d) { return error_of(d.bytes("data")); },
+       "read_file reply: offset 0x4: data: length 1000 exceeds the 0 bytes left"},  // none follow
+      {Encoder().u32(1u << 30), "run request", [](Decoder& d) { return error_of(d.strs("argv")); },
+       "argv: 1073741824 entries exceed the limit 4096"},
+      {Encoder().i32(0).u8(9), "mkdir reply",
+       [](Decoder& d) { return d.i32("errno").ok() ? error_of(d.finish()) : "errno unread"; }, "1 trailing bytes"},
+      {Encoder().u8(1), "hello reply", [](Decoder& d) { return error_of(d.u32("ncpus")); },
+       "hello reply: offset 0x0: ncpus: need 4 bytes, only 1 left"},
+  };
+  for (const BadPayload& c : cases) {
+    Decoder d(Bytes(c.payload.data()), c.context);
+    EXPECT_THAT(c.read(d), HasSubstr(std::string(c.error)));
+  }
 }
 
 }  // namespace

@@ -9,6 +9,10 @@
 
 #include "framework/base/result.h"
 
+namespace tracebed::vm {
+struct GuestOptions;
+}
+
 namespace tracebed::cli {
 
 // Prints "tracebed: <message>" to stderr and exits with status 1.
@@ -16,6 +20,11 @@ namespace tracebed::cli {
 
 // The suite binaries' flags for --launcher / --libvirt-uri (empty: unset).
 std::vector<std::string> launcher_args(const std::string& launcher, const std::string& libvirt_uri);
+
+// The options of a command that boots one guest, written into `options`
+// as they are parsed: -k/--kernel, --cpus, --memory, --accel, and --tool
+// (repeatable, one program each, so that a command can follow).
+void add_guest_options(CLI::App& cmd, vm::GuestOptions& options);
 
 void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

@@ -33,30 +33,20 @@ std::vector<std::pair<std::string, std::string>> copies(const std::vector<std::s
 void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "boot a guest, run a command in it, print its output");
   struct Args {
-    std::string kernel;
+    vm::GuestOptions guest;
     std::string bootconfig;  // a file
     std::vector<std::string> command;
     unsigned timeout = 600;
-    unsigned cpus = 2, memory = 512;
-    std::string accel, launcher, libvirt_uri;
-    std::vector<std::string> tools, copy_in, copy_out;
+    std::vector<std::string> copy_in, copy_out;
     bool verbose = false;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("-k,--kernel", args->kernel, "catalogue name or bzImage path (default: debian-6.12)");
+  add_guest_options(*cmd, args->guest);
   cmd->add_option("--timeout", args->timeout, "seconds the command may run")->capture_default_str();
-  cmd->add_option("--cpus", args->cpus, "guest CPUs")->capture_default_str();
-  cmd->add_option("--memory", args->memory, "guest memory in MiB")->capture_default_str();
-  cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe)")
-      ->check(CLI::IsMember({"kvm", "tcg"}));
-  cmd->add_option("--launcher", args->launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
+  cmd->add_option("--launcher", args->guest.launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
       ->check(CLI::IsMember({"qemu", "libvirt"}));
-  cmd->add_option("--libvirt-uri", args->libvirt_uri,
+  cmd->add_option("--libvirt-uri", args->guest.libvirt_uri,
                   "libvirt connection (default: $TRACEBED_LIBVIRT_URI, else libvirt's)");
-  cmd->add_option("--tool", args->tools, "host executable to copy in with its libraries (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--bootconfig", args->bootconfig,
                   "boot configuration file to append to the initramfs (kernel option `bootconfig` added)")
       ->check(CLI::ExistingFile);
@@ -73,14 +63,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("command", args->command, "command and arguments (after --)")->required();
   cmd->final_callback([args] {
     const auto ins = copies(args->copy_in, "--copy-in"), outs = copies(args->copy_out, "--copy-out");
-    vm::GuestOptions options;
-    options.kernel = args->kernel;
-    options.cpus = args->cpus;
-    options.memory_mb = args->memory;
-    options.accel = args->accel;
-    options.launcher = args->launcher;
-    options.libvirt_uri = args->libvirt_uri;
-    for (const auto& t : args->tools) options.image.tools.emplace_back(t);
+    vm::GuestOptions options = args->guest;
     if (!args->bootconfig.empty()) {
       auto text = base::read_file(args->bootconfig);
       if (!text) fail(text.error().message);

@@ -34,9 +34,9 @@ std::string read_sql_file(const std::string& file) {
 }
 
 // Compiles every statement, each seeing the synthetic events before it.
-std::vector<tracefs::SqlHist> compile_all(const Args& a, const tracefs::SqlResolver& base, bool old_form) {
-  std::vector<tracefs::SqlHist> out;
-  std::vector<tracefs::SynthEvent> made;
+std::vector<tracefs::SqlHistDef> compile_all(const Args& a, const tracefs::SqlResolver& base, bool old_form) {
+  std::vector<tracefs::SqlHistDef> out;
+  std::vector<tracefs::SynthDef> made;
   for (size_t i = 0; i < a.sql.size(); ++i) {
     std::string name = i < a.names.size() ? a.names[i] : "Anonymous";  // sqlhist's default
     auto r = tracefs::compile_sql(a.sql[i], name, base.with(made), {.old_action_form = old_form});
@@ -47,7 +47,7 @@ std::vector<tracefs::SqlHist> compile_all(const Args& a, const tracefs::SqlResol
   return out;
 }
 
-void print_commands(const std::vector<tracefs::SqlHist>& all, std::string_view root, bool dynamic) {
+void print_commands(const std::vector<tracefs::SqlHistDef>& all, std::string_view root, bool dynamic) {
   for (const auto& h : all)
     for (const std::string& line : h.commands(root, dynamic)) fmt::print("{}\n", line);
   std::fflush(stdout);
@@ -55,7 +55,7 @@ void print_commands(const std::vector<tracefs::SqlHist>& all, std::string_view r
 
 // Creates everything in `fs`, then prints synthetic_events and the trigger
 // files as the kernel shows them. The Synths remove it all on return.
-Status execute(const tracefs::Tracefs& fs, const std::vector<tracefs::SqlHist>& all, bool dynamic) {
+Status execute(const tracefs::Tracefs& fs, const std::vector<tracefs::SqlHistDef>& all, bool dynamic) {
   tracefs::Instance top = fs.top();
   std::vector<tracefs::Synth> made;
   std::vector<tracefs::EventName> events;

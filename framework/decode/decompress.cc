@@ -51,6 +51,21 @@ Status check_decompressed_size(Codec codec, Bytes in, uint64_t out_size, std::st
   return Error{fmt::format("{}: unknown codec", where)};
 }
 
+namespace {
+
+// What ZSTD_decompress(DCtx) returned, `got`, as a Status: its error, or a
+// size other than the one stated.
+Status zstd_outcome(size_t got, Bytes in, std::span<uint8_t> out, std::string_view where) {
+  if (ZSTD_isError(got))
+    return Error{fmt::format("{}: zstd: {} ({} compressed bytes, {} expected out)", where, ZSTD_getErrorName(got),
+                             in.size(), out.size())};
+  if (got != out.size())
+    return Error{fmt::format("{}: zstd: decompressed to {} bytes, header says {}", where, got, out.size())};
+  return {};
+}
+
+}  // namespace
+
 Status decompress(Codec codec, Bytes in, std::span<uint8_t> out, std::string_view where) {
   switch (codec) {
     case Codec::none:
@@ -72,13 +87,7 @@ Status decompress(Codec codec, Bytes in, std::span<uint8_t> out, std::string_vie
       return {};
     }
     case Codec::zstd: {
-      size_t got = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
-      if (ZSTD_isError(got))
-        return Error{fmt::format("{}: zstd: {} ({} compressed bytes, {} expected out)", where, ZSTD_getErrorName(got),
-                                 in.size(), out.size())};
-      if (got != out.size())
-        return Error{fmt::format("{}: zstd: decompressed to {} bytes, header says {}", where, got, out.size())};
-      return {};
+      return zstd_outcome(ZSTD_decompress(out.data(), out.size(), in.data(), in.size()), in, out, where);
     }
   }
   return Error{fmt::format("{}: unknown codec", where)};
@@ -168,13 +177,9 @@ Status Decompressor::run(Bytes in, std::span<uint8_t> out, std::string_view wher
   if (codec_ == Codec::zstd) {
     if (!zstd_) zstd_ = ZSTD_createDCtx();
     if (!zstd_) return decompress(codec_, in, out, where);
-    size_t got = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(zstd_), out.data(), out.size(), in.data(), in.size());
-    if (ZSTD_isError(got))
-      return Error{fmt::format("{}: zstd: {} ({} compressed bytes, {} expected out)", where, ZSTD_getErrorName(got),
-                               in.size(), out.size())};
-    if (got != out.size())
-      return Error{fmt::format("{}: zstd: decompressed to {} bytes, header says {}", where, got, out.size())};
-    return {};
+    return zstd_outcome(
+        ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(zstd_), out.data(), out.size(), in.data(), in.size()), in, out,
+        where);
   }
   if (codec_ == Codec::zlib) {
     auto* z = static_cast<z_stream*>(zlib_);

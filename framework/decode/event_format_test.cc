@@ -34,75 +34,57 @@ TEST(EventFormat, SchedSwitchFieldsAndFlags) {
   EXPECT_TRUE(type.has(kFieldCommon));
   EXPECT_FALSE(type.has(kFieldSigned));
 
-  const Field* comm = ev->field("prev_comm");
-  ASSERT_TRUE(comm);
-  EXPECT_EQ(comm->type, "char[16]");
-  EXPECT_EQ(comm->offset, 8u);
-  EXPECT_EQ(comm->size, 16u);
-  EXPECT_EQ(comm->array_len, 16u);
-  EXPECT_EQ(comm->elem_size, 1u);
-  EXPECT_TRUE(comm->has(kFieldArray));
-  EXPECT_TRUE(comm->has(kFieldString));
-  EXPECT_FALSE(comm->has(kFieldCommon));
-
-  const Field* state = ev->field("prev_state");
-  ASSERT_TRUE(state);
-  EXPECT_EQ(state->type, "long");
-  EXPECT_EQ(state->offset, 32u);
-  EXPECT_EQ(state->size, 8u);
-  EXPECT_TRUE(state->has(kFieldLong));
-  EXPECT_TRUE(state->has(kFieldSigned));
   EXPECT_EQ(ev->field("next_pid")->offset, 56u);
   EXPECT_EQ(ev->print_fmt.substr(0, 17), "\"prev_comm=%s pre");
   EXPECT_TRUE(ev->printer()) << ev->print_fmt_error();
 }
 
-TEST(EventFormat, PointersLongsAndSizeT) {
-  auto ev = parse("kmalloc-6.1.format", "kmem");
-  ASSERT_TRUE(ev);
-  const Field* ptr = ev->field("ptr");
-  ASSERT_TRUE(ptr);
-  EXPECT_EQ(ptr->type, "const void *");
-  EXPECT_TRUE(ptr->has(kFieldPointer));
-  const Field* call_site = ev->field("call_site");
-  EXPECT_TRUE(call_site->has(kFieldLong));
-  EXPECT_FALSE(call_site->has(kFieldPointer));
-  EXPECT_EQ(ev->field("node")->offset, 48u);
-  EXPECT_TRUE(ev->field("node")->has(kFieldSigned));
-}
+// One field of a captured format file as the parser must see it: the
+// flags it must have and must not, and its type and layout where given.
+struct FieldCase {
+  const char* file;
+  const char* field;
+  uint32_t has = 0;
+  uint32_t lacks = 0;
+  const char* type = nullptr;
+  std::optional<uint32_t> offset = std::nullopt, size = std::nullopt, elem_size = std::nullopt,
+                          array_len = std::nullopt;
+};
 
-TEST(EventFormat, DynamicFields) {
-  auto kprobe = parse("kprobe_myopen-5.10.format", "kprobes");
-  ASSERT_TRUE(kprobe);
-  const Field* path = kprobe->field("path");
-  ASSERT_TRUE(path);
-  EXPECT_EQ(path->type, "__data_loc char[]");
-  EXPECT_TRUE(path->has(kFieldDataLoc));
-  EXPECT_FALSE(path->has(kFieldRelLoc));
-  EXPECT_TRUE(path->has(kFieldString));
-  EXPECT_EQ(path->offset, 24u);
-  EXPECT_EQ(path->size, 4u);
-  EXPECT_EQ(path->elem_size, 1u);
+const FieldCase kFieldCases[] = {
+    {.file = "sched_switch-6.1.format", .field = "prev_comm", .has = kFieldArray | kFieldString,
+     .lacks = kFieldCommon, .type = "char[16]", .offset = 8, .size = 16, .elem_size = 1, .array_len = 16},
+    {.file = "sched_switch-6.1.format", .field = "prev_state", .has = kFieldLong | kFieldSigned, .type = "long",
+     .offset = 32, .size = 8},
+    // Pointers, longs and size_t.
+    {.file = "kmalloc-6.1.format", .field = "ptr", .has = kFieldPointer, .type = "const void *"},
+    {.file = "kmalloc-6.1.format", .field = "call_site", .has = kFieldLong, .lacks = kFieldPointer},
+    {.file = "kmalloc-6.1.format", .field = "node", .has = kFieldSigned, .offset = 48},
+    // Dynamic fields: __data_loc, __rel_loc (user events), a "char tag[]"
+    // with size 8, and bprint's u32[] buffer, which is no string.
+    {.file = "kprobe_myopen-5.10.format", .field = "path", .has = kFieldDataLoc | kFieldString,
+     .lacks = kFieldRelLoc, .type = "__data_loc char[]", .offset = 24, .size = 4, .elem_size = 1},
+    {.file = "user_event_tb_sample-7.2.format", .field = "msg", .has = kFieldRelLoc | kFieldDataLoc},
+    {.file = "user_event_tb_sample-7.2.format", .field = "tag", .has = kFieldArray | kFieldString, .size = 8,
+     .array_len = 0},
+    {.file = "ftrace_bprint-6.12.format", .field = "buf", .lacks = kFieldString, .type = "u32[]", .size = 0},
+};
 
-  auto user = parse("user_event_tb_sample-7.2.format", "user_events");
-  ASSERT_TRUE(user);
-  const Field* msg = user->field("msg");
-  ASSERT_TRUE(msg);
-  EXPECT_TRUE(msg->has(kFieldRelLoc));
-  EXPECT_TRUE(msg->has(kFieldDataLoc));
-  const Field* tag = user->field("tag");  // "char tag[]" with size 8
-  ASSERT_TRUE(tag);
-  EXPECT_TRUE(tag->has(kFieldArray));
-  EXPECT_TRUE(tag->has(kFieldString));
-  EXPECT_EQ(tag->array_len, 0u);
-  EXPECT_EQ(tag->size, 8u);
-
-  auto bprint = parse("ftrace_bprint-6.12.format", "ftrace");
-  ASSERT_TRUE(bprint);
-  const Field* buf = bprint->field("buf");
-  EXPECT_EQ(buf->type, "u32[]");
-  EXPECT_EQ(buf->size, 0u);
-  EXPECT_FALSE(buf->has(kFieldString));
+TEST(EventFormat, FieldTypesFlagsAndLayout) {
+  for (const FieldCase& c : kFieldCases) {
+    SCOPED_TRACE(std::string(c.file) + " " + c.field);
+    auto ev = parse(c.file);
+    ASSERT_TRUE(ev);
+    const Field* f = ev->field(c.field);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->flags & c.has, c.has);
+    EXPECT_EQ(f->flags & c.lacks, 0u);
+    if (c.type) EXPECT_EQ(f->type, c.type);
+    if (c.offset) EXPECT_EQ(f->offset, *c.offset);
+    if (c.size) EXPECT_EQ(f->size, *c.size);
+    if (c.elem_size) EXPECT_EQ(f->elem_size, *c.elem_size);
+    if (c.array_len) EXPECT_EQ(f->array_len, *c.array_len);
+  }
 }
 
 std::vector<uint8_t> bytes(std::initializer_list<int> b) {

@@ -3,20 +3,14 @@
 // to 64 CPUs (items/s = events/s).
 #include <benchmark/benchmark.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include <filesystem>
-
 #include "framework/decode/page_reader.h"
-#include "framework/decode/trace_dat.h"
-#include "framework/decode/trace_dat_writer.h"
+#include "framework/decode/recorded_for_benchmarks.h"
 
 namespace tracebed::decode {
 namespace {
-
-const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
 
 // Every sub-buffer of a recorded fixture's top-level buffer, all CPUs.
 struct Pages {
@@ -66,30 +60,30 @@ BENCHMARK_CAPTURE(BM_PageReader, kprobes_marker, std::string("s3-k5.10-v7none-kp
 BENCHMARK_CAPTURE(BM_PageReader, all_events, std::string("s11-k6.12-v7zstd-all"));
 BENCHMARK_CAPTURE(BM_PageReader, function_graph, std::string("s4-k7.2-v7zstd-function_graph"));
 
+// Streams every record of `dat` per iteration; a stream that does not
+// start is the benchmark's error.
+void stream_each_iteration(benchmark::State& state, TraceDat& dat) {
+  int64_t events = 0;
+  uint64_t sink = 0;
+  for (auto _ : state) {
+    auto n = stream_records(dat, [&](const Record& r) { sink += r.ts + r.data.size(); });
+    if (!n.ok()) {
+      state.SkipWithError(n.error().message.c_str());
+      return;
+    }
+    events += *n;
+  }
+  benchmark::DoNotOptimize(sink);
+  state.SetItemsProcessed(events);
+}
+
 void BM_Stream(benchmark::State& state, const std::string& name) {
   auto dat = TraceDat::open(kRecorded + name + ".dat");
   if (!dat.ok()) {
     state.SkipWithError(dat.error().message.c_str());
     return;
   }
-  int64_t events = 0;
-  uint64_t sink = 0;
-  for (auto _ : state) {
-    auto stream = (*dat)->events();
-    if (!stream.ok()) {
-      state.SkipWithError(stream.error().message.c_str());
-      return;
-    }
-    Record r;
-    for (;;) {
-      auto more = (*stream)->next(r);
-      if (!more.ok() || !*more) break;
-      sink += r.ts + r.data.size();
-      ++events;
-    }
-  }
-  benchmark::DoNotOptimize(sink);
-  state.SetItemsProcessed(events);
+  stream_each_iteration(state, **dat);
 }
 BENCHMARK_CAPTURE(BM_Stream, v6_uncompressed, std::string("s2-k6.1-v6-function-sched-kmem"));
 BENCHMARK_CAPTURE(BM_Stream, v7_zstd, std::string("s1-k6.12-v7zstd-sched-irq-timer-syscalls"));
@@ -115,34 +109,17 @@ void BM_StreamManyCpus(benchmark::State& state) {
     cpus.push_back(std::move(c));
   }
   contents->cpu_count = static_cast<uint32_t>(ncpu);
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("tracebed_bench_cpus_" + std::to_string(ncpu) + ".dat"))
-                               .string();
-  if (!write_trace_dat_file(path, *contents, format).ok()) {
+  const TempTrace trace("tracebed_bench_cpus_" + std::to_string(ncpu) + ".dat", *contents, format);
+  if (trace.path().empty()) {
     state.SkipWithError("cannot write the trace");
     return;
   }
-  auto dat = TraceDat::open(path);
+  auto dat = TraceDat::open(trace.path());
   if (!dat.ok()) {
     state.SkipWithError(dat.error().message.c_str());
     return;
   }
-  int64_t events = 0;
-  uint64_t sink = 0;
-  for (auto _ : state) {
-    auto stream = (*dat)->events();
-    if (!stream.ok()) break;
-    Record r;
-    for (;;) {
-      auto more = (*stream)->next(r);
-      if (!more.ok() || !*more) break;
-      sink += r.ts;
-      ++events;
-    }
-  }
-  benchmark::DoNotOptimize(sink);
-  state.SetItemsProcessed(events);
-  std::filesystem::remove(path);
+  stream_each_iteration(state, **dat);
 }
 BENCHMARK(BM_StreamManyCpus)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(32)->Arg(64);
 

@@ -97,14 +97,24 @@ TEST(SubBufferWriter, DiscardedEventAndCloseTail) {
   EXPECT_EQ(u64_at(tight.finish(), 8), 12u);
 }
 
-TEST(SubBufferWriter, MissedEventsWithAndWithoutCount) {
-  SubBufferWriter w({Endian::little, 8, 4096}, 0);
-  ASSERT_TRUE(w.event(0, std::vector<uint8_t>(4, 1)).ok());
-  w.set_missed_events(uint64_t{42});
-  auto page = w.finish();
-  EXPECT_EQ(u64_at(page, 8), 8u | (1u << 31) | (1u << 30));
-  EXPECT_EQ(u64_at(page, 16 + 8), 42u);
+// A stored count: bits 31 and 30 of the commit, and the count after the
+// data in a kernel long, 8 bytes or (32-bit kernels) 4, as the commit is.
+TEST(SubBufferWriter, MissedEventsCountIsAKernelLong) {
+  for (const uint8_t long_size : {8, 4}) {
+    SCOPED_TRACE(long_size);
+    SubBufferWriter w({Endian::little, long_size, 4096}, 9);
+    ASSERT_TRUE(w.event(0, std::vector<uint8_t>(4, 2)).ok());
+    w.set_missed_events(uint64_t{42});
+    auto page = w.finish();
+    auto long_at = [&](size_t at) { return long_size == 8 ? u64_at(page, at) : u32_at(page, at); };
+    const size_t data = 8 + long_size;
+    EXPECT_EQ(long_at(8), 8u | (1u << 31) | (1u << 30));
+    EXPECT_EQ(u32_at(page, data), 1u);  // type_len 1, delta 0
+    EXPECT_EQ(long_at(data + 8), 42u);
+  }
+}
 
+TEST(SubBufferWriter, MissedEventsWithoutCount) {
   SubBufferWriter unknown({Endian::little, 8, 4096}, 0);
   unknown.set_missed_events(std::nullopt);
   EXPECT_EQ(u64_at(unknown.finish(), 8), uint64_t{1} << 31);
@@ -114,16 +124,6 @@ TEST(SubBufferWriter, MissedEventsWithAndWithoutCount) {
   ASSERT_TRUE(full.event(0, std::vector<uint8_t>(12, 1)).ok());
   full.set_missed_events(uint64_t{7});
   EXPECT_EQ(u64_at(full.finish(), 8), 16u | (uint64_t{1} << 31));
-}
-
-TEST(SubBufferWriter, FourByteCommitFor32BitKernels) {
-  SubBufferWriter w({Endian::little, 4, 4096}, 9);
-  ASSERT_TRUE(w.event(0, std::vector<uint8_t>(4, 2)).ok());
-  w.set_missed_events(uint64_t{3});
-  auto page = w.finish();
-  EXPECT_EQ(u32_at(page, 8), 8u | (1u << 31) | (1u << 30));
-  EXPECT_EQ(u32_at(page, 12), 1u);              // data starts at 12: type_len 1, delta 0
-  EXPECT_EQ(u32_at(page, 12 + 8), 3u);          // the count is a 4-byte long
 }
 
 TEST(CpuBufferWriter, ExtendsLargeDeltasAndSplitsPages) {

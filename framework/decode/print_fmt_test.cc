@@ -424,44 +424,49 @@ class QuirkTest : public PrintFmtTest {
   }
 };
 
-TEST_F(QuirkTest, Arithmetic) {
-  EXPECT_EQ(eval("\"%d\", REC->a / 2"), "3");
-  EXPECT_EQ(eval("\"%d\", REC->a * (REC->b + 1)"), "22");  // rotated to (a * b) + 1
-  EXPECT_EQ(eval("\"%d %d\", REC->a ^ 3, 5"), "0 5");       // '^' evaluates to 0
-  EXPECT_EQ(eval("\"%d\", -REC->a + 1"), "-6");
-  EXPECT_EQ(eval("\"%d\", !REC->a == 0"), "1");
-  EXPECT_EQ(eval("\"%d\", REC->a ? 1 : 2 + 10"), "11");
-  EXPECT_EQ(eval("\"%d\", (int)REC->a * 2"), "14");
-  EXPECT_EQ(eval("\"%d\", REC->a + REC->c[1]"), "73");
-  EXPECT_EQ(eval("\"%x\", REC->c[1]"), "42");
+// Each print fmt with a = 7, b = 3, c = "ABC", and what 1.7.1 prints.
+struct Quirk {
+  const char* print_fmt;
+  const char* prints;
+};
+
+constexpr Quirk kQuirks[] = {
+    // Arithmetic: precedence as libtraceevent parses it.
+    {"\"%d\", REC->a / 2", "3"},
+    {"\"%d\", REC->a * (REC->b + 1)", "22"},  // rotated to (a * b) + 1
+    {"\"%d %d\", REC->a ^ 3, 5", "0 5"},       // '^' evaluates to 0
+    {"\"%d\", -REC->a + 1", "-6"},
+    {"\"%d\", !REC->a == 0", "1"},
+    {"\"%d\", REC->a ? 1 : 2 + 10", "11"},
+    {"\"%d\", (int)REC->a * 2", "14"},
+    {"\"%d\", REC->a + REC->c[1]", "73"},
+    {"\"%x\", REC->c[1]", "42"},
+    // REC in parentheses.
+    {"\"%d\", (REC->a)", "7"},
+    {"\"%d\", (REC)->a", "7"},
+    // Conversions libtraceevent does not know, strings with width and
+    // precision, and sizeof.
+    {"\"%c|%d\", REC->a, REC->b", ">c<|7"},  // %c binds nothing
+    {"\"%#x %+d % d %hhd\", REC->a, REC->a, REC->a, REC->a", "0x7 >+<d > <d 7"},
+    {"\"%d\", 'A'", "0"},  // a character constant is text, 0 as a number
+    {"\"%p\", REC->a", "0x7"},
+    {"\"%s\", REC->c", "ABC"},
+    {"\"%-5s|\", REC->c", "ABC  |"},
+    {"\"%.2s|\", REC->c", "AB|"},
+    {"\"%*d|\", REC->b, REC->a", "  7|"},
+    {"\"%s\", REC->a ? \"x\" : \"y\"", "x"},
+    {"\"%d %d\", 1 ? 2 : 3, 4", "2 4"},
+    {"\"%d\", sizeof(int)", "4"},
+    {"\"%d\", sizeof(long)", "8"},
+    {"\"%d\", sizeof(unsigned int)", "4"},
+    {"\"%d\", sizeof(REC->a)", "4"},
+};
+
+TEST_F(QuirkTest, PrintsWhatLibtraceeventPrints) {
+  for (const Quirk& q : kQuirks) EXPECT_EQ(eval(q.print_fmt), q.prints) << q.print_fmt;
 }
 
-TEST_F(QuirkTest, RecForms) {
-  EXPECT_EQ(eval("\"%d\", (REC->a)"), "7");
-  EXPECT_EQ(eval("\"%d\", (REC)->a"), "7");
-}
-
-TEST_F(QuirkTest, ConversionsLibtraceeventDoesNotKnow) {
-  EXPECT_EQ(eval("\"%c|%d\", REC->a, REC->b"), ">c<|7");  // %c binds nothing
-  EXPECT_EQ(eval("\"%#x %+d % d %hhd\", REC->a, REC->a, REC->a, REC->a"), "0x7 >+<d > <d 7");
-  EXPECT_EQ(eval("\"%d\", 'A'"), "0");  // a character constant is text, 0 as a number
-  EXPECT_EQ(eval("\"%p\", REC->a"), "0x7");
-}
-
-TEST_F(QuirkTest, StringsWidthPrecision) {
-  EXPECT_EQ(eval("\"%s\", REC->c"), "ABC");
-  EXPECT_EQ(eval("\"%-5s|\", REC->c"), "ABC  |");
-  EXPECT_EQ(eval("\"%.2s|\", REC->c"), "AB|");
-  EXPECT_EQ(eval("\"%*d|\", REC->b, REC->a"), "  7|");
-  EXPECT_EQ(eval("\"%s\", REC->a ? \"x\" : \"y\""), "x");
-  EXPECT_EQ(eval("\"%d %d\", 1 ? 2 : 3, 4"), "2 4");
-}
-
-TEST_F(QuirkTest, Sizeof) {
-  EXPECT_EQ(eval("\"%d\", sizeof(int)"), "4");
-  EXPECT_EQ(eval("\"%d\", sizeof(long)"), "8");
-  EXPECT_EQ(eval("\"%d\", sizeof(unsigned int)"), "4");
-  EXPECT_EQ(eval("\"%d\", sizeof(REC->a)"), "4");
+TEST_F(QuirkTest, UnknownSizeofFailsTheEvent) {
   // 1.7.1 does not know sizeof(u32): the event fails to parse.
   EXPECT_EQ(eval("\"%d\", sizeof(u32)").substr(0, 9), "<failed: ");
 }

@@ -7,13 +7,11 @@
 #include <cstdio>
 #include <string>
 
+#include "framework/decode/recorded_for_benchmarks.h"
 #include "framework/decode/report.h"
-#include "framework/decode/trace_dat.h"
 
 namespace tracebed::decode {
 namespace {
-
-const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
 
 // A stdio stream that counts what is written to it and drops it.
 ssize_t count_bytes(void* cookie, const char*, size_t n) {

@@ -64,6 +64,14 @@ std::string renamed(std::string text, std::string_view name, uint32_t id) {
   return "name: " + std::string(name) + "\nID: " + std::to_string(id) + text.substr(id_end);
 }
 
+// Defers `waking` itself, then a copy of it named e<id> for every id in
+// [from, to), each from a temporary.
+void defer_copies(TraceContext& ctx, const std::string& waking, uint32_t from, uint32_t to) {
+  ASSERT_TRUE(ctx.defer_event_format("sched", waking, "first").ok());
+  for (uint32_t id = from; id < to; ++id)
+    ASSERT_TRUE(ctx.defer_event_format("sched", renamed(waking, "e" + std::to_string(id), id), "x").ok());
+}
+
 // Deferred formats are parsed by the first lookup that needs them, by id,
 // by a record or by name, and events() lists all in the order registered,
 // as if each had been parsed when registered.
@@ -135,10 +143,8 @@ TEST(TraceContext, DeferredFormatsKeepTheLaterOfAnIdAndTheirErrors) {
 TEST(TraceContext, DeferredFormatsKeepTheirText) {
   const std::string waking = testdata("sched_waking-6.12.format");
   TraceContext ctx;
-  ASSERT_TRUE(ctx.defer_event_format("sched", waking, "first").ok());
   // Copies: more than one block's worth, each from a temporary.
-  for (uint32_t id = 1000; id < 1600; ++id)
-    ASSERT_TRUE(ctx.defer_event_format("sched", renamed(waking, "e" + std::to_string(id), id), "x").ok());
+  ASSERT_NO_FATAL_FAILURE(defer_copies(ctx, waking, 1000, 1600));
   // Owned: the context holds the owner once the caller lets go.
   auto owner = std::make_shared<std::string>(renamed(waking, "owned", 2000));
   ASSERT_TRUE(ctx.defer_event_format("sched", *owner, "owned", owner).ok());
@@ -178,9 +184,7 @@ TEST(TraceContext, DeferredFormatWithoutAHeadFailsNow) {
 TEST(TraceContext, DeferredFormatsLookedUpFromThreads) {
   const std::string waking = testdata("sched_waking-6.12.format");
   TraceContext ctx;
-  ASSERT_TRUE(ctx.defer_event_format("sched", waking, "first").ok());
-  for (uint32_t id = 1000; id < 1100; ++id)
-    ASSERT_TRUE(ctx.defer_event_format("sched", renamed(waking, "e" + std::to_string(id), id), "x").ok());
+  ASSERT_NO_FATAL_FAILURE(defer_copies(ctx, waking, 1000, 1100));
   std::vector<std::vector<const EventFormat*>> seen(4);
   std::vector<std::thread> threads;
   for (auto& mine : seen)
@@ -353,14 +357,15 @@ TEST(TraceContext, KallsymsLoadedInStepsParseAsWhole) {
 TEST(TraceContext, PrintkFormats) {
   TraceContext ctx;
   ctx.parse_printk_formats(testdata("printk_formats-6.12.txt"));
-  EXPECT_EQ(ctx.printk_format(0xffffffff9a27b7e7).value_or("?"), "CPU_ON");
-  EXPECT_EQ(ctx.printk_format(0xffffffff9a27f806).value_or("?"), "resume_console");
   EXPECT_FALSE(ctx.printk_format(0x1234));
   // Quotes and one trailing literal "\n" go; other escapes stay as written.
   ctx.parse_printk_formats("0x10 : \"hello %d\\n\"\n0x20 : \"tab\\there: %s\"\n0x30 : \"a: b\"\n");
-  EXPECT_EQ(ctx.printk_format(0x10).value_or("?"), "hello %d");
-  EXPECT_EQ(ctx.printk_format(0x20).value_or("?"), "tab\\there: %s");
-  EXPECT_EQ(ctx.printk_format(0x30).value_or("?"), "a: b");
+  const std::pair<uint64_t, std::string_view> known[] = {
+      {0xffffffff9a27b7e7, "CPU_ON"}, {0xffffffff9a27f806, "resume_console"},
+      {0x10, "hello %d"},             {0x20, "tab\\there: %s"},
+      {0x30, "a: b"},
+  };
+  for (const auto& [addr, text] : known) EXPECT_EQ(ctx.printk_format(addr).value_or("?"), text) << std::hex << addr;
 }
 
 TEST(TraceContext, Comms) {

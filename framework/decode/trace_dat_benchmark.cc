@@ -5,16 +5,12 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <string>
 
-#include "framework/decode/trace_dat.h"
-#include "framework/decode/trace_dat_writer.h"
+#include "framework/decode/recorded_for_benchmarks.h"
 
 namespace tracebed::decode {
 namespace {
-
-const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
 
 void BM_ReadTraceDat(benchmark::State& state, int version, TraceDatCompression compression) {
   auto contents = read_trace_dat_contents_file(kRecorded + "s1-k6.12-v7zstd-sched-irq-timer-syscalls.dat");
@@ -28,36 +24,31 @@ void BM_ReadTraceDat(benchmark::State& state, int version, TraceDatCompression c
   TraceDatWriteOptions format;
   format.version = version;
   format.compression = compression;
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("tracebed_bench_v" + std::to_string(version) + "_" +
-                             std::string(compression_name(compression)) + "_" + std::to_string(::getpid()) + ".dat"))
-                               .string();
-  if (!write_trace_dat_file(path, *contents, format).ok()) {
+  const TempTrace trace("tracebed_bench_v" + std::to_string(version) + "_" +
+                            std::string(compression_name(compression)) + "_" + std::to_string(::getpid()) + ".dat",
+                        *contents, format);
+  if (trace.path().empty()) {
     state.SkipWithError("cannot write the trace");
     return;
   }
   int64_t records = 0;
   uint64_t sink = 0;
   for (auto _ : state) {
-    auto dat = TraceDat::open(path);
+    auto dat = TraceDat::open(trace.path());
     if (!dat.ok()) {
       state.SkipWithError(dat.error().message.c_str());
       break;
     }
-    auto stream = (*dat)->events();
-    if (!stream.ok()) break;
-    Record r;
-    for (;;) {
-      auto more = (*stream)->next(r);
-      if (!more.ok() || !*more) break;
-      sink += r.ts;
-      ++records;
+    auto n = stream_records(**dat, [&](const Record& r) { sink += r.ts; });
+    if (!n.ok()) {
+      state.SkipWithError(n.error().message.c_str());
+      break;
     }
+    records += *n;
   }
   benchmark::DoNotOptimize(sink);
   state.SetItemsProcessed(records);
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * data_bytes);
-  std::filesystem::remove(path);
 }
 BENCHMARK_CAPTURE(BM_ReadTraceDat, v6, 6, TraceDatCompression::none)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ReadTraceDat, v7_none, 7, TraceDatCompression::none)->Unit(benchmark::kMillisecond);

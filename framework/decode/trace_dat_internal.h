@@ -232,31 +232,41 @@ Status read_format(R& r, Sink& s, std::string_view system, uint32_t index) {
   return {};
 }
 
+// A u32 count of items of at least `min_size` bytes each; a count the
+// bytes left cannot hold is refused before anything is read for it.
+// `system`, when given, is named in the error.
 template <typename R>
-Status read_ftrace_formats(R& r, Sink& s) {
+Result<uint32_t> read_count(R& r, std::string_view what, uint64_t min_size, std::string_view system = {}) {
   const uint64_t at = r.file_offset();
-  TRACEBED_ASSIGN_OR_RETURN(uint32_t count, r.template read<uint32_t>("ftrace format count"));
-  if (count > r.remaining() / 8)
-    return error_at(at, fmt::format("ftrace format count {} cannot fit in the {} bytes left", count, r.remaining()));
-  for (uint32_t i = 0; i < count; ++i) TRACEBED_TRY(read_format(r, s, "ftrace", i));
+  TRACEBED_ASSIGN_OR_RETURN(uint32_t count, r.template read<uint32_t>(what));
+  if (count > r.remaining() / min_size) {
+    const std::string prefix = system.empty() ? "" : fmt::format("system {}: ", system);
+    return error_at(at, fmt::format("{}{} {} cannot fit in the {} bytes left", prefix, what, count, r.remaining()));
+  }
+  return count;
+}
+
+// Format files: a u64 size and the text, so at least 8 bytes each.
+template <typename R>
+Status read_formats(R& r, Sink& s, std::string_view system, std::string_view what, std::string_view named = {}) {
+  TRACEBED_ASSIGN_OR_RETURN(uint32_t count, read_count(r, what, 8, named));
+  for (uint32_t i = 0; i < count; ++i) TRACEBED_TRY(read_format(r, s, system, i));
   return {};
 }
 
 template <typename R>
+Status read_ftrace_formats(R& r, Sink& s) {
+  return read_formats(r, s, "ftrace", "ftrace format count");
+}
+
+// Systems: a name (at least its NUL) and a u32 count, at least 5 bytes.
+template <typename R>
 Status read_event_systems(R& r, Sink& s) {
-  const uint64_t at = r.file_offset();
-  TRACEBED_ASSIGN_OR_RETURN(uint32_t systems, r.template read<uint32_t>("event system count"));
-  if (systems > r.remaining() / 5)
-    return error_at(at, fmt::format("event system count {} cannot fit in the {} bytes left", systems, r.remaining()));
+  TRACEBED_ASSIGN_OR_RETURN(uint32_t systems, read_count(r, "event system count", 5));
   for (uint32_t i = 0; i < systems; ++i) {
     TRACEBED_ASSIGN_OR_RETURN(std::string_view name_view, r.read_cstring("event system name"));
     const std::string name(name_view);
-    const uint64_t cat = r.file_offset();
-    TRACEBED_ASSIGN_OR_RETURN(uint32_t count, r.template read<uint32_t>("event format count"));
-    if (count > r.remaining() / 8)
-      return error_at(cat, fmt::format("system {}: event format count {} cannot fit in the {} bytes left", name, count,
-                                       r.remaining()));
-    for (uint32_t j = 0; j < count; ++j) TRACEBED_TRY(read_format(r, s, name, j));
+    TRACEBED_TRY(read_formats(r, s, name, "event format count", name));
   }
   return {};
 }

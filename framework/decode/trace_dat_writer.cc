@@ -60,6 +60,17 @@ class Sink {
 };
 
 // The metadata blocks, identical in v6 and inside v7's sections.
+// What both versions start with: the magic, "tracing", the version as
+// text, the byte order, the size of a long and the page size.
+void put_initial_format(Sink& s, const TraceDatContents& c, std::string_view version) {
+  s.raw(Bytes(kMagic, sizeof kMagic));
+  s.raw("tracing");
+  s.cstr(version);
+  s.u8(c.endian == Endian::big ? 1 : 0);
+  s.u8(c.long_size);
+  s.u32(c.page_size);
+}
+
 void put_headers(Sink& s, const TraceDatContents& c) {
   s.cstr("header_page");
   s.u64(c.header_page.size());
@@ -69,23 +80,23 @@ void put_headers(Sink& s, const TraceDatContents& c) {
   s.raw(c.header_event);
 }
 
-void put_ftrace_events(Sink& s, const TraceDatContents& c) {
-  s.u32(static_cast<uint32_t>(c.ftrace_formats.size()));
-  for (const auto& f : c.ftrace_formats) {
+// A count, then each format file with its 8-byte size: the ftrace events,
+// and each system's events after its name.
+void put_formats(Sink& s, const std::vector<std::string>& formats) {
+  s.u32(static_cast<uint32_t>(formats.size()));
+  for (const auto& f : formats) {
     s.u64(f.size());
     s.raw(f);
   }
 }
 
+void put_ftrace_events(Sink& s, const TraceDatContents& c) { put_formats(s, c.ftrace_formats); }
+
 void put_event_formats(Sink& s, const TraceDatContents& c) {
   s.u32(static_cast<uint32_t>(c.systems.size()));
   for (const auto& sys : c.systems) {
     s.cstr(sys.name);
-    s.u32(static_cast<uint32_t>(sys.formats.size()));
-    for (const auto& f : sys.formats) {
-      s.u64(f.size());
-      s.raw(f);
-    }
+    put_formats(s, sys.formats);
   }
 }
 
@@ -152,12 +163,7 @@ const TraceDatCpuData* find_cpu(const TraceDatBufferData& b, int cpu) {
 
 Result<std::vector<uint8_t>> write_v6(const TraceDatContents& c) {
   Sink s(c.endian);
-  s.raw(Bytes(kMagic, sizeof kMagic));
-  s.raw("tracing");
-  s.cstr("6");
-  s.u8(c.endian == Endian::big ? 1 : 0);
-  s.u8(c.long_size);
-  s.u32(c.page_size);
+  put_initial_format(s, c, "6");
   put_headers(s, c);
   put_ftrace_events(s, c);
   put_event_formats(s, c);
@@ -305,12 +311,7 @@ Status V7Writer::flyrecord(const TraceDatBufferData& b, uint64_t& section_at,
 }
 
 Result<std::vector<uint8_t>> V7Writer::write() {
-  s_.raw(Bytes(kMagic, sizeof kMagic));
-  s_.raw("tracing");
-  s_.cstr("7");
-  s_.u8(c_.endian == Endian::big ? 1 : 0);
-  s_.u8(c_.long_size);
-  s_.u32(c_.page_size);
+  put_initial_format(s_, c_, "7");
   std::string version = o_.compression_version;
   if (version.empty()) {
     if (o_.compression == TraceDatCompression::zstd) version = ZSTD_versionString();

@@ -153,7 +153,7 @@ Result<tracefs::DynamicEvent> TracefsTest::create(const tracefs::DynEventDef& de
   return tracefs::DynamicEvent::create(fs(), def);
 }
 
-Result<tracefs::Synth> TracefsTest::create(const tracefs::SynthEvent& spec) {
+Result<tracefs::Synth> TracefsTest::create(const tracefs::SynthDef& spec) {
   return tracefs::Synth::create(fs().top(), spec);
 }
 

@@ -14,8 +14,8 @@
 //   TRACEBED_SUITE_REQUIRES(Kprobe, features::kprobes);
 //
 //   TEST_F(Kprobe, RetvalIsTheFd) {
-//     auto ev = create_enabled(KprobeEvent::on_return(unique("ret"), "do_sys_openat2")
-//                                  .arg(FetchArg::retval().name("ret").type(FetchType::s32())));
+//     auto ev = create_enabled(KprobeDef::on_return(unique("ret"), "do_sys_openat2")
+//                                .arg(FetchArg::retval().name("ret").type(FetchType::s32())));
 //     ASSERT_OK(ev);
 //     ProbeRun run = run_target({"open", "/etc/tracebed/release"});
 //     EXPECT_THAT(decoded(*ev), ElementsAre(HasEvent("kprobes/" + ev->name(), FieldEq("ret", 3))));
@@ -26,7 +26,7 @@
 // every test does first in SetUpTest(), which runs only when the features
 // are there.
 //
-// Names: a builder (KprobeEvent, HistTrigger, SynthEvent, UserEventDef)
+// Names: a builder (KprobeDef, HistTrigger, SynthDef, UserEventDef)
 // only says what would be written, and command() shows it; the object a
 // create() returns (DynamicEvent, Synth, PersistentUserEvent) owns the
 // kernel object and removes it when it dies. docs/writing-tests.md has the
@@ -125,15 +125,15 @@ class TracefsTest : public ::testing::Test {
 
   // ---- dynamic events: created, enabled in inst(), removed when they die ----
 
-  // Creates what a builder describes (KprobeEvent, UprobeEvent, EprobeEvent,
-  // FprobeEvent, TprobeEvent, DynEventDef; SynthEvent; UserEventDef).
+  // Creates what a builder describes (KprobeDef, UprobeDef, EprobeDef,
+  // FprobeDef, TprobeDef, DynEventDef; SynthDef; UserEventDef).
   Result<tracefs::DynamicEvent> create(const tracefs::DynEventDef& def);
   template <typename Builder>
     requires requires(const Builder& b) { b.def(); }
   Result<tracefs::DynamicEvent> create(const Builder& b) {
     return create(b.def());
   }
-  Result<tracefs::Synth> create(const tracefs::SynthEvent& spec);
+  Result<tracefs::Synth> create(const tracefs::SynthDef& spec);
   Result<tracefs::PersistentUserEvent> create(const tracefs::UserEventDef& def);
 
   // The same, then enabled in inst() (disabled again before removal).

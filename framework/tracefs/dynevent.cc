@@ -72,26 +72,26 @@ std::string_view to_string(DynEventKind k) {
   return "unknown";
 }
 
-KprobeEvent KprobeEvent::at(std::string_view event, std::string_view symbol, uint64_t offset) {
-  KprobeEvent k(event);
+KprobeDef KprobeDef::at(std::string_view event, std::string_view symbol, uint64_t offset) {
+  KprobeDef k(event);
   k.place_ = offset ? fmt::format("{}+{}", symbol, offset) : std::string(symbol);
   return k;
 }
 
-KprobeEvent KprobeEvent::at_address(std::string_view event, uint64_t address) {
-  KprobeEvent k(event);
+KprobeDef KprobeDef::at_address(std::string_view event, uint64_t address) {
+  KprobeDef k(event);
   k.place_ = fmt::format("{:#x}", address);
   return k;
 }
 
-KprobeEvent KprobeEvent::on_return(std::string_view event, std::string_view symbol) {
-  KprobeEvent k(event);
+KprobeDef KprobeDef::on_return(std::string_view event, std::string_view symbol) {
+  KprobeDef k(event);
   k.place_ = std::string(symbol);
   k.is_return_ = true;
   return k;
 }
 
-std::string KprobeEvent::command() const {
+std::string KprobeDef::command() const {
   std::string type = "p";
   std::string suffix;
   if (is_return_ && percent_return_) {
@@ -104,20 +104,20 @@ std::string KprobeEvent::command() const {
   return head(type) + " " + place + args_str();
 }
 
-UprobeEvent UprobeEvent::at(std::string_view event, std::string_view path, uint64_t offset) {
-  UprobeEvent u(event);
+UprobeDef UprobeDef::at(std::string_view event, std::string_view path, uint64_t offset) {
+  UprobeDef u(event);
   u.path_ = path;
   u.offset_ = offset;
   return u;
 }
 
-UprobeEvent UprobeEvent::on_return(std::string_view event, std::string_view path, uint64_t offset) {
-  UprobeEvent u = at(event, path, offset);
+UprobeDef UprobeDef::on_return(std::string_view event, std::string_view path, uint64_t offset) {
+  UprobeDef u = at(event, path, offset);
   u.is_return_ = true;
   return u;
 }
 
-std::string UprobeEvent::command() const {
+std::string UprobeDef::command() const {
   // README: <path>:<offset>[%return][(ref_ctr_offset)]
   std::string place = fmt::format("{}:{:#x}", path_, offset_);
   std::string type = "p";
@@ -127,43 +127,43 @@ std::string UprobeEvent::command() const {
   return head(type) + " " + place + args_str();
 }
 
-EprobeEvent EprobeEvent::on(std::string_view event, std::string_view system, std::string_view attached) {
-  EprobeEvent e(event);
+EprobeDef EprobeDef::on(std::string_view event, std::string_view system, std::string_view attached) {
+  EprobeDef e(event);
   e.target_ = fmt::format("{}.{}", system, attached);
   return e;
 }
 
-std::string EprobeEvent::command() const {
+std::string EprobeDef::command() const {
   std::string s = head("e") + " " + target_ + args_str();
   if (!filter_.empty()) s += " if " + filter_;
   return s;
 }
 
-FprobeEvent FprobeEvent::entry(std::string_view event, std::string_view function) {
-  FprobeEvent f(event);
+FprobeDef FprobeDef::entry(std::string_view event, std::string_view function) {
+  FprobeDef f(event);
   f.function_ = function;
   return f;
 }
 
-FprobeEvent FprobeEvent::exit(std::string_view event, std::string_view function) {
-  FprobeEvent f = entry(event, function);
+FprobeDef FprobeDef::exit(std::string_view event, std::string_view function) {
+  FprobeDef f = entry(event, function);
   f.is_return_ = true;
   return f;
 }
 
-std::string FprobeEvent::command() const {
+std::string FprobeDef::command() const {
   std::string type = "f";
   if (is_return_ && maxactive_) type += std::to_string(*maxactive_);
   return head(type) + " " + function_ + (is_return_ ? "%return" : "") + args_str();
 }
 
-TprobeEvent TprobeEvent::on(std::string_view event, std::string_view tracepoint) {
-  TprobeEvent t(event);
+TprobeDef TprobeDef::on(std::string_view event, std::string_view tracepoint) {
+  TprobeDef t(event);
   t.tracepoint_ = tracepoint;
   return t;
 }
 
-std::string TprobeEvent::command() const { return head("t") + " " + tracepoint_ + args_str(); }
+std::string TprobeDef::command() const { return head("t") + " " + tracepoint_ + args_str(); }
 
 // --- DynamicEvent ---
 

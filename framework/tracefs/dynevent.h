@@ -2,9 +2,9 @@
 // builders that show exactly what they write, a move-only DynamicEvent that
 // removes what it created, and the lines read back from dynamic_events.
 //
-//   auto open = KprobeEvent::at("tbopen", "do_sys_openat2")
-//                   .arg(FetchArg::arg(1).name("dfd"))
-//                   .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()));
+//   auto open = KprobeDef::at("tbopen", "do_sys_openat2")
+//                 .arg(FetchArg::arg(1).name("dfd"))
+//                 .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()));
 //   open.command()         // "p:tbopen do_sys_openat2 dfd=$arg1 path=+0($arg2):ustring"
 //   open.remove_command()  // "-:kprobes/tbopen"
 //   auto ev = DynamicEvent::create(fs, open);   // appended to dynamic_events
@@ -130,9 +130,9 @@ struct DynEventDef {
   std::string remove_command() const { return "-:" + group + "/" + event; }
 };
 
-// The parts every probe builder shares: group, event name, arguments.
+// The parts every probe definition shares: group, event name, arguments.
 template <typename Self>
-class ProbeBuilder {
+class ProbeDef {
  public:
   // The group; unset, the kernel's default ("kprobes", "uprobes", "eprobes",
   // "fprobes", "tracepoints") and nothing written.
@@ -153,7 +153,7 @@ class ProbeBuilder {
   DynEventDef def() const { return {self().kind(), group(), event_, self().command()}; }
 
  protected:
-  explicit ProbeBuilder(std::string_view event) : event_(event) {}
+  explicit ProbeDef(std::string_view event) : event_(event) {}
   // "p:EVENT" or "p:GRP/EVENT" after the type letters.
   std::string head(std::string_view type) const {
     return std::string(type) + ":" + (group_.empty() ? "" : group_ + "/") + event_;
@@ -173,28 +173,28 @@ class ProbeBuilder {
 };
 
 // kprobe_events: p/r on a kernel symbol or address.
-class KprobeEvent : public ProbeBuilder<KprobeEvent> {
+class KprobeDef : public ProbeDef<KprobeDef> {
  public:
   // p:EVENT SYM[+offs]
-  static KprobeEvent at(std::string_view event, std::string_view symbol, uint64_t offset = 0);
+  static KprobeDef at(std::string_view event, std::string_view symbol, uint64_t offset = 0);
   // p:EVENT 0xADDR
-  static KprobeEvent at_address(std::string_view event, uint64_t address);
+  static KprobeDef at_address(std::string_view event, uint64_t address);
   // r:EVENT SYM: a return probe (kretprobe).
-  static KprobeEvent on_return(std::string_view event, std::string_view symbol);
+  static KprobeDef on_return(std::string_view event, std::string_view symbol);
 
   // MOD:SYM.
-  KprobeEvent& module(std::string_view m) {
+  KprobeDef& module(std::string_view m) {
     module_ = m;
     return *this;
   }
   // r<MAXACTIVE>: instances of the function probed at once (return probes).
-  KprobeEvent& maxactive(unsigned n) {
+  KprobeDef& maxactive(unsigned n) {
     maxactive_ = n;
     return *this;
   }
   // Write a return probe as "p:EVENT SYM%return" (README "place
   // (kretprobe)", 5.7+) instead of "r:EVENT SYM".
-  KprobeEvent& percent_return() {
+  KprobeDef& percent_return() {
     percent_return_ = true;
     return *this;
   }
@@ -204,7 +204,7 @@ class KprobeEvent : public ProbeBuilder<KprobeEvent> {
   static constexpr std::string_view default_group() { return "kprobes"; }
 
  private:
-  using ProbeBuilder::ProbeBuilder;
+  using ProbeDef::ProbeDef;
   std::string place_;
   std::string module_;
   bool is_return_ = false;
@@ -214,20 +214,20 @@ class KprobeEvent : public ProbeBuilder<KprobeEvent> {
 
 // uprobe_events: p/r at a file offset of an executable or library.
 // find_elf_function (elf_symbols.h) gives the offset of a function.
-class UprobeEvent : public ProbeBuilder<UprobeEvent> {
+class UprobeDef : public ProbeDef<UprobeDef> {
  public:
   // p:EVENT PATH:0xOFFSET
-  static UprobeEvent at(std::string_view event, std::string_view path, uint64_t offset);
+  static UprobeDef at(std::string_view event, std::string_view path, uint64_t offset);
   // r:EVENT PATH:0xOFFSET (uretprobe)
-  static UprobeEvent on_return(std::string_view event, std::string_view path, uint64_t offset);
+  static UprobeDef on_return(std::string_view event, std::string_view path, uint64_t offset);
 
   // PATH:0xOFFSET(0xREF): the reference counter of an SDT semaphore.
-  UprobeEvent& ref_ctr_offset(uint64_t offset) {
+  UprobeDef& ref_ctr_offset(uint64_t offset) {
     ref_ctr_ = offset;
     return *this;
   }
   // Write the return probe as "p:EVENT PATH:0xOFFSET%return".
-  UprobeEvent& percent_return() {
+  UprobeDef& percent_return() {
     percent_return_ = true;
     return *this;
   }
@@ -237,7 +237,7 @@ class UprobeEvent : public ProbeBuilder<UprobeEvent> {
   static constexpr std::string_view default_group() { return "uprobes"; }
 
  private:
-  using ProbeBuilder::ProbeBuilder;
+  using ProbeDef::ProbeDef;
   std::string path_;
   uint64_t offset_ = 0;
   std::optional<uint64_t> ref_ctr_;
@@ -247,13 +247,13 @@ class UprobeEvent : public ProbeBuilder<UprobeEvent> {
 
 // dynamic_events: an event probe on an existing event, whose fields are
 // FetchArg::field("name").
-class EprobeEvent : public ProbeBuilder<EprobeEvent> {
+class EprobeDef : public ProbeDef<EprobeDef> {
  public:
   // e:EVENT SYSTEM.ATTACHED
-  static EprobeEvent on(std::string_view event, std::string_view system, std::string_view attached);
+  static EprobeDef on(std::string_view event, std::string_view system, std::string_view attached);
 
   // "if FILTER" on the attached event's fields.
-  EprobeEvent& filter(std::string_view expr) {
+  EprobeDef& filter(std::string_view expr) {
     filter_ = expr;
     return *this;
   }
@@ -263,21 +263,21 @@ class EprobeEvent : public ProbeBuilder<EprobeEvent> {
   static constexpr std::string_view default_group() { return "eprobes"; }
 
  private:
-  using ProbeBuilder::ProbeBuilder;
+  using ProbeDef::ProbeDef;
   std::string target_;
   std::string filter_;
 };
 
 // dynamic_events: a probe on a function's entry or exit through fprobe.
-class FprobeEvent : public ProbeBuilder<FprobeEvent> {
+class FprobeDef : public ProbeDef<FprobeDef> {
  public:
   // f:EVENT SYM
-  static FprobeEvent entry(std::string_view event, std::string_view function);
+  static FprobeDef entry(std::string_view event, std::string_view function);
   // f:EVENT SYM%return
-  static FprobeEvent exit(std::string_view event, std::string_view function);
+  static FprobeDef exit(std::string_view event, std::string_view function);
 
   // f<MAXACTIVE> (exit probes).
-  FprobeEvent& maxactive(unsigned n) {
+  FprobeDef& maxactive(unsigned n) {
     maxactive_ = n;
     return *this;
   }
@@ -287,24 +287,24 @@ class FprobeEvent : public ProbeBuilder<FprobeEvent> {
   static constexpr std::string_view default_group() { return "fprobes"; }
 
  private:
-  using ProbeBuilder::ProbeBuilder;
+  using ProbeDef::ProbeDef;
   std::string function_;
   bool is_return_ = false;
   std::optional<unsigned> maxactive_;
 };
 
 // dynamic_events: a probe on a tracepoint, with its raw (BTF) arguments.
-class TprobeEvent : public ProbeBuilder<TprobeEvent> {
+class TprobeDef : public ProbeDef<TprobeDef> {
  public:
   // t:EVENT TRACEPOINT
-  static TprobeEvent on(std::string_view event, std::string_view tracepoint);
+  static TprobeDef on(std::string_view event, std::string_view tracepoint);
 
   std::string command() const;
   DynEventKind kind() const { return DynEventKind::tprobe; }
   static constexpr std::string_view default_group() { return "tracepoints"; }
 
  private:
-  using ProbeBuilder::ProbeBuilder;
+  using ProbeDef::ProbeDef;
   std::string tracepoint_;
 };
 

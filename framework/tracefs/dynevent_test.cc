@@ -26,12 +26,12 @@ using testing::testdata;
 // the comments say where. "all" means those five.
 
 // kprobetrace.rst "Usage examples" (accepted by all).
-TEST(KprobeEvent, DocumentationExampleWithRegistersAndStack) {
-  auto k = KprobeEvent::at("myprobe", "do_sys_open")
-               .arg(FetchArg::reg("ax").name("dfd"))
-               .arg(FetchArg::reg("%dx").name("filename"))
-               .arg(FetchArg::reg("cx").name("flags"))
-               .arg(FetchArg::stack().deref(4).name("mode"));
+TEST(KprobeDef, DocumentationExampleWithRegistersAndStack) {
+  auto k = KprobeDef::at("myprobe", "do_sys_open")
+             .arg(FetchArg::reg("ax").name("dfd"))
+             .arg(FetchArg::reg("%dx").name("filename"))
+             .arg(FetchArg::reg("cx").name("flags"))
+             .arg(FetchArg::stack().deref(4).name("mode"));
   EXPECT_EQ(k.command(), "p:myprobe do_sys_open dfd=%ax filename=%dx flags=%cx mode=+4($stack)");
   EXPECT_EQ(k.remove_command(), "-:kprobes/myprobe");
   EXPECT_EQ(k.group(), "kprobes");
@@ -39,8 +39,8 @@ TEST(KprobeEvent, DocumentationExampleWithRegistersAndStack) {
 }
 
 // kprobetrace.rst: "r:myretprobe do_sys_open $retval" (accepted by all).
-TEST(KprobeEvent, DocumentationReturnProbe) {
-  auto r = KprobeEvent::on_return("myretprobe", "do_sys_open").arg(FetchArg::retval());
+TEST(KprobeDef, DocumentationReturnProbe) {
+  auto r = KprobeDef::on_return("myretprobe", "do_sys_open").arg(FetchArg::retval());
   EXPECT_EQ(r.command(), "r:myretprobe do_sys_open $retval");
   EXPECT_EQ(r.kind(), DynEventKind::kretprobe);
 }
@@ -48,21 +48,21 @@ TEST(KprobeEvent, DocumentationReturnProbe) {
 // README: r[maxactive][:[<group>/][<event>]] and
 // place (kretprobe): [<module>:]<symbol>[+<offset>]%return (both accepted
 // by all; the kernel shows the %return form as "r10:kprobes/tbret2").
-TEST(KprobeEvent, MaxactiveGroupAndPercentReturn) {
-  auto r = KprobeEvent::on_return("tbret", "vfs_read").group("tbgrp").maxactive(16).arg(
+TEST(KprobeDef, MaxactiveGroupAndPercentReturn) {
+  auto r = KprobeDef::on_return("tbret", "vfs_read").group("tbgrp").maxactive(16).arg(
       FetchArg::retval().name("ret").type(FetchType::s64()));
   EXPECT_EQ(r.command(), "r16:tbgrp/tbret vfs_read ret=$retval:s64");
   EXPECT_EQ(r.remove_command(), "-:tbgrp/tbret");
-  auto p = KprobeEvent::on_return("tbret2", "vfs_read").percent_return().arg(FetchArg::retval());
+  auto p = KprobeDef::on_return("tbret2", "vfs_read").percent_return().arg(FetchArg::retval());
   EXPECT_EQ(p.command(), "p:tbret2 vfs_read%return $retval");
   EXPECT_EQ(p.kind(), DynEventKind::kretprobe);
 }
 
 // $argN and a user-space string (accepted by all).
-TEST(KprobeEvent, ArgumentsAndUserString) {
-  auto k = KprobeEvent::at("tbopen", "do_sys_openat2")
-               .arg(FetchArg::arg(1).name("dfd"))
-               .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()));
+TEST(KprobeDef, ArgumentsAndUserString) {
+  auto k = KprobeDef::at("tbopen", "do_sys_openat2")
+             .arg(FetchArg::arg(1).name("dfd"))
+             .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()));
   EXPECT_EQ(k.command(), "p:tbopen do_sys_openat2 dfd=$arg1 path=+0($arg2):ustring");
 }
 
@@ -121,23 +121,23 @@ TEST(FetchArg, EveryFetchFromTheReadme) {
 // later here); 5.10 and 6.1 say "Probe point is not an instruction
 // boundary". The address form was checked with vfs_write's address from
 // /proc/kallsyms; no module was loaded to check MOD:SYM.
-TEST(KprobeEvent, OffsetModuleAndMixedFetches) {
-  auto k = KprobeEvent::at("tbmix", "vfs_read")
-               .arg(FetchArg::arg(1).name("file").type(FetchType::x64()))
-               .arg(FetchArg::symbol("jiffies").name("jif").type(FetchType::u64()))
-               .arg(FetchArg::immediate(42).name("imm"))
-               .arg(FetchArg::stack(0).name("st0"))
-               .arg(FetchArg::stack().deref(0).name("ret").type(FetchType::symbol()))
-               .arg(FetchArg::arg(1).deref(0).name("bits").type(FetchType::bitfield(4, 3, 32)))
-               .arg(FetchArg::arg(1).deref(0).name("raw").type(FetchType::x8().array(8)))
-               .arg(FetchArg::comm().name("comm"));
+TEST(KprobeDef, OffsetModuleAndMixedFetches) {
+  auto k = KprobeDef::at("tbmix", "vfs_read")
+             .arg(FetchArg::arg(1).name("file").type(FetchType::x64()))
+             .arg(FetchArg::symbol("jiffies").name("jif").type(FetchType::u64()))
+             .arg(FetchArg::immediate(42).name("imm"))
+             .arg(FetchArg::stack(0).name("st0"))
+             .arg(FetchArg::stack().deref(0).name("ret").type(FetchType::symbol()))
+             .arg(FetchArg::arg(1).deref(0).name("bits").type(FetchType::bitfield(4, 3, 32)))
+             .arg(FetchArg::arg(1).deref(0).name("raw").type(FetchType::x8().array(8)))
+             .arg(FetchArg::comm().name("comm"));
   EXPECT_EQ(k.command(),
             "p:tbmix vfs_read file=$arg1:x64 jif=@jiffies:u64 imm=\\42 st0=$stack0 ret=+0($stack):symbol "
             "bits=+0($arg1):b4@3/32 raw=+0($arg1):x8[8] comm=$comm");
-  EXPECT_EQ(KprobeEvent::at("tboff", "vfs_read", 4).command(), "p:tboff vfs_read+4");
-  EXPECT_EQ(KprobeEvent::at("tbmod", "nf_conntrack_in").module("nf_conntrack").command(),
+  EXPECT_EQ(KprobeDef::at("tboff", "vfs_read", 4).command(), "p:tboff vfs_read+4");
+  EXPECT_EQ(KprobeDef::at("tbmod", "nf_conntrack_in").module("nf_conntrack").command(),
             "p:tbmod nf_conntrack:nf_conntrack_in");
-  EXPECT_EQ(KprobeEvent::at_address("tbaddr", 0xffffffff8123abc0).command(), "p:tbaddr 0xffffffff8123abc0");
+  EXPECT_EQ(KprobeDef::at_address("tbaddr", 0xffffffff8123abc0).command(), "p:tbaddr 0xffffffff8123abc0");
 }
 
 // uprobetracer.rst: "p:zfree_entry /bin/zsh:0x46420 %ip %ax" and the
@@ -147,42 +147,42 @@ TEST(KprobeEvent, OffsetModuleAndMixedFetches) {
 // 6.12). uprobes refuse $argN on all five ("$arg* can be used only on
 // function entry or exit", 5.10/6.1: "Invalid $-variable specified"); the
 // ref_ctr form was not written to a kernel.
-TEST(UprobeEvent, DocumentationExample) {
-  auto p = UprobeEvent::at("zfree_entry", "/bin/zsh", 0x46420).arg(FetchArg::reg("ip")).arg(FetchArg::reg("ax"));
+TEST(UprobeDef, DocumentationExample) {
+  auto p = UprobeDef::at("zfree_entry", "/bin/zsh", 0x46420).arg(FetchArg::reg("ip")).arg(FetchArg::reg("ax"));
   EXPECT_EQ(p.command(), "p:zfree_entry /bin/zsh:0x46420 %ip %ax");
   EXPECT_EQ(p.remove_command(), "-:uprobes/zfree_entry");
   EXPECT_EQ(p.kind(), DynEventKind::uprobe);
-  auto r = UprobeEvent::on_return("zfree_exit", "/bin/zsh", 0x46420).arg(FetchArg::reg("ip")).arg(FetchArg::reg("ax"));
+  auto r = UprobeDef::on_return("zfree_exit", "/bin/zsh", 0x46420).arg(FetchArg::reg("ip")).arg(FetchArg::reg("ax"));
   EXPECT_EQ(r.command(), "r:zfree_exit /bin/zsh:0x46420 %ip %ax");
   EXPECT_EQ(r.kind(), DynEventKind::uretprobe);
-  EXPECT_EQ(UprobeEvent::on_return("e", "/bin/zsh", 0x46420).percent_return().command(),
+  EXPECT_EQ(UprobeDef::on_return("e", "/bin/zsh", 0x46420).percent_return().command(),
             "p:e /bin/zsh:0x46420%return");
-  EXPECT_EQ(UprobeEvent::at("e", "/bin/zsh", 0x46420).ref_ctr_offset(0x1000).command(),
+  EXPECT_EQ(UprobeDef::at("e", "/bin/zsh", 0x46420).ref_ctr_offset(0x1000).command(),
             "p:e /bin/zsh:0x46420(0x1000)");
-  EXPECT_EQ(UprobeEvent::at("e", "/bin/zsh", 0x46420).group("tbu").arg(FetchArg::file_offset(0x2000).name("v")).command(),
+  EXPECT_EQ(UprobeDef::at("e", "/bin/zsh", 0x46420).group("tbu").arg(FetchArg::file_offset(0x2000).name("v")).command(),
             "p:tbu/e /bin/zsh:0x46420 v=@+0x2000");
 }
 
 // eprobetrace.rst Example 1 and 2, README e[:[<group>/][<event>]]
 // <attached-group>.<attached-event> [<args>] [if <filter>]. Accepted by
 // 6.1, 6.12, 7.2, 7.3-rc; 5.10 has no eprobes.
-TEST(EprobeEvent, DocumentationExamples) {
-  auto sw = EprobeEvent::on("switch", "sched", "sched_switch")
-                .group("sched")
-                .arg(FetchArg::field("prev_pid").name("prev").type(FetchType::u32()))
-                .arg(FetchArg::field("next_pid").name("next").type(FetchType::u32()));
+TEST(EprobeDef, DocumentationExamples) {
+  auto sw = EprobeDef::on("switch", "sched", "sched_switch")
+              .group("sched")
+              .arg(FetchArg::field("prev_pid").name("prev").type(FetchType::u32()))
+              .arg(FetchArg::field("next_pid").name("next").type(FetchType::u32()));
   EXPECT_EQ(sw.command(), "e:sched/switch sched.sched_switch prev=$prev_pid:u32 next=$next_pid:u32");
   EXPECT_EQ(sw.remove_command(), "-:sched/switch");
-  auto open = EprobeEvent::on("openat", "raw_syscalls", "sys_enter")
-                  .arg(FetchArg::field("id").name("nr"))
-                  .arg(FetchArg::field("args").deref(8).name("filename").type(FetchType::ustring()));
+  auto open = EprobeDef::on("openat", "raw_syscalls", "sys_enter")
+                .arg(FetchArg::field("id").name("nr"))
+                .arg(FetchArg::field("args").deref(8).name("filename").type(FetchType::ustring()));
   EXPECT_EQ(open.command(), "e:openat raw_syscalls.sys_enter nr=$id filename=+8($args):ustring");
   EXPECT_EQ(open.remove_command(), "-:eprobes/openat");
-  EXPECT_EQ(EprobeEvent::on("openat", "synthetic", "filename")
-                .arg(FetchArg::field("file").deref(0).name("filename").type(FetchType::ustring()))
-                .command(),
+  EXPECT_EQ(EprobeDef::on("openat", "synthetic", "filename")
+              .arg(FetchArg::field("file").deref(0).name("filename").type(FetchType::ustring()))
+              .command(),
             "e:openat synthetic.filename filename=+0($file):ustring");
-  EXPECT_EQ(EprobeEvent::on("tbopen", "raw_syscalls", "sys_enter").arg(FetchArg::field("id")).filter("id == 257").command(),
+  EXPECT_EQ(EprobeDef::on("tbopen", "raw_syscalls", "sys_enter").arg(FetchArg::field("id")).filter("id == 257").command(),
             "e:tbopen raw_syscalls.sys_enter $id if id == 257");
 }
 
@@ -193,41 +193,41 @@ TEST(EprobeEvent, DocumentationExamples) {
 // Accepted by 6.12, 7.2, 7.3-rc (5.10 and 6.1 have no fprobes), except
 // f8 (maxactive): 6.12 took it, 7.2 and 7.3-rc say "Invalid maxactive
 // number".
-TEST(FprobeEvent, DocumentationExamples) {
-  auto f = FprobeEvent::entry("myprobe", "vfs_read").arg(FetchArg::btf("count")).arg(FetchArg::btf("pos"));
+TEST(FprobeDef, DocumentationExamples) {
+  auto f = FprobeDef::entry("myprobe", "vfs_read").arg(FetchArg::btf("count")).arg(FetchArg::btf("pos"));
   EXPECT_EQ(f.command(), "f:myprobe vfs_read count pos");
   EXPECT_EQ(f.remove_command(), "-:fprobes/myprobe");
-  auto x = FprobeEvent::exit("tbexit", "vfs_read").arg(FetchArg::retval());
+  auto x = FprobeDef::exit("tbexit", "vfs_read").arg(FetchArg::retval());
   EXPECT_EQ(x.command(), "f:tbexit vfs_read%return $retval");
   EXPECT_EQ(x.kind(), DynEventKind::fexit);
-  EXPECT_EQ(FprobeEvent::exit("tbname", "getname_flags")
-                .arg(FetchArg::btf("$retval->name").type(FetchType::string()))
-                .command(),
+  EXPECT_EQ(FprobeDef::exit("tbname", "getname_flags")
+              .arg(FetchArg::btf("$retval->name").type(FetchType::string()))
+              .command(),
             "f:tbname getname_flags%return $retval->name:string");
-  EXPECT_EQ(FprobeEvent::exit("tbmax", "vfs_read").maxactive(8).command(), "f8:tbmax vfs_read%return");
-  EXPECT_EQ(FprobeEvent::entry("tball", "vfs_read").arg(FetchArg::all_args()).command(), "f:tball vfs_read $arg*");
+  EXPECT_EQ(FprobeDef::exit("tbmax", "vfs_read").maxactive(8).command(), "f8:tbmax vfs_read%return");
+  EXPECT_EQ(FprobeDef::entry("tball", "vfs_read").arg(FetchArg::all_args()).command(), "f:tball vfs_read $arg*");
 }
 
 // t:tbsw was accepted by 6.12, 7.2, 7.3-rc; the field accesses of tbcomm
 // (next->comm, next->start_time) only by 7.2 and 7.3-rc (6.12 refused
 // them without an error_log entry).
-TEST(TprobeEvent, DocumentationExamples) {
-  auto t = TprobeEvent::on("tbsw", "sched_switch")
-               .arg(FetchArg::btf("preempt"))
-               .arg(FetchArg::btf("prev->pid").name("prev_pid"))
-               .arg(FetchArg::btf("next->pid").name("next_pid"));
+TEST(TprobeDef, DocumentationExamples) {
+  auto t = TprobeDef::on("tbsw", "sched_switch")
+             .arg(FetchArg::btf("preempt"))
+             .arg(FetchArg::btf("prev->pid").name("prev_pid"))
+             .arg(FetchArg::btf("next->pid").name("next_pid"));
   EXPECT_EQ(t.command(), "t:tbsw sched_switch preempt prev_pid=prev->pid next_pid=next->pid");
   EXPECT_EQ(t.remove_command(), "-:tracepoints/tbsw");
-  EXPECT_EQ(TprobeEvent::on("tbcomm", "sched_switch")
-                .group("tbt")
-                .arg(FetchArg::btf("next->comm").name("comm").type(FetchType::string()))
-                .arg(FetchArg::btf("next->start_time"))
-                .command(),
+  EXPECT_EQ(TprobeDef::on("tbcomm", "sched_switch")
+              .group("tbt")
+              .arg(FetchArg::btf("next->comm").name("comm").type(FetchType::string()))
+              .arg(FetchArg::btf("next->start_time"))
+              .command(),
             "t:tbt/tbcomm sched_switch comm=next->comm:string next->start_time");
 }
 
 TEST(DynEventDef, CarriesKindGroupEventAndBothLines) {
-  DynEventDef d = FprobeEvent::exit("tbexit", "vfs_read").group("g").def();
+  DynEventDef d = FprobeDef::exit("tbexit", "vfs_read").group("g").def();
   EXPECT_EQ(d.kind, DynEventKind::fexit);
   EXPECT_EQ(d.group, "g");
   EXPECT_EQ(d.event, "tbexit");
@@ -330,25 +330,25 @@ TEST(ParseDynamicEvents, RemovalLinesTheKernelAccepted) {
 TEST(ParseDynamicEvents, BuildersWithExplicitNamesMatchTheKernelsLine) {
   auto v = parsed("dynamic_events-probes-6.12.txt");
   auto line = [&](std::string_view event) { return find(v, event) ? find(v, event)->line : ""; };
-  EXPECT_EQ(KprobeEvent::at("tbopen", "do_sys_openat2")
-                .group("kprobes")
-                .arg(FetchArg::arg(1).name("dfd"))
-                .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()))
-                .command(),
+  EXPECT_EQ(KprobeDef::at("tbopen", "do_sys_openat2")
+              .group("kprobes")
+              .arg(FetchArg::arg(1).name("dfd"))
+              .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()))
+              .command(),
             line("tbopen"));
-  EXPECT_EQ(KprobeEvent::on_return("myretprobe", "do_sys_open").group("kprobes").maxactive(10).arg(
+  EXPECT_EQ(KprobeDef::on_return("myretprobe", "do_sys_open").group("kprobes").maxactive(10).arg(
                 FetchArg::retval().name("arg1")).command(),
             line("myretprobe"));
-  EXPECT_EQ(EprobeEvent::on("switch", "sched", "sched_switch")
-                .group("sched")
-                .arg(FetchArg::field("prev_pid").name("prev").type(FetchType::u32()))
-                .arg(FetchArg::field("next_pid").name("next").type(FetchType::u32()))
-                .command(),
+  EXPECT_EQ(EprobeDef::on("switch", "sched", "sched_switch")
+              .group("sched")
+              .arg(FetchArg::field("prev_pid").name("prev").type(FetchType::u32()))
+              .arg(FetchArg::field("next_pid").name("next").type(FetchType::u32()))
+              .command(),
             line("switch"));
-  EXPECT_EQ(FprobeEvent::exit("tbname", "getname_flags")
-                .group("fprobes")
-                .arg(FetchArg::btf("$retval->name").name("arg1").type(FetchType::string()))
-                .command(),
+  EXPECT_EQ(FprobeDef::exit("tbname", "getname_flags")
+              .group("fprobes")
+              .arg(FetchArg::btf("$retval->name").name("arg1").type(FetchType::string()))
+              .command(),
             line("tbname"));
 }
 
@@ -585,7 +585,7 @@ TEST(DynamicEvent, CreatedEnabledDisabledAndRemovedInThatOrder) {
   FakeFixture f;
   f.fake->add_instance("t1");
   {
-    auto ev = DynamicEvent::create(f.fs, KprobeEvent::at("tbx", "vfs_read"));
+    auto ev = DynamicEvent::create(f.fs, KprobeDef::at("tbx", "vfs_read"));
     ASSERT_TRUE(ev.ok()) << ev.error().message;
     EXPECT_EQ(ev->file(), "dynamic_events");
     auto inst = f.fs.open_instance("t1");
@@ -608,7 +608,7 @@ TEST(DynamicEvent, RemovedWhenTheTestFails) {
     ::testing::ScopedFakeTestPartResultReporter catcher(
         ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
     [&] {
-      auto ev = DynamicEvent::create(f.fs, UprobeEvent::at("tbu", "/bin/true", 0x1234));
+      auto ev = DynamicEvent::create(f.fs, UprobeDef::at("tbu", "/bin/true", 0x1234));
       ASSERT_TRUE(ev.ok());
       ASSERT_TRUE(ev->enable(f.fs.top()).ok());
       ASSERT_EQ(1, 2) << "the test fails here";
@@ -625,7 +625,7 @@ TEST(DynamicEvent, RemovedWhenTheTestFails) {
 TEST(DynamicEvent, BusyRemovalDisablesEverywhereThenRemoves) {
   FakeFixture f;
   f.fake->add_instance("other");
-  auto ev = DynamicEvent::create(f.fs, EprobeEvent::on("tbe", "sched", "sched_switch").group("tbg"));
+  auto ev = DynamicEvent::create(f.fs, EprobeDef::on("tbe", "sched", "sched_switch").group("tbg"));
   ASSERT_TRUE(ev.ok()) << ev.error().message;
   f.fake->files["/t/instances/other/events/tbg/tbe/enable"] = "1";  // by someone else
   EXPECT_TRUE(ev->destroy().ok());
@@ -640,13 +640,13 @@ TEST(DynamicEvent, BusyRemovalDisablesEverywhereThenRemoves) {
 
 TEST(DynamicEvent, WithoutDynamicEventsKprobesGoToKprobeEvents) {
   FakeFixture f(/*dynamic_events=*/false);
-  auto ev = DynamicEvent::create(f.fs, KprobeEvent::on_return("tbr", "vfs_read"));
+  auto ev = DynamicEvent::create(f.fs, KprobeDef::on_return("tbr", "vfs_read"));
   ASSERT_TRUE(ev.ok()) << ev.error().message;
   EXPECT_EQ(ev->file(), "kprobe_events");
-  auto up = DynamicEvent::create(f.fs, UprobeEvent::at("tbu", "/bin/true", 0x10));
+  auto up = DynamicEvent::create(f.fs, UprobeDef::at("tbu", "/bin/true", 0x10));
   ASSERT_TRUE(up.ok()) << up.error().message;
   EXPECT_EQ(up->file(), "uprobe_events");
-  auto fp = DynamicEvent::create(f.fs, FprobeEvent::entry("tbf", "vfs_read"));
+  auto fp = DynamicEvent::create(f.fs, FprobeDef::entry("tbf", "vfs_read"));
   ASSERT_FALSE(fp.ok());
   EXPECT_EQ(fp.error().message, "create fprobe fprobes/tbf: no dynamic_events in /t");
 }
@@ -655,7 +655,7 @@ TEST(DynamicEvent, WithoutDynamicEventsKprobesGoToKprobeEvents) {
 // error_log debian-5.10 wrote for this very line).
 TEST(DynamicEvent, RefusedDefinitionCarriesTheErrorLog) {
   FakeFixture f;
-  auto k = KprobeEvent::at("tbchar", "vfs_read").arg(FetchArg::arg(1).deref(0).name("c").type(FetchType::character()));
+  auto k = KprobeDef::at("tbchar", "vfs_read").arg(FetchArg::arg(1).deref(0).name("c").type(FetchType::character()));
   f.fake->refuse = k.command();
   f.fake->refusal_log = testdata("error_log-kprobe-char-5.10.txt");
   auto ev = DynamicEvent::create(f.fs, k);
@@ -671,7 +671,7 @@ TEST(DynamicEvent, RefusedDefinitionCarriesTheErrorLog) {
 TEST(DynamicEvent, MovedFromOwnsNothingAndReleaseKeepsTheEvent) {
   FakeFixture f;
   {
-    auto ev = DynamicEvent::create(f.fs, TprobeEvent::on("tbt", "sched_switch"));
+    auto ev = DynamicEvent::create(f.fs, TprobeDef::on("tbt", "sched_switch"));
     ASSERT_TRUE(ev.ok());
     DynamicEvent moved = std::move(*ev);
     EXPECT_FALSE(ev->owned());

@@ -11,7 +11,7 @@
 // (what perf probe and libbpf's elf_find_func_offset compute).
 //
 //   auto sym = find_elf_function("/usr/bin/tracebed-probe-target", "tracebed_target_add");
-//   UprobeEvent::at("add", guest_path, sym->file_offset);
+//   UprobeDef::at("add", guest_path, sym->file_offset);
 #pragma once
 
 #include <cstdint>

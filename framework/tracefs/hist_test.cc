@@ -56,27 +56,20 @@ TEST(HistTrigger, CommandsTheKernelAccepted) {
 TEST(HistTrigger, ActionsAsDocumented) {
   EXPECT_EQ(HistTrigger().key("pid").var("ts0", "common_timestamp.usecs").command(),
             "hist:keys=pid:ts0=common_timestamp.usecs");
-  HistTrigger old;
-  old.key("next_pid")
-      .var("wakeup_lat", "common_timestamp.usecs-$ts0")
-      .action(HistAction::onmatch("sched", "sched_waking").synth("wakeup_latency", {"$wakeup_lat", "next_pid", "next_prio"}));
-  EXPECT_EQ(old.command(),
-            "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
-            "onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,next_prio)");
-  HistTrigger now;
-  now.key("next_pid")
-      .var("wakeup_lat", "common_timestamp.usecs-$ts0")
-      .action(HistAction::onmatch("sched", "sched_waking").trace("wakeup_latency", {"$wakeup_lat", "next_pid", "next_prio"}));
-  EXPECT_EQ(now.command(),
-            "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
-            "onmatch(sched.sched_waking).trace(wakeup_latency,$wakeup_lat,next_pid,next_prio)");
-  HistTrigger max;
-  max.key("next_pid")
-      .var("wakeup_lat", "common_timestamp.usecs-$ts0")
-      .action(HistAction::onmax("wakeup_lat").save({"next_comm", "prev_pid", "prev_prio", "prev_comm"}));
-  EXPECT_EQ(max.command(),
-            "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
-            "onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm)");
+  // The sched_switch end of each: the latency variable, then the action.
+  auto at_switch = [](HistAction action) {
+    HistTrigger t;
+    t.key("next_pid").var("wakeup_lat", "common_timestamp.usecs-$ts0").action(std::move(action));
+    return t.command();
+  };
+  const std::string head = "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:";
+  const std::vector<std::string> args = {"$wakeup_lat", "next_pid", "next_prio"};
+  EXPECT_EQ(at_switch(HistAction::onmatch("sched", "sched_waking").synth("wakeup_latency", args)),
+            head + "onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,next_prio)");
+  EXPECT_EQ(at_switch(HistAction::onmatch("sched", "sched_waking").trace("wakeup_latency", args)),
+            head + "onmatch(sched.sched_waking).trace(wakeup_latency,$wakeup_lat,next_pid,next_prio)");
+  EXPECT_EQ(at_switch(HistAction::onmax("wakeup_lat").save({"next_comm", "prev_pid", "prev_prio", "prev_comm"})),
+            head + "onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm)");
   EXPECT_EQ(HistAction::onmax("$wakeup_lat").snapshot().str(), "onmax($wakeup_lat).snapshot()");
   EXPECT_EQ(HistAction::onchange("$cwnd").save({"snd_wnd", "srtt", "rcv_wnd"}).str(),
             "onchange($cwnd).save(snd_wnd,srtt,rcv_wnd)");

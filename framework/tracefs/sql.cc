@@ -70,7 +70,7 @@ Result<SqlFormat> parse_sql_format(const EventName& event, std::string_view form
   return out;
 }
 
-SqlFormat synth_format(const SynthEvent& ev) {
+SqlFormat synth_format(const SynthDef& ev) {
   SqlFormat out;
   out.event = {"synthetic", ev.name()};
   // The common fields every event has (kernel/trace/trace_events.c).
@@ -117,18 +117,18 @@ SqlFormat synth_format(const SynthEvent& ev) {
   return out;
 }
 
-SqlResolver SqlResolver::with(std::vector<SynthEvent> synthetic) const {
-  auto known = std::make_shared<std::vector<SynthEvent>>(std::move(synthetic));
+SqlResolver SqlResolver::with(std::vector<SynthDef> synthetic) const {
+  auto known = std::make_shared<std::vector<SynthDef>>(std::move(synthetic));
   SqlResolver base = *this;
   SqlResolver r;
   r.event = [known, base](std::string_view name) -> Result<EventName> {
-    for (const SynthEvent& s : *known)
+    for (const SynthDef& s : *known)
       if (s.name() == name) return EventName{"synthetic", s.name()};
     return base.event(name);
   };
   r.format = [known, base](const EventName& ev) -> Result<SqlFormat> {
     if (ev.system == "synthetic")
-      for (const SynthEvent& s : *known)
+      for (const SynthDef& s : *known)
         if (s.name() == ev.name) return synth_format(s);
     return base.format(ev);
   };
@@ -446,7 +446,7 @@ class Compiler {
   Compiler(std::string_view sql, std::string_view name, const SqlResolver& r, SqlOptions o)
       : sql_(sql), name_(name), r_(r), opts_(o), tag_(name_tag(name)) {}
 
-  Result<SqlHist> compile(const Statement& s) {
+  Result<SqlHistDef> compile(const Statement& s) {
     TRACEBED_ASSIGN_OR_RETURN(Side start, side(s.from));
     sides_.push_back(std::move(start));
     if (s.join) {
@@ -637,8 +637,8 @@ class Compiler {
     return std::make_pair(parts[0], parts[1]);
   }
 
-  Result<SqlHist> histogram(const Statement& s) {
-    SqlHist out;
+  Result<SqlHistDef> histogram(const Statement& s) {
+    SqlHistDef out;
     out.start = sides_[0].event;
     bool any_key = false;
     for (const Item& it : s.items) {
@@ -666,11 +666,11 @@ class Compiler {
     return out;
   }
 
-  Result<SqlHist> synthetic(const Statement& s) {
-    SqlHist out;
+  Result<SqlHistDef> synthetic(const Statement& s) {
+    SqlHistDef out;
     out.start = sides_[0].event;
     out.end = sides_[1].event;
-    SynthEvent ev(name_);
+    SynthDef ev(name_);
     HistTrigger start, end;
     std::vector<std::string> args;
     if (s.on.empty()) return error(0, "JOIN needs ON <start>.<field> = <end>.<field>");
@@ -767,7 +767,7 @@ class Compiler {
 
 }  // namespace
 
-Result<SqlHist> compile_sql(std::string_view sql, std::string_view name, const SqlResolver& resolver,
+Result<SqlHistDef> compile_sql(std::string_view sql, std::string_view name, const SqlResolver& resolver,
                             SqlOptions options) {
   if (name.empty()) return Error{"sql: the synthetic event needs a name"};
   TRACEBED_ASSIGN_OR_RETURN(std::vector<Token> toks, tokenize(sql));
@@ -777,7 +777,7 @@ Result<SqlHist> compile_sql(std::string_view sql, std::string_view name, const S
   return c.compile(s);
 }
 
-std::vector<std::string> SqlHist::commands(std::string_view root, bool dynamic_events) const {
+std::vector<std::string> SqlHistDef::commands(std::string_view root, bool dynamic_events) const {
   std::vector<std::string> out;
   if (synth) {
     if (dynamic_events) out.push_back(fmt::format("echo '{}' >> {}/dynamic_events", synth->dynamic_command(), root));
@@ -791,7 +791,7 @@ std::vector<std::string> SqlHist::commands(std::string_view root, bool dynamic_e
   return out;
 }
 
-Result<Synth> SqlHist::create(const Instance& top, const Instance* inst, Synth::Via via) const {
+Result<Synth> SqlHistDef::create(const Instance& top, const Instance* inst, Synth::Via via) const {
   if (!synth || !end || !end_hist)
     return Error{fmt::format("sql: a plain histogram on {}: add start_hist.trigger() to the event", start.str())};
   const Instance& where = inst ? *inst : top;

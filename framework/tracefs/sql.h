@@ -67,7 +67,7 @@ struct SqlFormat {
 Result<SqlFormat> parse_sql_format(const EventName& event, std::string_view format_text);
 // The format a synthetic event will have (for chaining: SELECT ... FROM
 // an earlier synthetic event).
-SqlFormat synth_format(const SynthEvent& ev);
+SqlFormat synth_format(const SynthDef& ev);
 
 // How the compiler learns about events: a bare name to its system, and an
 // event's fields.
@@ -76,7 +76,7 @@ struct SqlResolver {
   std::function<Result<SqlFormat>(const EventName&)> format;
 
   // Also knows these synthetic events (for chained statements).
-  SqlResolver with(std::vector<SynthEvent> synthetic) const;
+  SqlResolver with(std::vector<SynthDef> synthetic) const;
 };
 
 // Events and formats of a live tracefs (available_events, format files).
@@ -100,8 +100,8 @@ struct SqlOptions {
 };
 
 // A compiled statement.
-struct SqlHist {
-  std::optional<SynthEvent> synth;  // empty: a plain histogram (no JOIN)
+struct SqlHistDef {
+  std::optional<SynthDef> synth;  // empty: a plain histogram (no JOIN)
   EventName start;                  // FROM
   HistTrigger start_hist;
   std::optional<EventName> end;     // JOIN
@@ -124,7 +124,7 @@ struct SqlHist {
 
 // Compiles one statement. Errors name the statement and the token:
 //   sql: unknown event "sched_wakin" at "sched_wakin AS start ..."
-Result<SqlHist> compile_sql(std::string_view sql, std::string_view name, const SqlResolver& resolver,
+Result<SqlHistDef> compile_sql(std::string_view sql, std::string_view name, const SqlResolver& resolver,
                             SqlOptions options = {});
 
 }  // namespace tracebed::tracefs

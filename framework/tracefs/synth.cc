@@ -18,34 +18,34 @@ std::string SynthField::str() const {
   return type + " " + name;
 }
 
-SynthEvent& SynthEvent::field(std::string_view type, std::string_view name) {
+SynthDef& SynthDef::field(std::string_view type, std::string_view name) {
   return add({std::string(type), std::string(name), SynthField::Kind::scalar, 0});
 }
 
-SynthEvent& SynthEvent::string(std::string_view name, uint32_t size) {
+SynthDef& SynthDef::string(std::string_view name, uint32_t size) {
   return add({"char", std::string(name), SynthField::Kind::string, size});
 }
 
-SynthEvent& SynthEvent::dynamic_string(std::string_view name) {
+SynthDef& SynthDef::dynamic_string(std::string_view name) {
   return add({"char", std::string(name), SynthField::Kind::dynamic, 0});
 }
 
-SynthEvent& SynthEvent::stacktrace(std::string_view name) {
+SynthDef& SynthDef::stacktrace(std::string_view name) {
   return add({"long", std::string(name), SynthField::Kind::stack, 0});
 }
 
-SynthEvent& SynthEvent::add(SynthField f) {
+SynthDef& SynthDef::add(SynthField f) {
   fields_.push_back(std::move(f));
   return *this;
 }
 
-const SynthField* SynthEvent::find(std::string_view field) const {
+const SynthField* SynthDef::find(std::string_view field) const {
   for (const SynthField& f : fields_)
     if (f.name == field) return &f;
   return nullptr;
 }
 
-std::string SynthEvent::command() const {
+std::string SynthDef::command() const {
   std::string cmd = name_;
   for (size_t i = 0; i < fields_.size(); ++i) cmd += (i ? "; " : " ") + fields_[i].str();
   return cmd;
@@ -94,7 +94,7 @@ Result<SynthField> parse_field(std::string_view text, std::string_view line) {
 
 }  // namespace
 
-Result<SynthEvent> SynthEvent::parse(std::string_view line) {
+Result<SynthDef> SynthDef::parse(std::string_view line) {
   std::string_view rest = trim(line);
   if (rest.starts_with("s:")) {
     rest.remove_prefix(2);
@@ -103,7 +103,7 @@ Result<SynthEvent> SynthEvent::parse(std::string_view line) {
   size_t sp = rest.find_first_of(" \t");
   std::string_view name = rest.substr(0, sp);
   if (name.empty()) return Error{fmt::format("synthetic event \"{}\": no name", line)};
-  SynthEvent ev{std::string(name)};
+  SynthDef ev{std::string(name)};
   std::string_view fields = sp == std::string_view::npos ? std::string_view{} : rest.substr(sp + 1);
   while (!trim(fields).empty()) {
     size_t semi = fields.find(';');
@@ -116,8 +116,8 @@ Result<SynthEvent> SynthEvent::parse(std::string_view line) {
   return ev;
 }
 
-Result<std::vector<SynthEvent>> parse_synthetic_events(std::string_view text) {
-  std::vector<SynthEvent> out;
+Result<std::vector<SynthDef>> parse_synthetic_events(std::string_view text) {
+  std::vector<SynthDef> out;
   for (std::string_view line : split_lines(text)) {
     if (trim(line).empty() || line.starts_with("#")) continue;
     // dynamic_events also lists kprobes, uprobes, eprobes: "p:kprobes/x ...".
@@ -126,7 +126,7 @@ Result<std::vector<SynthEvent>> parse_synthetic_events(std::string_view text) {
       size_t blank = line.find_first_of(" \t");
       if (colon < blank) continue;
     }
-    TRACEBED_ASSIGN_OR_RETURN(SynthEvent ev, SynthEvent::parse(line));
+    TRACEBED_ASSIGN_OR_RETURN(SynthDef ev, SynthDef::parse(line));
     out.push_back(std::move(ev));
   }
   return out;
@@ -134,7 +134,7 @@ Result<std::vector<SynthEvent>> parse_synthetic_events(std::string_view text) {
 
 // ---- Synth ----
 
-Result<Synth> Synth::create(const Instance& top, SynthEvent spec, Via via) {
+Result<Synth> Synth::create(const Instance& top, SynthDef spec, Via via) {
   if (!top.is_top())
     return Error{fmt::format("synthetic event {}: synthetic events live at the tracefs root, not in instance {}",
                              spec.name(), top.name())};

@@ -16,13 +16,13 @@ using testing::testdata;
 // pid_t pid; int prio' >> /sys/kernel/tracing/synthetic_events" and the
 // README's "echo 'myevent u64 lat; char name[]; long[] stack' >>
 // synthetic_events". All written to debian-6.12 and 7.2 (accepted).
-TEST(SynthEvent, CommandsAsDocumented) {
-  SynthEvent wl("wakeup_latency");
+TEST(SynthDef, CommandsAsDocumented) {
+  SynthDef wl("wakeup_latency");
   wl.field("u64", "lat").field("pid_t", "pid").field("int", "prio");
   EXPECT_EQ(wl.command(), "wakeup_latency u64 lat; pid_t pid; int prio");
   EXPECT_EQ(wl.remove_command(), "!wakeup_latency");
 
-  SynthEvent my("myevent");
+  SynthDef my("myevent");
   my.field("u64", "lat").dynamic_string("name").stacktrace("stack");
   EXPECT_EQ(my.command(), "myevent u64 lat; char name[]; long[] stack");
 
@@ -30,7 +30,7 @@ TEST(SynthEvent, CommandsAsDocumented) {
   EXPECT_EQ(my.dynamic_command(), "s:myevent u64 lat; char name[]; long[] stack");
   EXPECT_EQ(my.dynamic_remove_command(), "-:synthetic/myevent");
 
-  SynthEvent comm("tb_comm");
+  SynthDef comm("tb_comm");
   comm.string("comm", 16);
   EXPECT_EQ(comm.command(), "tb_comm char comm[16]");
 }
@@ -39,13 +39,13 @@ TEST(SynthEvent, CommandsAsDocumented) {
 // synthetic_events, 's:tb_dyn u64 lat; char comm[16]' and
 // 's:synthetic/tb_dyn2 pid_t pid' to dynamic_events, 'tb_stack u64 delta;
 // long[] stack' to synthetic_events; read back on debian-6.12.
-TEST(SynthEvent, ParsesTheCapturedSyntheticEventsFile) {
+TEST(SynthDef, ParsesTheCapturedSyntheticEventsFile) {
   auto all = parse_synthetic_events(testdata("synthetic_events-6.12.txt"));
   ASSERT_TRUE(all.ok()) << all.error().message;
   ASSERT_EQ(all->size(), 4u);
-  const SynthEvent& tb = (*all)[0];
+  const SynthDef& tb = (*all)[0];
   EXPECT_EQ(tb.name(), "tb_all");
-  SynthEvent written("tb_all");
+  SynthDef written("tb_all");
   for (const char* t : {"u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"})
     written.field(t, std::string(1, static_cast<char>('a' + (written.fields().size()))));
   written.field("int", "i").field("unsigned int", "j").field("long", "k").field("unsigned long", "l");
@@ -61,7 +61,7 @@ TEST(SynthEvent, ParsesTheCapturedSyntheticEventsFile) {
   EXPECT_EQ((*all)[3].fields()[1].kind, SynthField::Kind::stack);
 }
 
-TEST(SynthEvent, ParsesTheSLinesOfDynamicEvents) {
+TEST(SynthDef, ParsesTheSLinesOfDynamicEvents) {
   auto all = parse_synthetic_events(testdata("dynamic_events-synth-6.12.txt"));
   ASSERT_TRUE(all.ok()) << all.error().message;
   ASSERT_EQ(all->size(), 4u);
@@ -73,15 +73,15 @@ TEST(SynthEvent, ParsesTheSLinesOfDynamicEvents) {
   EXPECT_TRUE(kp->empty());
 }
 
-TEST(SynthEvent, BadLinesAreErrors) {
-  EXPECT_FALSE(SynthEvent::parse("tb u64").ok());
-  EXPECT_FALSE(SynthEvent::parse("tb char x[1x]").ok());
-  EXPECT_FALSE(SynthEvent::parse("").ok());
+TEST(SynthDef, BadLinesAreErrors) {
+  EXPECT_FALSE(SynthDef::parse("tb u64").ok());
+  EXPECT_FALSE(SynthDef::parse("tb char x[1x]").ok());
+  EXPECT_FALSE(SynthDef::parse("").ok());
 }
 
 // A synthetic event the kernel refuses carries the error_log entry
 // (captured on debian-6.12 after 'tb_bad u64 lat; nosuchtype x').
-TEST(SynthEvent, TheKernelsComplaintAboutATypeIsLogged) {
+TEST(SynthDef, TheKernelsComplaintAboutATypeIsLogged) {
   std::string log = testdata("error_log-synth-6.12.txt");
   EXPECT_THAT(log, HasSubstr("synthetic_events: error: Invalid type"));
   EXPECT_THAT(log, HasSubstr("Command: tb_bad u64 lat; nosuchtype x"));

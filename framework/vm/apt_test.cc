@@ -7,6 +7,7 @@ namespace tracebed::vm {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::FieldsAre;
 using ::testing::HasSubstr;
 
 // `apt-cache madison linux-perf linux-perf-5.10` with the catalogue's suites (2026-11).
@@ -22,15 +23,13 @@ constexpr std::string_view kMadison =
     "N: Unable to locate package linux-perf-9.9\n";
 
 TEST(AptMadison, ReadsPackageVersionAndSuiteOfEveryBinaryRow) {
-  auto rows = parse_madison(kMadison);
-  ASSERT_EQ(rows.size(), 7u);
-  EXPECT_EQ(rows[0].package, "linux-perf");
-  EXPECT_EQ(rows[0].version, "7.3~rc7-1~exp1");
-  EXPECT_EQ(rows[0].suite, "experimental");
-  EXPECT_EQ(rows[3].version, "6.1.192-2");
-  EXPECT_EQ(rows[3].suite, "bookworm-security");
-  EXPECT_EQ(rows[6].package, "linux-perf-5.10");
-  EXPECT_EQ(rows[6].suite, "bullseye");
+  EXPECT_THAT(parse_madison(kMadison),
+              ElementsAre(FieldsAre("linux-perf", "7.3~rc7-1~exp1", "experimental"),
+                          FieldsAre("linux-perf", "7.2.13-1", "sid"), FieldsAre("linux-perf", "6.12.117-1", "trixie"),
+                          FieldsAre("linux-perf", "6.1.192-2", "bookworm-security"),
+                          FieldsAre("linux-perf", "6.1.176-1", "bookworm"),
+                          FieldsAre("linux-perf", "5.10.223-1", "bullseye"),
+                          FieldsAre("linux-perf-5.10", "5.10.223-1", "bullseye")));
 }
 
 // Trimmed from `apt-cache show --no-all-versions linux-perf=6.12.117-1 libc6=2.41-12+deb13u5` (trixie),

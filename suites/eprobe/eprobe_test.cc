@@ -38,7 +38,7 @@ using decode::kFieldSigned;
 using decode::parse_event_format;
 using tracefs::DynEventDef;
 using tracefs::DynEventKind;
-using tracefs::EprobeEvent;
+using tracefs::EprobeDef;
 using tracefs::FetchArg;
 using tracefs::FetchType;
 namespace features = tracefs::features;
@@ -56,8 +56,8 @@ class Eprobe : public TracefsTest {
   tracefs::Event sw() { return inst().event("sched", "sched_switch"); }
 
   // The eprobe on sched_switch most tests use: fields as four types.
-  EprobeEvent switch_probe(const std::string& name) {
-    return EprobeEvent::on(name, "sched", "sched_switch")
+  EprobeDef switch_probe(const std::string& name) {
+    return EprobeDef::on(name, "sched", "sched_switch")
         .arg(FetchArg::field("prev_pid").name("prev").type(FetchType::s32()))
         .arg(FetchArg::field("next_pid").name("next").type(FetchType::u32()))
         .arg(FetchArg::field("next_pid").name("nexthex").type(FetchType::x32()))
@@ -272,7 +272,7 @@ TEST_F(Eprobe, OnASyntheticEvent) {
   TRACEBED_REQUIRE(features::hist_trace_action);
   TRACEBED_REQUIRE(openat_event);
   std::string synth_name = unique("myopen");
-  auto synth = tracefs::Synth::create(fs().top(), tracefs::SynthEvent(synth_name).field("long", "ret"));
+  auto synth = tracefs::Synth::create(fs().top(), tracefs::SynthDef(synth_name).field("long", "ret"));
   ASSERT_OK(synth);
   ASSERT_OK(synth->add_trigger(inst().event("syscalls", "sys_enter_openat"),
                                tracefs::HistTrigger().key("common_pid").var("ts0", "common_timestamp").trigger()));
@@ -286,7 +286,7 @@ TEST_F(Eprobe, OnASyntheticEvent) {
   // Declared after the Synth: removed first (it holds a trigger on it).
   std::string name = unique("onsynth");
   auto ep = create_enabled(
-      EprobeEvent::on(name, "synthetic", synth_name).arg(FetchArg::field("ret").name("fd").type(FetchType::s32())));
+      EprobeDef::on(name, "synthetic", synth_name).arg(FetchArg::field("ret").name("fd").type(FetchType::s32())));
   ASSERT_OK(ep);
   ProbeRun probe = run_target({"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
   ASSERT_OK(inst().set_tracing_on(false));
@@ -300,7 +300,7 @@ TEST_F(Eprobe, OnASyntheticEvent) {
 // (kernel/trace/trace_probe.h ERRORS: BAD_ATTACH_EVENT).
 TEST_F(Eprobe, UnknownAttachedEventIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
-  ExpectRefused(EprobeEvent::on(unique("bad"), "sched", "no_such_event"), "Attached event does not exist");
+  ExpectRefused(EprobeDef::on(unique("bad"), "sched", "no_such_event"), "Attached event does not exist");
 }
 
 // A field the attached event does not have is refused, the caret in the
@@ -309,7 +309,7 @@ TEST_F(Eprobe, UnknownAttachedEventIsExplained) {
 // parser.
 TEST_F(Eprobe, UnknownFieldIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
-  auto def = EprobeEvent::on(unique("bad"), "sched", "sched_switch").arg(FetchArg::field("no_such_field").name("x"));
+  auto def = EprobeDef::on(unique("bad"), "sched", "sched_switch").arg(FetchArg::field("no_such_field").name("x"));
   auto entry = ExpectRefused(def, ::testing::AnyOf(HasSubstr("Attached event does not have this field"),
                                                    HasSubstr("Invalid $-variable specified")));
   ASSERT_TRUE(entry);

@@ -32,8 +32,8 @@ using tracefs::DynamicEvent;
 using tracefs::DynEventKind;
 using tracefs::FetchArg;
 using tracefs::FetchType;
-using tracefs::FprobeEvent;
-using tracefs::TprobeEvent;
+using tracefs::FprobeDef;
+using tracefs::TprobeDef;
 namespace features = tracefs::features;
 
 // The function the probe target's openat calls go through.
@@ -87,7 +87,7 @@ TEST_F(Fprobe, EntryFiresOncePerCallWithItsArguments) {
   TRACEBED_REQUIRE(features::fetcharg_comm);
   TRACEBED_REQUIRE(features::type_ustring);
   ProbeRun run;
-  auto ev = probe_opens(FprobeEvent::entry(unique("open"), kOpenFunction)
+  auto ev = probe_opens(FprobeDef::entry(unique("open"), kOpenFunction)
                             .arg(FetchArg::arg(1).name("dfd").type(FetchType::s32()))
                             .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()))
                             .arg(FetchArg::comm().name("comm")),
@@ -105,7 +105,7 @@ TEST_F(Fprobe, EntryFiresOncePerCallWithItsArguments) {
 TEST_F(Fprobe, ExitRetvalIsTheFd) {
   TRACEBED_REQUIRE(features::fprobe_exit);
   ProbeRun run;
-  auto ev = probe_opens(FprobeEvent::exit(unique("openret"), kOpenFunction)
+  auto ev = probe_opens(FprobeDef::exit(unique("openret"), kOpenFunction)
                             .arg(FetchArg::retval().name("ret").type(FetchType::s32())),
                         &run);
   ASSERT_OK(ev);
@@ -119,7 +119,7 @@ TEST_F(Fprobe, BtfArgumentNames) {
   TRACEBED_REQUIRE(features::btf_args);
   TRACEBED_REQUIRE(features::type_ustring);
   ProbeRun run;
-  auto ev = probe_opens(FprobeEvent::entry(unique("openbtf"), kOpenFunction)
+  auto ev = probe_opens(FprobeDef::entry(unique("openbtf"), kOpenFunction)
                             .arg(FetchArg::btf("dfd"))
                             .arg(FetchArg::btf("filename").type(FetchType::ustring())),
                         &run);
@@ -133,7 +133,7 @@ TEST_F(Fprobe, BtfArgumentNames) {
 TEST_F(Fprobe, AllArgumentsByBtf) {
   TRACEBED_REQUIRE(features::btf_args);
   ProbeRun run;
-  auto ev = probe_opens(FprobeEvent::entry(unique("openall"), kOpenFunction).arg(FetchArg::all_args()), &run);
+  auto ev = probe_opens(FprobeDef::entry(unique("openall"), kOpenFunction).arg(FetchArg::all_args()), &run);
   ASSERT_OK(ev);
   auto text = ev->event(inst()).format();
   ASSERT_OK(text);
@@ -151,7 +151,7 @@ TEST_F(Fprobe, AllArgumentsByBtf) {
 TEST_F(Fprobe, BtfFieldOfAnArgument) {
   TRACEBED_REQUIRE(features::btf_fields);
   ProbeRun run;
-  auto ev = probe_opens(FprobeEvent::entry(unique("pathopen"), "path_openat")
+  auto ev = probe_opens(FprobeDef::entry(unique("pathopen"), "path_openat")
                             .arg(FetchArg::btf("nd->name->name").name("name").type(FetchType::string())),
                         &run);
   ASSERT_OK(ev);
@@ -173,7 +173,7 @@ TEST_F(Fprobe, ListedBusyAndRemoved) {
   TRACEBED_COVERS("ftracetest: dynevent/add_remove_fprobe.tc");
   TRACEBED_REQUIRE(features::fprobe_exit);
   std::string name = unique("life");
-  auto ev = create(FprobeEvent::exit(name, kOpenFunction)
+  auto ev = create(FprobeDef::exit(name, kOpenFunction)
                                            .arg(FetchArg::retval().name("ret").type(FetchType::s64())));
   ASSERT_OK(ev);
   auto listed = tracefs::read_dynamic_events(fs());
@@ -201,7 +201,7 @@ TEST_F(Fprobe, ListedBusyAndRemoved) {
 // ERRORS).
 TEST_F(Fprobe, UnknownFunctionIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
-  auto def = FprobeEvent::entry(unique("bad"), "tracebed_no_such_function");
+  auto def = FprobeDef::entry(unique("bad"), "tracebed_no_such_function");
   // 6.12 finds out only when registering (FAIL_REG_PROBE), 7.3 when
   // parsing the symbol (BAD_PROBE_ADDR); the caret is under the symbol.
   ExpectRefused(def, AnyOf(HasSubstr("Failed to register probe event"), HasSubstr("Invalid probed address or symbol")),
@@ -211,7 +211,7 @@ TEST_F(Fprobe, UnknownFunctionIsExplained) {
 TEST_F(Fprobe, UnknownBtfArgumentIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
   TRACEBED_REQUIRE(features::btf_args);
-  ExpectRefused(FprobeEvent::entry(unique("bad"), kOpenFunction).arg(FetchArg::btf("nosucharg")),
+  ExpectRefused(FprobeDef::entry(unique("bad"), kOpenFunction).arg(FetchArg::btf("nosucharg")),
                 "This variable is not found at this probe point");
 }
 
@@ -221,7 +221,7 @@ TEST_F(Fprobe, UnknownBtfArgumentIsExplained) {
 TEST_F(Tprobe, SchedSwitchFieldsEqualTheEvent) {
   TRACEBED_REQUIRE(features::btf_fields);
   std::string name = unique("sw");
-  auto ev = create(TprobeEvent::on(name, "sched_switch")
+  auto ev = create(TprobeDef::on(name, "sched_switch")
                        .arg(FetchArg::btf("prev->pid").name("prev_pid"))
                        .arg(FetchArg::btf("next->pid").name("next_pid"))
                        .arg(FetchArg::btf("next->comm").name("next_comm").type(FetchType::string())));
@@ -260,7 +260,7 @@ TEST_F(Tprobe, SchedSwitchFieldsEqualTheEvent) {
 TEST_F(Tprobe, ListedBusyAndRemoved) {
   TRACEBED_COVERS("ftracetest: dynevent/add_remove_tprobe.tc");
   std::string name = unique("life");
-  auto ev = create(TprobeEvent::on(name, "sched_switch"));
+  auto ev = create(TprobeDef::on(name, "sched_switch"));
   ASSERT_OK(ev);
   auto listed = tracefs::read_dynamic_events(fs());
   ASSERT_OK(listed);
@@ -292,7 +292,7 @@ TEST_F(Tprobe, UnknownFieldIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
   TRACEBED_REQUIRE(features::btf_fields);
   ExpectRefused(
-      TprobeEvent::on(unique("bad"), "sched_switch").arg(FetchArg::btf("prev->tracebed_no_such_field").name("x")),
+      TprobeDef::on(unique("bad"), "sched_switch").arg(FetchArg::btf("prev->tracebed_no_such_field").name("x")),
       "This field is not found");
 }
 

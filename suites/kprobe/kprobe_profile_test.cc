@@ -14,7 +14,7 @@
 namespace tracebed::suites {
 namespace {
 
-using tracefs::KprobeEvent;
+using tracefs::KprobeDef;
 
 struct ProfileLine {
   uint64_t hits = 0, misses = 0;
@@ -50,7 +50,7 @@ TEST_F(KprobeProfile, HitsAreTheCallsMadeWhileEnabled) {
   constexpr int kCalls = 1500;
   const std::string name = unique("myevent");
   EXPECT_FALSE(line_of(name).has_value());
-  auto ev = create(KprobeEvent::at(name, "__x64_sys_getpid"));
+  auto ev = create(KprobeDef::at(name, "__x64_sys_getpid"));
   ASSERT_OK(ev);
   auto fresh = line_of(name);
   ASSERT_TRUE(fresh.has_value()) << "kprobe_profile does not list " << name;

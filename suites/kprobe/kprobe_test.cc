@@ -42,7 +42,7 @@ using tracefs::DynEventKind;
 using tracefs::ErrorLogEntry;
 using tracefs::FetchArg;
 using tracefs::FetchType;
-using tracefs::KprobeEvent;
+using tracefs::KprobeDef;
 using tracefs::Trigger;
 namespace features = tracefs::features;
 
@@ -87,8 +87,8 @@ class Kprobe : public TracefsTest {
   }
 
   // p:EVENT OPEN_FUNCTION and r:EVENT OPEN_FUNCTION.
-  KprobeEvent on_open(std::string_view event) { return KprobeEvent::at(event, open_function()); }
-  KprobeEvent on_open_return(std::string_view event) { return KprobeEvent::on_return(event, open_function()); }
+  KprobeDef on_open(std::string_view event) { return KprobeDef::at(event, open_function()); }
+  KprobeDef on_open_return(std::string_view event) { return KprobeDef::on_return(event, open_function()); }
 
   // The probe target opens the paths; only its events are recorded:
   // tracing starts when the shell has limited the instance to its own pid
@@ -322,7 +322,7 @@ TEST_F(Kprobe, IntegerTypesCutAndSignExtendKnownValues) {
   TRACEBED_COVERS("ftracetest: kprobe/kprobe_args_type.tc");
   TRACEBED_REQUIRE(features::fetcharg_user_deref);
   std::string name = unique("types");
-  KprobeEvent k = on_open(name);
+  KprobeDef k = on_open(name);
   struct Want {
     const char* field;
     FetchType type;
@@ -454,7 +454,7 @@ TEST_F(Kprobe, OffsetDereferencesReadAroundThePath) {
 TEST_F(Kprobe, ImmediatesRecordTheirValues) {
   TRACEBED_REQUIRE(features::fetcharg_immediate);
   std::string name = unique("imm");
-  KprobeEvent k = on_open(name)
+  KprobeDef k = on_open(name)
                       .arg(FetchArg::immediate(int64_t{1234}).name("num"))
                       .arg(FetchArg::immediate(int64_t{-5}).name("neg").type(FetchType::s32()));
   bool with_string = features().has(features::fetcharg_immediate_string);
@@ -586,7 +586,7 @@ TEST_F(Kprobe, SameNameAppendsAProbePoint) {
   std::string syscall = sh("awk '$3 == \"__x64_sys_openat\" {print $3}' /proc/kallsyms");
   ASSERT_EQ(tracefs::trim(syscall), "__x64_sys_openat") << "no __x64_sys_openat in /proc/kallsyms";
   std::string name = unique("append");
-  auto ev = create(KprobeEvent::at(name, "__x64_sys_openat")
+  auto ev = create(KprobeDef::at(name, "__x64_sys_openat")
                        .arg(FetchArg::immediate(int64_t{1}).name("point").type(FetchType::u8())));
   ASSERT_OK(ev);
   auto second = DynamicEvent::create(
@@ -638,7 +638,7 @@ TEST_F(Kprobe, EnabledProbeCannotBeRemoved) {
 // An unknown symbol: the kernel points at it.
 TEST_F(Kprobe, UnknownSymbolIsRefused) {
   TRACEBED_REQUIRE(features::error_log);
-  KprobeEvent k = KprobeEvent::at(unique("nosym"), "tracebed_no_such_function");
+  KprobeDef k = KprobeDef::at(unique("nosym"), "tracebed_no_such_function");
   // 5.10 fails the registration (ENOENT), later kernels the parse (EINVAL).
   auto entry =
       ExpectRefused(k, StrEq("Invalid probed address or symbol"), k.command().find("tracebed_no_such_function"));
@@ -650,14 +650,14 @@ TEST_F(Kprobe, UnknownSymbolIsRefused) {
 // exist, and a register that does not.
 TEST_F(Kprobe, BadFetchArgumentsAreRefused) {
   TRACEBED_REQUIRE(features::error_log);
-  KprobeEvent var = on_open(unique("badvar")).arg(FetchArg::raw("x=$tracebed"));
+  KprobeDef var = on_open(unique("badvar")).arg(FetchArg::raw("x=$tracebed"));
   // 5.10 spells it "valiable" (kernel/trace/trace_probe.h ERRORS).
   auto entry = ExpectRefused(var, AnyOf("Invalid $-valiable specified", "Invalid $-variable specified"),
                              var.command().find("$tracebed"), EINVAL);
   ASSERT_TRUE(entry);
   EXPECT_EQ(entry->location, "trace_kprobe");
 
-  KprobeEvent reg = on_open(unique("badreg")).arg(FetchArg::reg("tracebed").name("x"));
+  KprobeDef reg = on_open(unique("badreg")).arg(FetchArg::reg("tracebed").name("x"));
   ExpectRefused(reg, StrEq("Invalid register name"), reg.command().find("%tracebed"), EINVAL);
 }
 
@@ -666,8 +666,8 @@ TEST_F(Kprobe, BadFetchArgumentsAreRefused) {
 // accept the definition and drop the extra argument; later ones refuse it
 // (E2BIG), and where they log it, error_log points at the arguments.
 TEST_F(Kprobe, NoProbeKeepsMoreThan128Arguments) {
-  KprobeEvent ok = on_open(unique("args128"));
-  KprobeEvent bad = on_open(unique("args129"));
+  KprobeDef ok = on_open(unique("args128"));
+  KprobeDef bad = on_open(unique("args129"));
   for (int i = 0; i < 129; ++i) {
     FetchArg a = FetchArg::immediate(int64_t{i}).name("a" + std::to_string(i));
     if (i < 128) ok.arg(a);
@@ -727,14 +727,14 @@ TEST_F(Kprobe, KretprobeSeesTheEntryArgumentsToo) {
 TEST_F(Kprobe, DuplicateEventNamesAreRefused) {
   TRACEBED_REQUIRE(features::error_log);
   std::string name = unique("dup");
-  KprobeEvent k = on_open(name).arg(FetchArg::arg(1).name("dfd"));
+  KprobeDef k = on_open(name).arg(FetchArg::arg(1).name("dfd"));
   auto ev = create(k);
   ASSERT_OK(ev);
   auto same = ExpectRefused(k, StrEq("There is already the exact same probe event"), 0, EEXIST);
   ASSERT_TRUE(same);
   EXPECT_EQ(same->location, "trace_kprobe");
 
-  KprobeEvent ret = on_open_return(name).arg(FetchArg::retval().name("dfd"));
+  KprobeDef ret = on_open_return(name).arg(FetchArg::retval().name("dfd"));
   ExpectRefused(ret, StrEq("Probe type is different from existing probe"), 0, EEXIST);
   auto entry = listed(*ev);
   ASSERT_TRUE(entry);

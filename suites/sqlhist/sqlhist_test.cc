@@ -38,7 +38,7 @@ using decode::Field;
 using decode::kFieldSigned;
 using decode::parse_event_format;
 using tracefs::Event;
-using tracefs::SqlHist;
+using tracefs::SqlHistDef;
 using tracefs::Synth;
 namespace features = tracefs::features;
 
@@ -81,7 +81,7 @@ class Sqlhist : public TracefsTest {
  protected:
   // Compiled against this kernel's events and formats; the older action
   // form where README lacks trace().
-  std::optional<SqlHist> compile(const std::string& sql, const std::string& name) {
+  std::optional<SqlHistDef> compile(const std::string& sql, const std::string& name) {
     auto r = tracefs::compile_sql(sql, name, tracefs::tracefs_resolver(fs()),
                                   {.old_action_form = !features().has(features::hist_trace_action)});
     EXPECT_OK(r);

@@ -31,7 +31,7 @@ using tracefs::HistAction;
 using tracefs::HistField;
 using tracefs::HistTrigger;
 using tracefs::Synth;
-using tracefs::SynthEvent;
+using tracefs::SynthDef;
 namespace features = tracefs::features;
 
 class Synthetic : public TracefsTest {
@@ -46,7 +46,7 @@ class Synthetic : public TracefsTest {
   // this test's instance: sched_waking saves ts0 per pid, sched_switch to
   // that pid computes the latency and traces the synthetic event.
   std::optional<Synth> wakeup_latency(const std::string& name, const HistAction* extra_on_switch = nullptr) {
-    auto synth = Synth::create(fs().top(), SynthEvent(name).field("pid_t", "pid").field("u64", "lat"));
+    auto synth = Synth::create(fs().top(), SynthDef(name).field("pid_t", "pid").field("u64", "lat"));
     EXPECT_OK(synth);
     if (!synth) return std::nullopt;
     EXPECT_OK(synth->add_trigger(waking(), HistTrigger().key("pid").var("ts0", "common_timestamp.usecs").trigger()));
@@ -186,7 +186,7 @@ TEST_F(Synthetic, EveryFieldTypeHasItsSizeInTheFormat) {
                         {"u64", "a_u64", 8, 0},     {"s64", "a_s64", 8, 1},   {"int", "an_int", 4, 1},
                         {"unsigned int", "a_uint", 4, 0}, {"long", "a_long", 8, 1}, {"pid_t", "a_pid", 4, 1},
                         {"bool", "a_bool", 1, -1}};
-  SynthEvent spec(name);
+  SynthDef spec(name);
   for (const Want& w : wants) spec.field(w.type, w.field);
   spec.string("a_comm", 16);
   auto synth = Synth::create(fs().top(), spec);
@@ -212,7 +212,7 @@ TEST_F(Synthetic, EveryFieldTypeHasItsSizeInTheFormat) {
 TEST_F(Synthetic, DynamicStringFieldIsADataLoc) {
   TRACEBED_REQUIRE(features::hist_dynamic_strings);
   std::string name = unique("dynstr");
-  auto synth = Synth::create(fs().top(), SynthEvent(name).dynamic_string("file").field("u64", "n"));
+  auto synth = Synth::create(fs().top(), SynthDef(name).dynamic_string("file").field("u64", "n"));
   ASSERT_OK(synth);
   auto format = synth->event().format();
   ASSERT_OK(format);
@@ -225,7 +225,7 @@ TEST_F(Synthetic, CreatedEventIsListedAndRemovedAfterwards) {
   TRACEBED_COVERS("ftracetest: trigger/inter-event/trigger-synthetic-event-createremove.tc");
   std::string name = unique("listed");
   {
-    auto synth = Synth::create(fs().top(), SynthEvent(name).field("pid_t", "pid").string("comm", 16));
+    auto synth = Synth::create(fs().top(), SynthDef(name).field("pid_t", "pid").string("comm", 16));
     ASSERT_OK(synth);
     auto text = fs().top().files().read("synthetic_events");
     ASSERT_OK(text);
@@ -246,7 +246,7 @@ TEST_F(Synthetic, CreatedThroughDynamicEvents) {
   if (!features().has(tracefs::Feature::readme("s: in dynamic_events", "s:[synthetic/]<event> <field> [<field>]")))
     GTEST_SKIP() << "needs s: in dynamic_events: no \"s:[synthetic/]<event> <field> [<field>]\" in README";
   std::string name = unique("viadyn");
-  auto synth = Synth::create(fs().top(), SynthEvent(name).field("u64", "lat"), Synth::Via::dynamic_events);
+  auto synth = Synth::create(fs().top(), SynthDef(name).field("u64", "lat"), Synth::Via::dynamic_events);
   ASSERT_OK(synth);
   auto text = fs().top().files().read("dynamic_events");
   ASSERT_OK(text);
@@ -271,7 +271,7 @@ TEST_F(Synthetic, RemovalWhileInUseIsRefused) {
 // A bad field type is refused with the kernel's error_log words.
 TEST_F(Synthetic, BadFieldTypeIsExplained) {
   TRACEBED_REQUIRE(features::error_log);
-  auto synth = Synth::create(fs().top(), SynthEvent(unique("badtype")).field("float", "x"));
+  auto synth = Synth::create(fs().top(), SynthDef(unique("badtype")).field("float", "x"));
   ASSERT_FALSE(synth.ok());
   // kernel/trace/trace_events_synth.c err_text: "Invalid type", the caret
   // under the type.

@@ -36,7 +36,7 @@ using tracefs::DynEventKind;
 using tracefs::ErrorLogEntry;
 using tracefs::FetchArg;
 using tracefs::FetchType;
-using tracefs::UprobeEvent;
+using tracefs::UprobeDef;
 namespace features = tracefs::features;
 
 // include/linux/sched.h TASK_COMM_LEN is 16: the name keeps 15 characters.
@@ -75,11 +75,11 @@ class Uprobe : public TracefsTest {
     return sym.ok() ? *sym : tracefs::ElfSymbol{};
   }
 
-  static UprobeEvent at(std::string_view event, std::string_view fn) {
-    return UprobeEvent::at(event, kProbeTarget, function(fn).file_offset);
+  static UprobeDef at(std::string_view event, std::string_view fn) {
+    return UprobeDef::at(event, kProbeTarget, function(fn).file_offset);
   }
-  static UprobeEvent on_return(std::string_view event, std::string_view fn) {
-    return UprobeEvent::on_return(event, kProbeTarget, function(fn).file_offset);
+  static UprobeDef on_return(std::string_view event, std::string_view fn) {
+    return UprobeDef::on_return(event, kProbeTarget, function(fn).file_offset);
   }
 
   ProbeRun target(std::vector<std::string> args) { return run_target_only(std::move(args)); }
@@ -311,7 +311,7 @@ TEST_F(Uprobe, EnabledProbeCannotBeRemoved) {
 // A file that does not exist: the kernel points at the path.
 TEST_F(Uprobe, MissingFileIsRefused) {
   TRACEBED_REQUIRE(features::error_log);
-  UprobeEvent u = UprobeEvent::at(unique("nofile"), "/nonexistent/tracebed-uprobe", 0x1000);
+  UprobeDef u = UprobeDef::at(unique("nofile"), "/nonexistent/tracebed-uprobe", 0x1000);
   auto entry = ExpectRefused(u, StrEq("Failed to find the given file"), u.command().find("/nonexistent"));
   ASSERT_TRUE(entry);
   EXPECT_EQ(entry->location, "trace_uprobe");
@@ -321,7 +321,7 @@ TEST_F(Uprobe, MissingFileIsRefused) {
 // the kernel refuses it and points at it.
 TEST_F(Uprobe, RetvalOnAnEntryProbeIsRefused) {
   TRACEBED_REQUIRE(features::error_log);
-  UprobeEvent u = at(unique("entry_ret"), "tracebed_target_add").arg(FetchArg::retval().name("r"));
+  UprobeDef u = at(unique("entry_ret"), "tracebed_target_add").arg(FetchArg::retval().name("r"));
   auto entry = ExpectRefused(u, StrEq("$retval is not available on probe"), u.command().find("$retval"));
   ASSERT_TRUE(entry);
   EXPECT_EQ(entry->location, "trace_uprobe");

@@ -7,14 +7,14 @@ namespace {
 using ::testing::ElementsAre;
 using tracefs::FetchArg;
 using tracefs::FetchType;
-using tracefs::KprobeEvent;
+using tracefs::KprobeDef;
 
 TRACEBED_SUITE_REQUIRES(OpenReturn, features::kprobes, features::error_log);
 
 // The probe target opens two files; each open's fd (or -ENOENT) is recorded.
 TEST_F(OpenReturn, RetvalIsTheFdOrTheError) {
-  auto ev = create_enabled(KprobeEvent::on_return(unique("open"), "do_sys_openat2")
-                               .arg(FetchArg::retval().name("fd").type(FetchType::s32())));
+  auto ev = create_enabled(KprobeDef::on_return(unique("open"), "do_sys_openat2")
+                             .arg(FetchArg::retval().name("fd").type(FetchType::s32())));
   ASSERT_OK(ev);
   ProbeRun run = run_target_only({"open", "/etc/tracebed/release", "/nonexistent"}, {.start_tracing = true});
   int fd = std::stoi(run.lines_of("open").at(0).at(1));
@@ -24,7 +24,7 @@ TEST_F(OpenReturn, RetvalIsTheFdOrTheError) {
 
 // A symbol the kernel does not have: error_log points at it.
 TEST_F(OpenReturn, UnknownSymbolIsRefused) {
-  KprobeEvent bad = KprobeEvent::at(unique("bad"), "tracebed_no_such_function");
+  KprobeDef bad = KprobeDef::at(unique("bad"), "tracebed_no_such_function");
   ExpectRefused(bad, "Invalid probed address or symbol", bad.command().find("tracebed_no_such_function"));
 }
 

@@ -11,12 +11,10 @@
 
 #include "framework/decode/tools/tracecmd_peer.h"
 
-#include "framework/decode/trace_dat.h"
+#include "framework/decode/recorded_for_benchmarks.h"
 
 namespace tracebed::decode {
 namespace {
-
-const std::string kRecorded = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/recorded/";
 
 void BM_IterateTracebed(benchmark::State& state, const std::string& name) {
   const std::string path = kRecorded + name + ".dat";
