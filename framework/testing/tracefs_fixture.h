@@ -217,8 +217,58 @@ class TracefsTest : public ::testing::Test {
 
 }  // namespace tracebed::testing
 
-// The suites use the test library unqualified.
+// The suites use the test library, the gMock matchers they assert with and
+// the control layer's builders and owners unqualified, so a test reads as
+// the kernel's syntax and its checks, with no prelude of names to repeat.
 namespace tracebed::suites {
 using namespace ::tracebed::testing;  // NOLINT(google-build-using-namespace)
 namespace features = ::tracebed::tracefs::features;
+
+using ::testing::AllOf;
+using ::testing::AnyOf;
+using ::testing::Contains;
+using ::testing::Each;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::EndsWith;
+using ::testing::Ge;
+using ::testing::Gt;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Le;
+using ::testing::Lt;
+using ::testing::Not;
+using ::testing::SizeIs;
+using ::testing::StartsWith;
+using ::testing::StrEq;
+using ::testing::UnorderedElementsAre;
+using ::testing::UnorderedElementsAreArray;
+
+using tracefs::DynamicEvent;
+using tracefs::DynEventDef;
+using tracefs::DynEventEntry;
+using tracefs::DynEventKind;
+using tracefs::EprobeEvent;
+using tracefs::ErrorLogEntry;
+using tracefs::Event;
+using tracefs::EventName;
+using tracefs::Feature;
+using tracefs::FetchArg;
+using tracefs::FetchType;
+using tracefs::FprobeEvent;
+using tracefs::FunctionTrigger;
+using tracefs::HistAction;
+using tracefs::HistField;
+using tracefs::HistFile;
+using tracefs::HistSection;
+using tracefs::HistTrigger;
+using tracefs::Instance;
+using tracefs::KprobeEvent;
+using tracefs::PersistentUserEvent;
+using tracefs::Synth;
+using tracefs::SynthEvent;
+using tracefs::TprobeEvent;
+using tracefs::Trigger;
+using tracefs::UprobeEvent;
+using tracefs::UserEventDef;
 }  // namespace tracebed::suites

@@ -17,11 +17,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::Contains;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::UnorderedElementsAre;
-
 const std::filesystem::path kFixtures = std::filesystem::path(TRACEBED_SOURCE_DIR) / "fixtures" / "bootconfig";
 
 std::string fixture(const char* name) {

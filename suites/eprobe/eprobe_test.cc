@@ -26,20 +26,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::Contains;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
-using tracefs::DynEventDef;
-using tracefs::DynEventKind;
-using tracefs::EprobeEvent;
-using tracefs::FetchArg;
-using tracefs::FetchType;
-namespace features = tracefs::features;
-
 const tracefs::Feature openat_event = tracefs::Feature::event("syscalls", "sys_enter_openat");
 // README's eprobe line ends in "[if <filter>]" once eprobes take a filter.
 const tracefs::Feature eprobe_filter =

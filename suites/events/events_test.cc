@@ -10,22 +10,11 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::Contains;
-using ::testing::Each;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using tracefs::EventName;
-using tracefs::features::sched_events;
-using tracefs::features::set_event_pid;
-
 using Events = TracefsTest;
 
 // event-enable.tc: one event enabled, only it is recorded.
 TEST_F(Events, EnablingOneEventRecordsOnlyIt) {
-  TRACEBED_REQUIRE(sched_events);
+  TRACEBED_REQUIRE(features::sched_events);
   ASSERT_OK(inst().event("sched", "sched_switch").enable());
   EXPECT_TRUE(inst().event("sched", "sched_switch").enabled().value());
   sh("sleep 0.1");
@@ -38,7 +27,7 @@ TEST_F(Events, EnablingOneEventRecordsOnlyIt) {
 
 // subsystem-enable.tc: the system's enable file turns on all its events.
 TEST_F(Events, EnablingASystemEnablesAllItsEvents) {
-  TRACEBED_REQUIRE(sched_events);
+  TRACEBED_REQUIRE(features::sched_events);
   ASSERT_OK(inst().enable_system("sched", true));
   auto events = inst().system_events("sched");
   ASSERT_OK(events);
@@ -59,7 +48,7 @@ TEST_F(Events, TopLevelEnableSwitchesEverything) {
 
 // event-enable.tc via set_event: "sys:event", "sys:*", "!sys:event".
 TEST_F(Events, SetEventAcceptsNamesGlobsAndNegation) {
-  TRACEBED_REQUIRE(sched_events);
+  TRACEBED_REQUIRE(features::sched_events);
   ASSERT_OK(inst().add_set_event("sched:sched_switch"));
   EXPECT_THAT(inst().set_event().value(), ElementsAre(EventName{"sched", "sched_switch"}));
   ASSERT_OK(inst().add_set_event("sched:*"));
@@ -78,8 +67,8 @@ TEST_F(Events, UnknownEventInSetEventIsRejected) {
 
 // event-pid.tc: set_event_pid limits events to those pids.
 TEST_F(Events, SetEventPidLimitsEventsToThatPid) {
-  TRACEBED_REQUIRE(set_event_pid);
-  TRACEBED_REQUIRE(sched_events);
+  TRACEBED_REQUIRE(features::set_event_pid);
+  TRACEBED_REQUIRE(features::sched_events);
   // kthreadd (pid 2) never execs. Not a made-up pid: older kernels
   // (5.10) refuse pids at or above pid_max.
   ASSERT_OK(inst().set_event_pids(std::vector<int>{2}));
@@ -93,7 +82,7 @@ TEST_F(Events, SetEventPidLimitsEventsToThatPid) {
 }
 
 TEST_F(Events, FormatNamesTheEventAndItsId) {
-  TRACEBED_REQUIRE(sched_events);
+  TRACEBED_REQUIRE(features::sched_events);
   tracefs::Event ev = inst().event("sched", "sched_switch");
   auto format = ev.format();
   ASSERT_OK(format);
@@ -115,11 +104,10 @@ TEST_F(Events, AvailableEventsListsWhatEventsHolds) {
   EXPECT_THAT(*systems, Contains("sched"));
 }
 
-
 // Honesty check: sched_switch events decoded from the raw pages agree with
 // the kernel's own `trace` text on count and on every prev_pid/next_pid.
 TEST_F(Events, DecodedSwitchesAgreeWithTheKernelsText) {
-  TRACEBED_REQUIRE(sched_events);
+  TRACEBED_REQUIRE(features::sched_events);
   ASSERT_OK(inst().event("sched", "sched_switch").enable());
   sh("sleep 0.05; sleep 0.05");
   ASSERT_OK(inst().set_tracing_on(false));

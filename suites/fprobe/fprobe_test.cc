@@ -19,22 +19,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::AnyOf;
-using ::testing::Each;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
-using tracefs::DynamicEvent;
-using tracefs::DynEventKind;
-using tracefs::FetchArg;
-using tracefs::FetchType;
-using tracefs::FprobeEvent;
-using tracefs::TprobeEvent;
-namespace features = tracefs::features;
-
 // The function the probe target's openat calls go through.
 constexpr const char* kOpenFunction = "do_sys_openat2";
 // AT_FDCWD (include/uapi/linux/fcntl.h): the dfd the probe target passes.

@@ -25,27 +25,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::Contains;
-using ::testing::Each;
-using ::testing::ElementsAre;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
-using ::testing::StrEq;
-using ::testing::AnyOf;
-using tracefs::DynamicEvent;
-using tracefs::DynEventEntry;
-using tracefs::DynEventKind;
-using tracefs::ErrorLogEntry;
-using tracefs::FetchArg;
-using tracefs::FetchType;
-using tracefs::KprobeEvent;
-using tracefs::Trigger;
-namespace features = tracefs::features;
-
 // include/uapi/linux/fcntl.h.
 constexpr int64_t kAtFdcwd = -100;
 // include/linux/sched.h TASK_COMM_LEN is 16: the name keeps 15 characters.

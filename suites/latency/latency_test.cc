@@ -36,10 +36,6 @@
 namespace tracebed::suites {
 namespace {
 
-using tracefs::Feature;
-using ::testing::Contains;
-using ::testing::HasSubstr;
-
 const Feature kOsnoise = Feature::tracer("osnoise");
 const Feature kTimerlat = Feature::tracer("timerlat");
 const Feature kHwlat = Feature::tracer("hwlat");

@@ -27,16 +27,7 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::Contains;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
-using tracefs::Event;
 using tracefs::SqlHist;
-using tracefs::Synth;
-namespace features = tracefs::features;
 
 const tracefs::Feature openat_events = tracefs::Feature::event("syscalls", "sys_exit_openat");
 const tracefs::Feature sys_enter_event = tracefs::Feature::event("raw_syscalls", "sys_enter");
@@ -115,7 +106,6 @@ class Sqlhist : public TracefsTest {
     for (const auto& e : events) TRACEBED_TRY(inst().event(e.system, e.name).enable());
     return {};
   }
-
 
  private:
   std::vector<std::unique_ptr<Synth>> made_;

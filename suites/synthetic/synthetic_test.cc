@@ -17,20 +17,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
-using tracefs::Event;
-using tracefs::HistAction;
-using tracefs::HistField;
-using tracefs::HistTrigger;
-using tracefs::Synth;
-using tracefs::SynthEvent;
-namespace features = tracefs::features;
-
 class Synthetic : public TracefsTest {
  public:
   Synthetic() : TracefsTest({features::synthetic_events, features::hist_triggers, features::sched_events}) {}

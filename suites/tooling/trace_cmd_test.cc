@@ -39,13 +39,7 @@ namespace tracebed::suites {
 namespace {
 
 namespace stdfs = std::filesystem;
-using tracefs::Instance;
 using namespace std::chrono_literals;
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-namespace features = tracefs::features;
 
 // Where `tracebed_guest_suite(... TOOLS ...)` puts a tool in the guest.
 constexpr std::string_view kGuestTraceCmd = "/opt/tracebed/bin/trace-cmd";

@@ -23,22 +23,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::Each;
-using ::testing::ElementsAre;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-using ::testing::SizeIs;
-using ::testing::StrEq;
-using tracefs::DynamicEvent;
-using tracefs::DynEventEntry;
-using tracefs::DynEventKind;
-using tracefs::ErrorLogEntry;
-using tracefs::FetchArg;
-using tracefs::FetchType;
-using tracefs::UprobeEvent;
-namespace features = tracefs::features;
-
 // include/linux/sched.h TASK_COMM_LEN is 16: the name keeps 15 characters.
 constexpr std::string_view kTargetComm = "tracebed-probe-";
 

@@ -28,16 +28,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::SizeIs;
-using tracefs::Event;
-using tracefs::HistTrigger;
-using tracefs::PersistentUserEvent;
-using tracefs::UserEventDef;
-namespace features = tracefs::features;
-
 class UserEvents : public TracefsTest {
  public:
   UserEvents() : TracefsTest({features::user_events}) {}

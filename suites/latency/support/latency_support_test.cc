@@ -17,8 +17,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::HasSubstr;
-
 TEST(TraceHead, SplitsTaskPidCpuFlagsAndTime) {
   auto h = parse_trace_head("           <...>-138     [000] ....1    13.474636: 23787      20217  15.00819");
   ASSERT_TRUE(h);

@@ -33,7 +33,6 @@ namespace tracebed::suites {
 namespace {
 
 using namespace std::chrono_literals;
-using tracefs::Feature;
 
 // Where `tracebed_guest_suite(... TOOLS ...)` puts a tool in the guest.
 constexpr std::string_view kGuestRtla = "/opt/tracebed/bin/rtla";
