@@ -216,11 +216,20 @@ std::optional<tracefs::ErrorLogEntry> TracefsTest::expect_refused(const Status& 
 }
 
 std::vector<DecodedEvent> TracefsTest::decoded(std::initializer_list<EventRef> events, Order order) {
-  return decoded(inst(), events, order);
+  return decode(inst(), events, order, false);
 }
 
 std::vector<DecodedEvent> TracefsTest::decoded(const tracefs::Instance& in, std::initializer_list<EventRef> events,
                                                Order order) {
+  return decode(in, events, order, false);
+}
+
+std::vector<DecodedEvent> TracefsTest::decoded_only(std::initializer_list<EventRef> events, Order order) {
+  return decode(inst(), events, order, true);
+}
+
+std::vector<DecodedEvent> TracefsTest::decode(const tracefs::Instance& in, std::initializer_list<EventRef> events,
+                                              Order order, bool only) {
   EXPECT_OK(in.set_tracing_on(false));
   std::vector<tracefs::EventName> names;
   for (const EventRef& e : events) names.push_back(e.name);
@@ -228,10 +237,16 @@ std::vector<DecodedEvent> TracefsTest::decoded(const tracefs::Instance& in, std:
   EXPECT_OK(d);
   if (!d) return {};
   EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
+  if (only) {
+    EXPECT_EQ(d->unknown, 0u) << "records of events whose format was not asked for";
+  }
   std::vector<DecodedEvent> out;
-  for (DecodedEvent& e : d->events)
+  for (DecodedEvent& e : d->events) {
     if (std::find(names.begin(), names.end(), tracefs::EventName{e.system, e.name}) != names.end())
       out.push_back(std::move(e));
+    else if (only)
+      ADD_FAILURE() << "a record of an event not asked for: " << ::testing::PrintToString(e);
+  }
   if (order == Order::time)
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
   return out;

@@ -175,6 +175,14 @@ class TracefsTest : public ::testing::Test {
   }
   std::vector<DecodedEvent> decoded(const tracefs::Instance& in, std::initializer_list<EventRef> events,
                                     Order order = Order::time);
+  // The same, where every record of the window must be one of these events:
+  // a record of any other event (markers included, and events whose format
+  // was not loaded) fails the test too. For comparing a whole window with
+  // `trace`.
+  std::vector<DecodedEvent> decoded_only(std::initializer_list<EventRef> events, Order order = Order::time);
+  std::vector<DecodedEvent> decoded_only(const EventRef& event, Order order = Order::time) {
+    return decoded_only({event}, order);
+  }
 
   // ---- the probe target (vmimages/probe_target) ----
 
@@ -203,6 +211,8 @@ class TracefsTest : public ::testing::Test {
     else
       return ::testing::SafeMatcherCast<const std::string&>(m);
   }
+  std::vector<DecodedEvent> decode(const tracefs::Instance& in, std::initializer_list<EventRef> events, Order order,
+                                   bool only);
   std::optional<tracefs::ErrorLogEntry> expect_refused(const Status& created, const std::string& command,
                                                        const std::string& file,
                                                        const ::testing::Matcher<const std::string&>& error,
