@@ -1,6 +1,7 @@
 #include "framework/testing/tracefs_fixture.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <memory>
 
 #include "framework/tracefs/file_ops.h"
@@ -169,6 +170,23 @@ std::optional<tracefs::DynEventEntry> TracefsTest::listed(const tracefs::Dynamic
   for (auto& e : *all)
     if (e.group == ev.group() && e.event == ev.name()) found = std::move(e);
   return found;
+}
+
+void TracefsTest::ExpectRemovedOnlyOnceDisabled(tracefs::DynamicEvent& ev) {
+  const std::string file = ev.file();
+  const std::string remove = ev.def().remove_command();
+  auto err = fs().top().files().try_write(file, remove, true);
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, EBUSY) << remove << " while enabled";
+  EXPECT_TRUE(listed(ev));
+  EXPECT_TRUE(ev.event(inst()).exists());
+  ASSERT_OK(ev.disable(inst()));
+  err = fs().top().files().try_write(file, remove, true);
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, 0) << remove << " once disabled";
+  ev.release();  // the write removed it
+  EXPECT_FALSE(listed(ev));
+  EXPECT_FALSE(ev.event(inst()).exists());
 }
 
 std::string_view TracefsTest::dynamic_events_file(tracefs::DynEventKind kind) {

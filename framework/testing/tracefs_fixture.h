@@ -147,6 +147,11 @@ class TracefsTest : public ::testing::Test {
   // The line dynamic_events (or kprobe_events, uprobe_events) lists for it.
   std::optional<tracefs::DynEventEntry> listed(const tracefs::DynamicEvent& ev);
 
+  // The kernel keeps a dynamic event enabled in inst(): writing its removal
+  // fails with EBUSY, and it stays listed and in events/. Disabled, the same
+  // write removes it from the list and from events/ (`ev` is released).
+  void ExpectRemovedOnlyOnceDisabled(tracefs::DynamicEvent& ev);
+
   // ---- the kernel's error_log ----
 
   // Creates a definition the kernel must refuse, and checks that the error
