@@ -426,12 +426,7 @@ TEST_F(Sqlhist, PrintedCommandsRunInTheShell) {
   std::vector<int64_t> printed;
   for (const auto& l : probe.lines_of("open")) printed.push_back(std::stoll(l.at(1)));
   ASSERT_THAT(printed, SizeIs(2));
-  auto d = read_events(fs(), t, {{"synthetic", name}});
-  ASSERT_OK(d);
-  std::vector<int64_t> got;
-  for (const DecodedEvent& e : d->events)
-    if (e.name == name && e.pid == probe.pid) got.push_back(int_field(e, "ret"));
-  EXPECT_THAT(got, ElementsAreArray(printed));
+  EXPECT_THAT(int_fields(of_pid(decoded(t, {{"synthetic", name}}), probe.pid), "ret"), ElementsAreArray(printed));
 }
 
 }  // namespace

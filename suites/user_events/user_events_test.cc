@@ -47,6 +47,18 @@ class UserEvents : public TracefsTest {
     return out;
   }
 
+  // Runs `script`, which registers "r" and writes to it n times, and
+  // decodes the event's records: the registration and every write must
+  // succeed, and every record must be there.
+  void write_all(const std::vector<std::string>& script, const std::string& name, size_t n, ProducerRun* run,
+                 std::vector<DecodedEvent>* got) {
+    *run = run_producer(script);
+    ASSERT_TRUE(run->get("reg", "r").ok()) << run->text;
+    EXPECT_EQ(run->count("write", "r", "ok"), n) << run->text;
+    *got = stop_and_decode(name);
+    ASSERT_THAT(*got, SizeIs(n));
+  }
+
   static std::string reg(std::string_view id, const UserEventDef& def, std::string_view flags = "0",
                          std::string_view word = "w0", int bit = 31, int size = 4) {
     return fmt::format("reg {} {} {} {} {} {}", id, word, bit, size, flags, def.command());
@@ -129,12 +141,9 @@ TEST_F(UserEvents, EveryIntegerTypeDecodesToTheValueWritten) {
     written.push_back(row);
     script.push_back(line);
   }
-  ProducerRun run = run_producer(script);
-  ASSERT_TRUE(run.get("reg", "r").ok()) << run.text;
-  EXPECT_EQ(run.count("write", "r", "ok"), size_t{kRecords}) << run.text;
-
-  auto got = stop_and_decode(def.name());
-  ASSERT_THAT(got, SizeIs(kRecords));
+  ProducerRun run;
+  std::vector<DecodedEvent> got;
+  ASSERT_NO_FATAL_FAILURE(write_all(script, def.name(), kRecords, &run, &got));
   for (int n = 0; n < kRecords; ++n) {
     SCOPED_TRACE(::testing::PrintToString(got[n]));
     EXPECT_EQ(got[n].pid, run.pid);
@@ -166,12 +175,9 @@ TEST_F(UserEvents, StringsOfEveryKindAndLengthDecodeAsWritten) {
     written.push_back(row);
     script.push_back(line);
   }
-  ProducerRun run = run_producer(script);
-  ASSERT_TRUE(run.get("reg", "r").ok()) << run.text;
-  EXPECT_EQ(run.count("write", "r", "ok"), size_t{kRecords}) << run.text;
-
-  auto got = stop_and_decode(def.name());
-  ASSERT_THAT(got, SizeIs(kRecords));
+  ProducerRun run;
+  std::vector<DecodedEvent> got;
+  ASSERT_NO_FATAL_FAILURE(write_all(script, def.name(), kRecords, &run, &got));
   const char* names[] = {"fixed", "ufixed", "dl", "rl", "udl"};
   for (int n = 0; n < kRecords; ++n) {
     SCOPED_TRACE(::testing::PrintToString(got[n]));
