@@ -1,5 +1,7 @@
 #include "framework/testing/decoded_events.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -130,6 +132,20 @@ size_t switch_ins_after_waking(const std::vector<DecodedEvent>& by_time, int64_t
     }
   }
   return switch_ins;
+}
+
+std::vector<Probed> probed_from(const std::vector<DecodedEvent>& by_page, std::string_view source,
+                                std::string_view probe) {
+  std::vector<Probed> out;
+  std::map<int, const DecodedEvent*> last;  // cpu -> its last source record not yet paired
+  for (const DecodedEvent& e : by_page) {
+    if (is_event(e, source)) {
+      last[e.cpu] = &e;
+    } else if (is_event(e, probe)) {
+      out.push_back({std::exchange(last[e.cpu], nullptr), &e});
+    }
+  }
+  return out;
 }
 
 std::string str_field(const DecodedEvent& e, const std::string& name) {

@@ -66,6 +66,18 @@ bool is_event(const DecodedEvent& e, std::string_view name);
 // out): that wake-up has no switch and gives no event.
 size_t switch_ins_after_waking(const std::vector<DecodedEvent>& by_time, int64_t pid);
 
+// Each record of `probe` with the record of `source` it was made from: an
+// eprobe or a tprobe on `source` fires from the same tracepoint call, so
+// on its CPU its record follows the source's. In page order (per CPU),
+// each `probe` record is paired with the last `source` record before it on
+// its CPU, used once; nullptr when there is none.
+struct Probed {
+  const DecodedEvent* source = nullptr;
+  const DecodedEvent* probe = nullptr;
+};
+std::vector<Probed> probed_from(const std::vector<DecodedEvent>& by_page, std::string_view source,
+                                std::string_view probe);
+
 struct DecodedEvents {
   std::vector<DecodedEvent> events;  // per CPU in page order, CPUs ascending
   uint64_t unknown = 0;              // records of events not asked for (counted, not fatal)

@@ -1,6 +1,7 @@
 #include "framework/testing/tracefs_fixture.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <memory>
 
 #include "framework/tracefs/file_ops.h"
@@ -171,6 +172,23 @@ std::optional<tracefs::DynEventEntry> TracefsTest::listed(const tracefs::Dynamic
   return found;
 }
 
+void TracefsTest::ExpectRemovedOnlyOnceDisabled(tracefs::DynamicEvent& ev) {
+  const std::string file = ev.file();
+  const std::string remove = ev.def().remove_command();
+  auto err = fs().top().files().try_write(file, remove, true);
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, EBUSY) << remove << " while enabled";
+  EXPECT_TRUE(listed(ev));
+  EXPECT_TRUE(ev.event(inst()).exists());
+  ASSERT_OK(ev.disable(inst()));
+  err = fs().top().files().try_write(file, remove, true);
+  ASSERT_OK(err);
+  EXPECT_EQ(*err, 0) << remove << " once disabled";
+  ev.release();  // the write removed it
+  EXPECT_FALSE(listed(ev));
+  EXPECT_FALSE(ev.event(inst()).exists());
+}
+
 std::string_view TracefsTest::dynamic_events_file(tracefs::DynEventKind kind) {
   using K = tracefs::DynEventKind;
   if (kind == K::synth) return "synthetic_events";
@@ -216,11 +234,20 @@ std::optional<tracefs::ErrorLogEntry> TracefsTest::expect_refused(const Status& 
 }
 
 std::vector<DecodedEvent> TracefsTest::decoded(std::initializer_list<EventRef> events, Order order) {
-  return decoded(inst(), events, order);
+  return decode(inst(), events, order, false);
 }
 
 std::vector<DecodedEvent> TracefsTest::decoded(const tracefs::Instance& in, std::initializer_list<EventRef> events,
                                                Order order) {
+  return decode(in, events, order, false);
+}
+
+std::vector<DecodedEvent> TracefsTest::decoded_only(std::initializer_list<EventRef> events, Order order) {
+  return decode(inst(), events, order, true);
+}
+
+std::vector<DecodedEvent> TracefsTest::decode(const tracefs::Instance& in, std::initializer_list<EventRef> events,
+                                              Order order, bool only) {
   EXPECT_OK(in.set_tracing_on(false));
   std::vector<tracefs::EventName> names;
   for (const EventRef& e : events) names.push_back(e.name);
@@ -228,10 +255,16 @@ std::vector<DecodedEvent> TracefsTest::decoded(const tracefs::Instance& in, std:
   EXPECT_OK(d);
   if (!d) return {};
   EXPECT_EQ(d->missed, 0u) << "the buffer lost events: the window is not complete";
+  if (only) {
+    EXPECT_EQ(d->unknown, 0u) << "records of events whose format was not asked for";
+  }
   std::vector<DecodedEvent> out;
-  for (DecodedEvent& e : d->events)
+  for (DecodedEvent& e : d->events) {
     if (std::find(names.begin(), names.end(), tracefs::EventName{e.system, e.name}) != names.end())
       out.push_back(std::move(e));
+    else if (only)
+      ADD_FAILURE() << "a record of an event not asked for: " << ::testing::PrintToString(e);
+  }
   if (order == Order::time)
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
   return out;

@@ -148,6 +148,11 @@ class TracefsTest : public ::testing::Test {
   // The line dynamic_events (or kprobe_events, uprobe_events) lists for it.
   std::optional<tracefs::DynEventEntry> listed(const tracefs::DynamicEvent& ev);
 
+  // The kernel keeps a dynamic event enabled in inst(): writing its removal
+  // fails with EBUSY, and it stays listed and in events/. Disabled, the same
+  // write removes it from the list and from events/ (`ev` is released).
+  void ExpectRemovedOnlyOnceDisabled(tracefs::DynamicEvent& ev);
+
   // ---- the kernel's error_log ----
 
   // Creates a definition the kernel must refuse, and checks that the error
@@ -176,6 +181,14 @@ class TracefsTest : public ::testing::Test {
   }
   std::vector<DecodedEvent> decoded(const tracefs::Instance& in, std::initializer_list<EventRef> events,
                                     Order order = Order::time);
+  // The same, where every record of the window must be one of these events:
+  // a record of any other event (markers included, and events whose format
+  // was not loaded) fails the test too. For comparing a whole window with
+  // `trace`.
+  std::vector<DecodedEvent> decoded_only(std::initializer_list<EventRef> events, Order order = Order::time);
+  std::vector<DecodedEvent> decoded_only(const EventRef& event, Order order = Order::time) {
+    return decoded_only({event}, order);
+  }
 
   // ---- the probe target (vmimages/probe_target) ----
 
@@ -204,6 +217,8 @@ class TracefsTest : public ::testing::Test {
     else
       return ::testing::SafeMatcherCast<const std::string&>(m);
   }
+  std::vector<DecodedEvent> decode(const tracefs::Instance& in, std::initializer_list<EventRef> events, Order order,
+                                   bool only);
   std::optional<tracefs::ErrorLogEntry> expect_refused(const Status& created, const std::string& command,
                                                        const std::string& file,
                                                        const ::testing::Matcher<const std::string&>& error,
@@ -218,8 +233,58 @@ class TracefsTest : public ::testing::Test {
 
 }  // namespace tracebed::testing
 
-// The suites use the test library unqualified.
+// The suites use the test library, the gMock matchers they assert with and
+// the control layer's builders and owners unqualified, so a test reads as
+// the kernel's syntax and its checks, with no prelude of names to repeat.
 namespace tracebed::suites {
 using namespace ::tracebed::testing;  // NOLINT(google-build-using-namespace)
 namespace features = ::tracebed::tracefs::features;
+
+using ::testing::AllOf;
+using ::testing::AnyOf;
+using ::testing::Contains;
+using ::testing::Each;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::EndsWith;
+using ::testing::Ge;
+using ::testing::Gt;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Le;
+using ::testing::Lt;
+using ::testing::Not;
+using ::testing::SizeIs;
+using ::testing::StartsWith;
+using ::testing::StrEq;
+using ::testing::UnorderedElementsAre;
+using ::testing::UnorderedElementsAreArray;
+
+using tracefs::DynamicEvent;
+using tracefs::DynEventDef;
+using tracefs::DynEventEntry;
+using tracefs::DynEventKind;
+using tracefs::EprobeDef;
+using tracefs::ErrorLogEntry;
+using tracefs::Event;
+using tracefs::EventName;
+using tracefs::Feature;
+using tracefs::FetchArg;
+using tracefs::FetchType;
+using tracefs::FprobeDef;
+using tracefs::FunctionTrigger;
+using tracefs::HistAction;
+using tracefs::HistField;
+using tracefs::HistFile;
+using tracefs::HistSection;
+using tracefs::HistTrigger;
+using tracefs::Instance;
+using tracefs::KprobeDef;
+using tracefs::PersistentUserEvent;
+using tracefs::Synth;
+using tracefs::SynthDef;
+using tracefs::TprobeDef;
+using tracefs::Trigger;
+using tracefs::UprobeDef;
+using tracefs::UserEventDef;
 }  // namespace tracebed::suites

@@ -18,11 +18,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::Contains;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::UnorderedElementsAre;
-
 const std::filesystem::path kFixtures =
     base::shared_data("fixtures/bootconfig", TRACEBED_SOURCE_DIR, "fixtures/bootconfig");
 

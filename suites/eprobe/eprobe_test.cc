@@ -26,22 +26,9 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::Contains;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
 using decode::Field;
 using decode::kFieldSigned;
 using decode::parse_event_format;
-using tracefs::DynEventDef;
-using tracefs::DynEventKind;
-using tracefs::EprobeDef;
-using tracefs::FetchArg;
-using tracefs::FetchType;
-namespace features = tracefs::features;
 
 const tracefs::Feature openat_event = tracefs::Feature::event("syscalls", "sys_enter_openat");
 // README's eprobe line ends in "[if <filter>]" once eprobes take a filter.
@@ -97,26 +84,17 @@ TEST_F(Eprobe, SchedSwitchFieldsEqualTheAttachedEvent) {
   ASSERT_OK(inst().set_tracing_on(false));
 
   std::vector<DecodedEvent> events = decoded({{"sched", "sched_switch"}, *ep}, Order::page);
-  size_t probed = 0, of_target = 0;
-  std::map<int, const DecodedEvent*> last_switch;  // cpu -> the last sched_switch seen
-  for (const DecodedEvent& e : events) {
-    if (e.name == "sched_switch") {
-      last_switch[e.cpu] = &e;
-      continue;
-    }
-    if (e.name != name) continue;
-    SCOPED_TRACE(::testing::PrintToString(e));
-    ++probed;
-    const DecodedEvent* src = last_switch[e.cpu];
-    ASSERT_NE(src, nullptr) << "no sched_switch before the eprobe record on cpu " << e.cpu;
-    EXPECT_EQ(int_field(e, "prev"), int_field(*src, "prev_pid"));
-    EXPECT_EQ(int_field(e, "next"), int_field(*src, "next_pid"));
-    EXPECT_EQ(int_field(e, "nexthex"), int_field(*src, "next_pid"));
-    EXPECT_EQ(str_field(e, "comm"), str_field(*src, "prev_comm"));
-    of_target += int_field(e, "prev") == probe.pid;
-    last_switch[e.cpu] = nullptr;  // one eprobe record per attached record
+  std::vector<Probed> probed = probed_from(events, "sched_switch", name);
+  EXPECT_THAT(probed, Not(IsEmpty()));
+  size_t of_target = 0;
+  for (const auto& [src, e] : probed) {
+    SCOPED_TRACE(::testing::PrintToString(*e));
+    ASSERT_NE(src, nullptr) << "no sched_switch before the eprobe record on cpu " << e->cpu;
+    EXPECT_THAT(*e, AllOf(FieldEq("prev", int_field(*src, "prev_pid")), FieldEq("next", int_field(*src, "next_pid")),
+                          FieldEq("nexthex", int_field(*src, "next_pid")),
+                          FieldEq("comm", str_field(*src, "prev_comm"))));
+    of_target += int_field(*e, "prev") == probe.pid;
   }
-  EXPECT_GT(probed, 0u);
   // The target slept three times: it was switched out at least that often.
   EXPECT_GE(of_target, 3u);
 }

@@ -15,6 +15,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
 #include "framework/vm/libvirt_domain.h"
 #include "framework/vm/snapshot.h"
@@ -72,14 +73,14 @@ TEST_F(Snapshot, SecondGuestIsRestoredAndWorks) {
   EXPECT_GT(first->save_seconds(), 0);
   // The saved guest goes on running after the save.
   auto still = first->run({"true"});
-  ASSERT_TRUE(still.ok()) << still.error().message;
+  ASSERT_OK(still);
   first.reset();
 
   auto second = start();
   EXPECT_EQ(second->boot_kind(), "restore");
   EXPECT_EQ(second->release(), second->expected_release());
   auto r = second->sh("uname -r; date +%s; cat /sys/kernel/tracing/tracing_on");
-  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_OK(r);
   std::istringstream lines(r->out);
   std::string release, guest_now, tracing_on;
   lines >> release >> guest_now >> tracing_on;
@@ -104,8 +105,8 @@ TEST_F(Snapshot, GuestsRestoredFromOneFileRunSideBySide) {
     SCOPED_TRACE(round);
     auto ra = a->sh(fmt::format("echo a{} > /dev/kmsg; echo a{}", round, round));
     auto rb = b->sh(fmt::format("echo b{} > /dev/kmsg; echo b{}", round, round));
-    ASSERT_TRUE(ra.ok()) << ra.error().message;
-    ASSERT_TRUE(rb.ok()) << rb.error().message;
+    ASSERT_OK(ra);
+    ASSERT_OK(rb);
     EXPECT_EQ(ra->out, fmt::format("a{}\n", round));
     EXPECT_EQ(rb->out, fmt::format("b{}\n", round));
   }
@@ -129,7 +130,7 @@ TEST_F(Snapshot, TruncatedSnapshotFallsBackToAColdBoot) {
   EXPECT_THAT(warnings, HasSubstr("booting cold"));
   EXPECT_EQ(g->boot_kind(), "boot");
   auto r = g->run({"true"});
-  EXPECT_TRUE(r.ok()) << r.error().message;
+  EXPECT_OK(r);
   // The cold boot saved a good snapshot again.
   g.reset();
   EXPECT_EQ(start()->boot_kind(), "restore");
@@ -139,7 +140,7 @@ TEST_F(Snapshot, SnapshotOfAnotherQemuIsNotTried) {
   start().reset();
   fs::path meta = saved_.parent_path() / "meta.json";
   auto m = vm::read_snapshot_meta(meta);
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_OK(m);
   m->qemu_version = "QEMU emulator version 5.2.0 (an older one)";
   ASSERT_TRUE(vm::write_snapshot_meta(meta, *m).ok());
   std::unique_ptr<vm::Guest> g;

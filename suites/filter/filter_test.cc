@@ -8,22 +8,13 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::Contains;
-using ::testing::Each;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using tracefs::features::error_log;
-using tracefs::features::sched_events;
-
 using Filter = TracefsTest;
 
 // The example: a comm and a state bit. sleep(1) blocks in
 // TASK_INTERRUPTIBLE (S, 0x01); the filter must let through its switches
 // and nothing else.
 TEST_F(Filter, CommAndStateBitLetThroughOnlyMatchingSwitches) {
-  TRACEBED_REQUIRE(sched_events);
+  TRACEBED_REQUIRE(features::sched_events);
   tracefs::Event sw = inst().event("sched", "sched_switch");
   ASSERT_OK(sw.set_filter("prev_comm == \"sleep\" && prev_state & 0x01"));
   ASSERT_OK(sw.enable());
@@ -40,7 +31,7 @@ TEST_F(Filter, CommAndStateBitLetThroughOnlyMatchingSwitches) {
 }
 
 TEST_F(Filter, FilterThatMatchesNothingRecordsNothing) {
-  TRACEBED_REQUIRE(sched_events);
+  TRACEBED_REQUIRE(features::sched_events);
   tracefs::Event sw = inst().event("sched", "sched_switch");
   ASSERT_OK(sw.set_filter("prev_pid == 999999 && next_pid == 999999"));
   ASSERT_OK(sw.enable());
@@ -49,7 +40,7 @@ TEST_F(Filter, FilterThatMatchesNothingRecordsNothing) {
 }
 
 TEST_F(Filter, GlobOnAString) {
-  TRACEBED_REQUIRE(sched_events);
+  TRACEBED_REQUIRE(features::sched_events);
   tracefs::Event exec = inst().event("sched", "sched_process_exec");
   ASSERT_OK(exec.set_filter("filename ~ \"*slee*\""));
   ASSERT_OK(exec.enable());
@@ -70,7 +61,7 @@ TEST_F(Filter, ReadBackAndCleared) {
 }
 
 TEST_F(Filter, SystemFilterAppliesToItsEvents) {
-  TRACEBED_REQUIRE(sched_events);
+  TRACEBED_REQUIRE(features::sched_events);
   ASSERT_OK(inst().files().write("events/sched/filter", "common_pid == 999999"));
   EXPECT_EQ(inst().event("sched", "sched_switch").filter().value(), "common_pid == 999999");
 }
@@ -79,7 +70,7 @@ TEST_F(Filter, SystemFilterAppliesToItsEvents) {
 // the error names the path, the value, the errno, and the kernel's entry.
 TEST_F(Filter, UnknownFieldIsExplainedByTheKernel) {
   TRACEBED_COVERS("ftracetest: ftrace/tracing-error-log.tc");
-  TRACEBED_REQUIRE(error_log);
+  TRACEBED_REQUIRE(features::error_log);
   tracefs::Event sw = inst().event("sched", "sched_switch");
   Status s = sw.set_filter("no_such_field == 1");
   ASSERT_FALSE(s.ok());
@@ -95,7 +86,7 @@ TEST_F(Filter, UnknownFieldIsExplainedByTheKernel) {
 }
 
 TEST_F(Filter, ErrorLogCanBeCleared) {
-  TRACEBED_REQUIRE(error_log);
+  TRACEBED_REQUIRE(features::error_log);
   EXPECT_FALSE(inst().event("sched", "sched_switch").set_filter("prev_pid ==").ok());
   ASSERT_THAT(inst().error_log().value(), Not(IsEmpty()));
   ASSERT_OK(inst().clear_error_log());

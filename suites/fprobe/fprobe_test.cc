@@ -19,22 +19,7 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::AnyOf;
-using ::testing::Each;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
 using decode::parse_event_format;
-using tracefs::DynamicEvent;
-using tracefs::DynEventKind;
-using tracefs::FetchArg;
-using tracefs::FetchType;
-using tracefs::FprobeDef;
-using tracefs::TprobeDef;
-namespace features = tracefs::features;
 
 // The function the probe target's openat calls go through.
 constexpr const char* kOpenFunction = "do_sys_openat2";
@@ -232,25 +217,17 @@ TEST_F(Tprobe, SchedSwitchFieldsEqualTheEvent) {
   std::vector<DecodedEvent> events = decoded({{"sched", "sched_switch"}, *ev}, Order::page);
   // Both are probes on one tracepoint, called in the order they were
   // registered: per CPU the tprobe record follows its sched_switch record.
-  std::map<int, const DecodedEvent*> last_switch;
-  size_t probed = 0, of_target = 0;
-  for (const DecodedEvent& e : events) {
-    if (e.name == "sched_switch") {
-      last_switch[e.cpu] = &e;
-      continue;
-    }
-    if (e.name != name) continue;
-    SCOPED_TRACE(::testing::PrintToString(e));
-    ++probed;
-    const DecodedEvent* src = last_switch[e.cpu];
-    ASSERT_NE(src, nullptr) << "no sched_switch before the tprobe record on cpu " << e.cpu;
-    EXPECT_EQ(int_field(e, "prev_pid"), int_field(*src, "prev_pid"));
-    EXPECT_EQ(int_field(e, "next_pid"), int_field(*src, "next_pid"));
-    EXPECT_EQ(str_field(e, "next_comm"), str_field(*src, "next_comm"));
-    of_target += int_field(e, "prev_pid") == run.pid;
-    last_switch[e.cpu] = nullptr;
+  std::vector<Probed> probed = probed_from(events, "sched_switch", name);
+  EXPECT_THAT(probed, Not(IsEmpty()));
+  size_t of_target = 0;
+  for (const auto& [src, e] : probed) {
+    SCOPED_TRACE(::testing::PrintToString(*e));
+    ASSERT_NE(src, nullptr) << "no sched_switch before the tprobe record on cpu " << e->cpu;
+    EXPECT_THAT(*e, AllOf(FieldEq("prev_pid", int_field(*src, "prev_pid")),
+                          FieldEq("next_pid", int_field(*src, "next_pid")),
+                          FieldEq("next_comm", str_field(*src, "next_comm"))));
+    of_target += int_field(*e, "prev_pid") == run.pid;
   }
-  EXPECT_GT(probed, 0u);
   EXPECT_GE(of_target, 3u);
 }
 

@@ -9,24 +9,11 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::Contains;
-using ::testing::Each;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using tracefs::FunctionTrigger;
-using tracefs::features::dynamic_ftrace;
-using tracefs::features::function_tracer;
-using tracefs::features::function_triggers;
-using tracefs::features::set_ftrace_notrace_pid;
-using tracefs::features::set_ftrace_pid;
-
 class Function : public TracefsTest {
  protected:
   void SetUpTest() override {
-    TRACEBED_REQUIRE(function_tracer);
-    TRACEBED_REQUIRE(dynamic_ftrace);
+    TRACEBED_REQUIRE(features::function_tracer);
+    TRACEBED_REQUIRE(features::dynamic_ftrace);
     auto tracers = inst().available_tracers();
     ASSERT_OK(tracers);
     if (std::find(tracers->begin(), tracers->end(), "function") == tracers->end())
@@ -75,7 +62,7 @@ TEST_F(Function, UnknownFunctionIsRejected) {
 
 // func-filter-pid.tc: set_ftrace_pid limits function events to that pid.
 TEST_F(Function, PidFilterLimitsToThatPid) {
-  TRACEBED_REQUIRE(set_ftrace_pid);
+  TRACEBED_REQUIRE(features::set_ftrace_pid);
   ASSERT_OK(inst().set_ftrace_filter(kRead));
   // kthreadd (pid 2) never reads files. Not a made-up pid: older kernels
   // (5.10) refuse pids at or above pid_max.
@@ -90,7 +77,7 @@ TEST_F(Function, PidFilterLimitsToThatPid) {
 }
 
 TEST_F(Function, NotracePidExcludesThatPid) {
-  TRACEBED_REQUIRE(set_ftrace_notrace_pid);
+  TRACEBED_REQUIRE(features::set_ftrace_notrace_pid);
   ASSERT_OK(inst().set_ftrace_filter(kRead));
   ASSERT_OK(inst().set_ftrace_notrace_pids(std::vector<int>{1}));
   EXPECT_THAT(inst().ftrace_notrace_pids().value(), ElementsAre(1));
@@ -103,7 +90,7 @@ TEST_F(Function, NotracePidExcludesThatPid) {
 // func_traceonoff_triggers.tc: a function trigger stops the buffer.
 TEST_F(Function, TraceoffFunctionTriggerStopsTheBuffer) {
   TRACEBED_COVERS("ftracetest: ftrace/func_traceonoff_triggers.tc");
-  TRACEBED_REQUIRE(function_triggers);
+  TRACEBED_REQUIRE(features::function_triggers);
   ASSERT_OK(inst().set_ftrace_filter(kRead));
   ASSERT_OK(inst().add_function_trigger(FunctionTrigger::traceoff("vfs_read").count(1)));
   auto filter = inst().ftrace_filter();
@@ -121,7 +108,7 @@ TEST_F(Function, TraceoffFunctionTriggerStopsTheBuffer) {
 }
 
 TEST_F(Function, ResetClearsFiltersAndFunctionTriggers) {
-  TRACEBED_REQUIRE(function_triggers);
+  TRACEBED_REQUIRE(features::function_triggers);
   ASSERT_OK(inst().set_ftrace_filter(kRead));
   ASSERT_OK(inst().add_function_trigger(FunctionTrigger::stacktrace("vfs_write").count(3)));
   ASSERT_OK(tracefs::reset(inst()));

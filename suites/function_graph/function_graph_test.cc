@@ -10,17 +10,9 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using tracefs::features::function_graph_tracer;
-using tracefs::features::max_graph_depth;
-using tracefs::features::set_graph_function;
-
 class FunctionGraph : public TracefsTest {
  public:
-  FunctionGraph() : TracefsTest({function_graph_tracer, set_graph_function}) {}
+  FunctionGraph() : TracefsTest({features::function_graph_tracer, features::set_graph_function}) {}
 
  protected:
   void SetUpTest() override {
@@ -71,7 +63,7 @@ TEST_F(FunctionGraph, GraphFunctionIsTheRootOfEveryCall) {
 
 // fgraph-filter-stack.tc, in spirit: max_graph_depth bounds the depth.
 TEST_F(FunctionGraph, MaxGraphDepthBoundsTheDepth) {
-  TRACEBED_REQUIRE(max_graph_depth);
+  TRACEBED_REQUIRE(features::max_graph_depth);
   if (!graph().files().has("max_graph_depth")) GTEST_SKIP() << "needs max_graph_depth in this instance";
   ASSERT_OK(graph().set_max_graph_depth(2));
   EXPECT_EQ(graph().max_graph_depth().value(), 2u);

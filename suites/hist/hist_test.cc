@@ -22,20 +22,7 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
 using ::testing::Pointee;
-using ::testing::SizeIs;
-using ::testing::StartsWith;
-using tracefs::Event;
-using tracefs::HistField;
-using tracefs::HistFile;
-using tracefs::HistSection;
-using tracefs::HistTrigger;
-namespace features = tracefs::features;
 
 const tracefs::Feature kmalloc_event = tracefs::Feature::event("kmem", "kmalloc");
 const tracefs::Feature sys_enter_event = tracefs::Feature::event("raw_syscalls", "sys_enter");

@@ -8,12 +8,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using tracefs::Trigger;
-
 using Instances = TracefsTest;
 
 TEST_F(Instances, CreatedInstanceHasItsOwnControlFiles) {
@@ -81,7 +75,6 @@ TEST_F(Instances, TracingOffInOneDoesNotStopAnother) {
   EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("tracebed-still-on")));
   EXPECT_TRUE(fs().top().tracing_on().ok());
 }
-
 
 TEST_F(Instances, BufferSizeClockAndFiltersArePerInstance) {
   tracefs::Instance& other = another_instance();

@@ -25,27 +25,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::Contains;
-using ::testing::Each;
-using ::testing::ElementsAre;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
-using ::testing::StrEq;
-using ::testing::AnyOf;
-using tracefs::DynamicEvent;
-using tracefs::DynEventEntry;
-using tracefs::DynEventKind;
-using tracefs::ErrorLogEntry;
-using tracefs::FetchArg;
-using tracefs::FetchType;
-using tracefs::KprobeDef;
-using tracefs::Trigger;
-namespace features = tracefs::features;
-
 // include/uapi/linux/fcntl.h.
 constexpr int64_t kAtFdcwd = -100;
 // include/linux/sched.h TASK_COMM_LEN is 16: the name keeps 15 characters.
@@ -615,22 +594,10 @@ TEST_F(Kprobe, EnabledProbeCannotBeRemoved) {
   std::string name = unique("busy");
   auto ev = create_enabled(on_open(name).arg(FetchArg::arg(1).name("dfd")));
   ASSERT_OK(ev);
-  std::string file = ev->file();
-  auto err = fs().top().files().try_write(file, ev->def().remove_command(), true);
-  ASSERT_OK(err);
-  EXPECT_EQ(*err, EBUSY);
-  EXPECT_TRUE(listed(*ev));
-  EXPECT_TRUE(ev->event(inst()).exists());
-  ASSERT_OK(ev->disable(inst()));
-  err = fs().top().files().try_write(file, ev->def().remove_command(), true);
-  ASSERT_OK(err);
-  EXPECT_EQ(*err, 0);
-  ev->release();  // already removed
-  EXPECT_FALSE(listed(*ev));
-  EXPECT_FALSE(ev->event(inst()).exists());
+  ASSERT_NO_FATAL_FAILURE(ExpectRemovedOnlyOnceDisabled(*ev));
   EXPECT_FALSE(ev->event(fs().top()).exists());
   // Removing it again: there is nothing to remove.
-  err = fs().top().files().try_write(file, ev->def().remove_command(), true);
+  auto err = fs().top().files().try_write(ev->file(), ev->def().remove_command(), true);
   ASSERT_OK(err);
   EXPECT_EQ(*err, ENOENT);
 }

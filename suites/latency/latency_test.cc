@@ -36,10 +36,6 @@
 namespace tracebed::suites {
 namespace {
 
-using tracefs::Feature;
-using ::testing::Contains;
-using ::testing::HasSubstr;
-
 const Feature kOsnoise = Feature::tracer("osnoise");
 const Feature kTimerlat = Feature::tracer("timerlat");
 const Feature kHwlat = Feature::tracer("hwlat");
@@ -97,6 +93,28 @@ class Latency : public TracefsTest {
     EXPECT_OK(top().set_tracing_on(false));
   }
 
+  // What a second of a sampling tracer (osnoise, timerlat) leaves:
+  // tracing_max_latency read while it samples and again once stopped, and
+  // `trace`. Read while sampling and again once stopped: every sample
+  // whose max reached the file before the first read was recorded before
+  // it, and every recorded one reached it before the second
+  // (trace_osnoise.c records a sample, then notifies the max).
+  struct Sampled {
+    uint64_t max_running = 0;
+    uint64_t max_stopped = 0;
+    std::string trace;
+  };
+  void sample_for_a_second(const std::string& tracer, Sampled* out) {
+    ASSERT_OK(top().set_tracer(tracer));
+    sh("sleep 1");
+    out->max_running = read_number("tracing_max_latency");
+    ASSERT_OK(top().set_tracing_on(false));
+    out->max_stopped = read_number("tracing_max_latency");
+    auto text = top().read_trace();
+    ASSERT_OK(text);
+    out->trace = std::move(*text);
+  }
+
   void set_osnoise_period() {
     // runtime first: the kernel keeps runtime <= period at every write.
     ASSERT_OK(saved().set("osnoise/runtime_us", kRuntimeUs));
@@ -122,13 +140,6 @@ class Latency : public TracefsTest {
  private:
   std::optional<SavedFiles> saved_;
 };
-
-template <typename Sample>
-std::map<int, std::vector<Sample>> by_cpu(const std::vector<Sample>& samples) {
-  std::map<int, std::vector<Sample>> out;
-  for (const Sample& s : samples) out[s.cpu].push_back(s);
-  return out;
-}
 
 std::string show(const OsnoiseSample& s) {
   return fmt::format("cpu{} @{}us runtime {} noise {} ({}) max {} hw {} nmi {} irq {} sirq {} thread {}", s.cpu,
@@ -163,28 +174,13 @@ TEST_F(Latency, OsnoiseLinesEqualDecodedEntries) {
   TRACEBED_REQUIRE(kOsnoise);
   set_osnoise_period();
   std::set<int> cpus = parse_cpulist(read("osnoise/cpus"));
-  ASSERT_OK(top().set_tracer("osnoise"));
-  sh("sleep 1");
-  // Read while sampling and again once stopped: every sample whose max
-  // reached the file before the first read was recorded before it, and
-  // every recorded one reached it before the second (trace_osnoise.c
-  // records a period, then notifies the max).
-  uint64_t max_running = read_number("tracing_max_latency");
-  ASSERT_OK(top().set_tracing_on(false));
-  uint64_t max_stopped = read_number("tracing_max_latency");
-
-  auto text = top().read_trace();
-  ASSERT_OK(text);
-  auto printed = osnoise_lines(*text);
+  Sampled run;
+  ASSERT_NO_FATAL_FAILURE(sample_for_a_second("osnoise", &run));
+  auto printed = osnoise_lines(run.trace);
   ASSERT_OK(printed);
   std::map<int, uint64_t> entries = entries_per_cpu();
-  auto events = read_events(fs(), top(), {{"ftrace", "osnoise"}});
-  ASSERT_OK(events);
-  EXPECT_EQ(events->missed, 0u);
-  std::vector<OsnoiseSample> decoded = osnoise_samples(*events);
-
   auto printed_by_cpu = by_cpu(*printed);
-  auto decoded_by_cpu = by_cpu(decoded);
+  auto decoded_by_cpu = by_cpu(osnoise_samples(decoded(top(), {{"ftrace", "osnoise"}}, Order::page)));
   for (int cpu : cpus) {
     SCOPED_TRACE(fmt::format("cpu{}", cpu));
     EXPECT_FALSE(decoded_by_cpu[cpu].empty()) << "no osnoise period recorded on a CPU in osnoise/cpus";
@@ -211,8 +207,8 @@ TEST_F(Latency, OsnoiseLinesEqualDecodedEntries) {
       max_single = std::max(max_single, d[i].max_sample);
     }
   }
-  EXPECT_LE(max_running, max_single) << "tracing_max_latency while running vs the largest MAX SINGLE NOISE";
-  EXPECT_GE(max_stopped, max_single) << "tracing_max_latency after stopping vs the largest MAX SINGLE NOISE";
+  EXPECT_LE(run.max_running, max_single) << "tracing_max_latency while running vs the largest MAX SINGLE NOISE";
+  EXPECT_GE(run.max_stopped, max_single) << "tracing_max_latency after stopping vs the largest MAX SINGLE NOISE";
 }
 
 TEST_F(Latency, OsnoiseThresholdEventsAddUpToEachPeriod) {
@@ -228,12 +224,12 @@ TEST_F(Latency, OsnoiseThresholdEventsAddUpToEachPeriod) {
 
   auto text = top().read_trace();
   ASSERT_OK(text);
-  auto events = read_events(fs(), top(), {{"ftrace", "osnoise"}, {"osnoise", "sample_threshold"}});
-  ASSERT_OK(events);
-  ASSERT_EQ(events->missed, 0u) << "lost events: periods cannot be summed";
+  // A lost event fails the test: periods cannot be summed without it.
+  std::vector<DecodedEvent> events =
+      decoded(top(), {{"ftrace", "osnoise"}, {"osnoise", "sample_threshold"}}, Order::page);
 
   // The printed sample_threshold lines, per CPU, against the decoded ones.
-  std::map<int, std::vector<std::pair<uint64_t, uint64_t>>> printed, decoded;
+  std::map<int, std::vector<std::pair<uint64_t, uint64_t>>> printed, from_pages;
   for (auto line : tracefs::split_lines(*text)) {
     auto head = parse_trace_head(line);
     if (!head || !head->body.starts_with("sample_threshold:")) continue;
@@ -243,36 +239,31 @@ TEST_F(Latency, OsnoiseThresholdEventsAddUpToEachPeriod) {
     printed[head->cpu].emplace_back(std::stoull(std::string(w[4])), std::stoull(std::string(w[7])));
   }
 
-  std::map<int, std::vector<const DecodedEvent*>> per_cpu;
-  for (const DecodedEvent& e : events->events) per_cpu[e.cpu].push_back(&e);
   int periods = 0;
-  for (auto& [cpu, list] : per_cpu) {
+  for (auto& [cpu, list] : by_cpu(events)) {
     uint64_t sum = 0, max = 0, hw = 0, n = 0;
-    for (const DecodedEvent* e : list) {
-      if (e->name == "sample_threshold") {
-        uint64_t d = int_field(*e, "duration");
-        uint64_t interference = int_field(*e, "interference");
-        decoded[cpu].emplace_back(d, interference);
-        EXPECT_GE(d, kThreshUs * 1000) << "a noise below tracing_thresh was reported: " << ::testing::PrintToString(*e);
+    for (const DecodedEvent& e : list) {
+      if (e.name == "sample_threshold") {
+        uint64_t d = int_field(e, "duration");
+        uint64_t interference = int_field(e, "interference");
+        from_pages[cpu].emplace_back(d, interference);
+        EXPECT_GE(d, kThreshUs * 1000) << "a noise below tracing_thresh was reported: " << ::testing::PrintToString(e);
         sum += d;
         max = std::max(max, d);
         hw += interference == 0;
         ++n;
         continue;
       }
-      if (e->name != "osnoise") continue;
       ++periods;
-      SCOPED_TRACE(fmt::format("cpu{} period ending at {} ns after {} sample_threshold events", cpu, e->ts, n));
+      SCOPED_TRACE(fmt::format("cpu{} period ending at {} ns after {} sample_threshold events", cpu, e.ts, n));
       // run_osnoise(): noise = sum of the gaps, max_sample = the largest,
       // hw_count = gaps without any interference; all truncated to us.
-      EXPECT_EQ(int_field(*e, "noise"), static_cast<int64_t>(sum / 1000));
-      EXPECT_EQ(int_field(*e, "max_sample"), static_cast<int64_t>(max / 1000));
-      EXPECT_EQ(int_field(*e, "hw_count"), static_cast<int64_t>(hw));
+      EXPECT_THAT(e, AllOf(FieldEq("noise", sum / 1000), FieldEq("max_sample", max / 1000), FieldEq("hw_count", hw)));
       sum = max = hw = n = 0;
     }
   }
   EXPECT_GT(periods, 0) << "no osnoise period recorded";
-  EXPECT_EQ(printed, decoded) << "sample_threshold (duration, interference) in trace vs decoded";
+  EXPECT_EQ(printed, from_pages) << "sample_threshold (duration, interference) in trace vs decoded";
 }
 
 TEST_F(Latency, OsnoiseStopTracingUsOnOneCpu) {
@@ -301,16 +292,15 @@ TEST_F(Latency, OsnoiseStopTracingUsOnOneCpu) {
   ASSERT_TRUE(stopped) << "tracing_on still 1 five seconds after osnoise started with stop_tracing_us=1";
   // The "stop tracing hit on cpu N" note goes through trace_printk's
   // buffers, which a kernel without trace_printk users never allocates:
-  // not asserted.
-  auto events = read_events(fs(), top(), {{"osnoise", "sample_threshold"}, {"ftrace", "osnoise"}});
-  ASSERT_OK(events);
-  std::vector<const DecodedEvent*> noise;
-  for (const DecodedEvent& e : events->events) {
+  // not asserted. Markers are decoded too: every record of the window.
+  auto events = decoded(
+      top(), {{"osnoise", "sample_threshold"}, {"ftrace", "osnoise"}, {"ftrace", "print"}, {"ftrace", "raw_data"}},
+      Order::page);
+  for (const DecodedEvent& e : events) {
     EXPECT_EQ(e.cpu, cpu) << "osnoise/cpus is " << cpu << ": " << ::testing::PrintToString(e);
-    if (e.name == "sample_threshold") noise.push_back(&e);
   }
-  ASSERT_EQ(noise.size(), 1u) << "tracing went on after the first noise over stop_tracing_us";
-  EXPECT_GT(int_field(*noise[0], "duration"), 1000);
+  EXPECT_THAT(named(events, "sample_threshold"), ElementsAre(IntField("duration", Gt(1000))))
+      << "tracing went on after the first noise over stop_tracing_us";
 }
 
 TEST_F(Latency, OsnoiseConfigFilesKeepTheirBounds) {
@@ -375,24 +365,16 @@ TEST_F(Latency, TimerlatLinesEqualDecodedEntriesAndPairUp) {
   if (sample_event) {
     ASSERT_OK(top().event("osnoise", "timerlat_sample").enable());
   }
-  ASSERT_OK(top().set_tracer("timerlat"));
-  sh("sleep 1");
-  uint64_t max_running = read_number("tracing_max_latency");
-  ASSERT_OK(top().set_tracing_on(false));
-  uint64_t max_stopped = read_number("tracing_max_latency");
-
-  auto text = top().read_trace();
-  ASSERT_OK(text);
-  auto printed = timerlat_lines(*text);
+  Sampled run;
+  ASSERT_NO_FATAL_FAILURE(sample_for_a_second("timerlat", &run));
+  auto printed = timerlat_lines(run.trace);
   ASSERT_OK(printed);
-  auto events = read_events(fs(), top(), {{"ftrace", "timerlat"}, {"osnoise", "timerlat_sample"}});
-  ASSERT_OK(events);
-  EXPECT_EQ(events->missed, 0u);
-  std::vector<TimerlatSample> decoded = timerlat_samples(*events);
-  ASSERT_FALSE(decoded.empty()) << "no timerlat sample in a second with a 20 ms period";
+  auto events = decoded(top(), {{"ftrace", "timerlat"}, {"osnoise", "timerlat_sample"}}, Order::page);
+  std::vector<TimerlatSample> samples = timerlat_samples(events);
+  ASSERT_FALSE(samples.empty()) << "no timerlat sample in a second with a 20 ms period";
 
   auto printed_by_cpu = by_cpu(*printed);
-  auto decoded_by_cpu = by_cpu(decoded);
+  auto decoded_by_cpu = by_cpu(samples);
   uint64_t max_ns = 0;
   for (auto& [cpu, d] : decoded_by_cpu) {
     SCOPED_TRACE(fmt::format("cpu{}", cpu));
@@ -419,17 +401,15 @@ TEST_F(Latency, TimerlatLinesEqualDecodedEntriesAndPairUp) {
   if (sample_event) {
     // osnoise:timerlat_sample carries the same (seq, context, latency).
     std::vector<std::tuple<int, uint64_t, int64_t, uint64_t>> from_event, from_entry;
-    for (const DecodedEvent& e : events->events) {
-      if (e.name == "timerlat_sample")
-        from_event.emplace_back(e.cpu, int_field(e, "seqnum"), int_field(e, "context"), int_field(e, "timer_latency"));
-    }
-    for (const TimerlatSample& s : decoded) from_entry.emplace_back(s.cpu, s.seq, s.context, s.latency_ns);
+    for (const DecodedEvent& e : named(events, "osnoise/timerlat_sample"))
+      from_event.emplace_back(e.cpu, int_field(e, "seqnum"), int_field(e, "context"), int_field(e, "timer_latency"));
+    for (const TimerlatSample& s : samples) from_entry.emplace_back(s.cpu, s.seq, s.context, s.latency_ns);
     EXPECT_EQ(from_event, from_entry) << "osnoise:timerlat_sample events vs ftrace:timerlat entries";
   }
   // The max of every sample, irq and thread, in us (trace_osnoise.c
   // notify_new_max_latency; the file prints ns as us).
-  EXPECT_LE(max_running, max_ns / 1000);
-  EXPECT_GE(max_stopped, max_ns / 1000);
+  EXPECT_LE(run.max_running, max_ns / 1000);
+  EXPECT_GE(run.max_stopped, max_ns / 1000);
 }
 
 TEST_F(Latency, HwlatRecordsOnlyAboveThreshold) {
@@ -447,11 +427,9 @@ TEST_F(Latency, HwlatRecordsOnlyAboveThreshold) {
   uint64_t max_file = read_number("tracing_max_latency");
 
   auto lines = trace_lines(top());
-  auto events = read_events(fs(), top(), {{"ftrace", "hwlat"}});
-  ASSERT_OK(events);
   // "#<seq> inner/outer(us): <inner>/<outer> ts:<secs>.<ns> count:<n> ..."
   using Sample = std::tuple<uint64_t, uint64_t, uint64_t>;
-  std::vector<Sample> printed, decoded;
+  std::vector<Sample> printed, from_pages;
   for (const std::string& line : lines) {
     auto head = parse_trace_head(line);
     ASSERT_TRUE(head) << line;
@@ -465,19 +443,19 @@ TEST_F(Latency, HwlatRecordsOnlyAboveThreshold) {
                          std::stoull(io.substr(slash + 1)));
   }
   uint64_t max_us = 0;
-  for (const DecodedEvent& e : events->events) {
-    if (e.name != "hwlat") continue;
+  for (const DecodedEvent& e : decoded(top(), {{"ftrace", "hwlat"}})) {
+    EXPECT_THAT(e, AnyOf(IntField("duration", Gt(10)), IntField("outer_duration", Gt(10))))
+        << "recorded below the 10 us threshold";
     uint64_t inner = int_field(e, "duration"), outer = int_field(e, "outer_duration");
-    EXPECT_TRUE(inner > 10 || outer > 10) << "recorded below the 10 us threshold: " << ::testing::PrintToString(e);
     max_us = std::max({max_us, inner, outer});
-    decoded.emplace_back(int_field(e, "seqnum"), inner, outer);
+    from_pages.emplace_back(int_field(e, "seqnum"), inner, outer);
   }
-  ASSERT_FALSE(decoded.empty()) << "no hwlat sample above 10 us in a second of 20 ms spins under TCG";
+  ASSERT_FALSE(from_pages.empty()) << "no hwlat sample above 10 us in a second of 20 ms spins under TCG";
   // One thread moving across CPUs: numbered 1, 2, ... in time order.
-  std::sort(decoded.begin(), decoded.end());
-  for (size_t i = 0; i < decoded.size(); ++i) EXPECT_EQ(std::get<0>(decoded[i]), i + 1);
+  std::sort(from_pages.begin(), from_pages.end());
+  for (size_t i = 0; i < from_pages.size(); ++i) EXPECT_EQ(std::get<0>(from_pages[i]), i + 1);
   std::sort(printed.begin(), printed.end());
-  EXPECT_EQ(printed, decoded) << "(seq, inner, outer) printed vs decoded";
+  EXPECT_EQ(printed, from_pages) << "(seq, inner, outer) printed vs decoded";
   // hwlat_detector.rst: "tracing_max_latency - maximum hardware latency
   // actually observed (usecs)". trace_hwlat.c keeps that maximum in us in
   // a field the file prints as ns converted to us; accept either and say
@@ -518,7 +496,7 @@ class MaxLatency : public Latency, public ::testing::WithParamInterface<MaxTrace
       EXPECT_OK(saved().set("osnoise/timerlat_period_us", "10000"));
       EXPECT_OK(rt_load_->set_tracer("timerlat"));
     }
-    run_probe_target(*this, {"wake", "10"});
+    run_target({"wake", "10"});
     sh("cat /proc/interrupts > /dev/null; sleep 0.2");
   }
   void TearDown() override {

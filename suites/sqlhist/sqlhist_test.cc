@@ -27,20 +27,11 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::Contains;
-using ::testing::ElementsAreArray;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
 using decode::EventFormat;
 using decode::Field;
 using decode::kFieldSigned;
 using decode::parse_event_format;
-using tracefs::Event;
 using tracefs::SqlHistDef;
-using tracefs::Synth;
-namespace features = tracefs::features;
 
 const tracefs::Feature openat_events = tracefs::Feature::event("syscalls", "sys_exit_openat");
 const tracefs::Feature sys_enter_event = tracefs::Feature::event("raw_syscalls", "sys_enter");
@@ -119,7 +110,6 @@ class Sqlhist : public TracefsTest {
     for (const auto& e : events) TRACEBED_TRY(inst().event(e.system, e.name).enable());
     return {};
   }
-
 
  private:
   std::vector<std::unique_ptr<Synth>> made_;
@@ -440,12 +430,7 @@ TEST_F(Sqlhist, PrintedCommandsRunInTheShell) {
   std::vector<int64_t> printed;
   for (const auto& l : probe.lines_of("open")) printed.push_back(std::stoll(l.at(1)));
   ASSERT_THAT(printed, SizeIs(2));
-  auto d = read_events(fs(), t, {{"synthetic", name}});
-  ASSERT_OK(d);
-  std::vector<int64_t> got;
-  for (const DecodedEvent& e : d->events)
-    if (e.name == name && e.pid == probe.pid) got.push_back(int_field(e, "ret"));
-  EXPECT_THAT(got, ElementsAreArray(printed));
+  EXPECT_THAT(int_fields(of_pid(decoded(t, {{"synthetic", name}}), probe.pid), "ret"), ElementsAreArray(printed));
 }
 
 }  // namespace

@@ -17,22 +17,9 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
 using decode::Field;
 using decode::kFieldSigned;
 using decode::parse_event_format;
-using tracefs::Event;
-using tracefs::HistAction;
-using tracefs::HistField;
-using tracefs::HistTrigger;
-using tracefs::Synth;
-using tracefs::SynthDef;
-namespace features = tracefs::features;
 
 class Synthetic : public TracefsTest {
  public:

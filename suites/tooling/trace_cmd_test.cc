@@ -33,7 +33,7 @@
 #include "framework/decode/trace_dat.h"
 #include "framework/tracefs/text.h"
 #include "framework/vm/process.h"
-#include "framework/testing/tracefs_fixture.h"
+#include "framework/testing/tool_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -44,13 +44,8 @@ using decode::Record;
 using decode::ReportOptions;
 using decode::TraceDat;
 using decode::write_report;
-using tracefs::Instance;
+
 using namespace std::chrono_literals;
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-namespace features = tracefs::features;
 
 // Where `tracebed_guest_suite(... TOOLS ...)` puts a tool in the guest.
 constexpr std::string_view kGuestTraceCmd = "/opt/tracebed/bin/trace-cmd";
@@ -58,25 +53,6 @@ constexpr std::string_view kHostTraceCmd = TRACEBED_HOST_TRACE_CMD;
 // In the guest's /tmp (tmpfs): trace-cmd writes its per-CPU temporary
 // files beside the output.
 constexpr std::string_view kGuestDat = "/tmp/tracebed-tc.dat";
-
-std::string shell_quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
-
-std::string joined(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) {
-    if (!out.empty()) out += ' ';
-    bool plain = !a.empty() && a.find_first_of(" '\"\\$;&|<>*?") == std::string::npos;
-    out += plain ? a : shell_quote(a);
-  }
-  return out;
-}
 
 // The first differing lines, with a little context: enough to see a column
 // or a rounding difference without printing two reports.
@@ -99,25 +75,13 @@ std::string line_diff(std::string_view expected, std::string_view actual, std::s
   return out;
 }
 
-template <typename Set>
-std::string set_diff(const Set& expected, const Set& actual) {
-  std::vector<std::string> missing, extra;
-  for (const auto& e : expected)
-    if (!actual.count(e)) missing.push_back(e);
-  for (const auto& e : actual)
-    if (!expected.count(e)) extra.push_back(e);
-  return fmt::format("missing ({}): {}\nextra ({}): {}", missing.size(),
-                     fmt::join(missing.begin(), missing.begin() + std::min<size_t>(missing.size(), 20), " "),
-                     extra.size(), fmt::join(extra.begin(), extra.begin() + std::min<size_t>(extra.size(), 20), " "));
-}
-
 std::set<std::string> words_of(std::string_view text) {
   std::set<std::string> out;
   for (auto w : tracefs::split_words(text)) out.emplace(w);
   return out;
 }
 
-class TraceCmd : public TracefsTest {
+class TraceCmd : public ToolTest {
  protected:
   void SetUpTest() override {
     if (kHostTraceCmd.empty()) {
@@ -134,51 +98,15 @@ class TraceCmd : public TracefsTest {
     // trace-cmd works on the top level unless given -B: the fixture saves
     // its knobs now and resets it (ftracetest's list) after the test.
     top();
-    static std::string version = [] {
-      auto r = vm::run_process({std::string(kHostTraceCmd), "--version"}, 30s);
-      std::string v = r ? std::string(tracefs::trim(r->output)) : "trace-cmd (version unknown)";
-      auto lines = tracefs::split_lines(v);
-      return lines.empty() ? v : std::string(tracefs::trim(lines.front()));
-    }();
-    version_ = version;
-    ::testing::Test::RecordProperty("tool", version_);
+    static const std::string version =
+        host_tool_version(kHostTraceCmd, "trace-cmd version", "trace-cmd (version unknown)");
+    use_tool({std::string(kGuestTraceCmd)}, version);
   }
 
   void TearDown() override {
     // A test that failed half-way may leave the tool's instances behind.
     for (const auto& name : made_instances_) (void)fs().remove_instance(name);
     TracefsTest::TearDown();
-  }
-
-  // "trace-cmd version 3.1.6 on debian-6.12 (6.12.…): `trace-cmd record …`"
-  std::string where(std::string_view cmdline) {
-    return fmt::format("{} on {} ({}): `{}`", version_, testing::environment().options().kernel,
-                       testing::guest().release(), cmdline);
-  }
-
-  // Runs trace-cmd in the guest; a non-zero exit fails the test.
-  struct Ran {
-    std::string cmdline;
-    std::string out;
-    std::string err;
-    bool ok = false;
-  };
-  Ran tc(std::vector<std::string> args, std::chrono::seconds timeout = 240s) {
-    std::vector<std::string> argv = {std::string(kGuestTraceCmd)};
-    argv.insert(argv.end(), args.begin(), args.end());
-    Ran ran;
-    ran.cmdline = "trace-cmd " + joined(args);
-    auto r = testing::guest().run(argv, timeout);
-    if (!r) {
-      ADD_FAILURE() << where(ran.cmdline) << ": " << r.error().message;
-      return ran;
-    }
-    ran.out = r->out;
-    ran.err = r->err;
-    ran.ok = r->ok();
-    EXPECT_TRUE(r->ok()) << where(ran.cmdline) << ": status " << r->shell_status()
-                         << (r->timed_out ? " (timed out)" : "") << "\nstderr:\n" << r->err << "\nstdout:\n" << r->out;
-    return ran;
   }
 
   // The guest file on the host (agent file read), in a directory removed
@@ -224,9 +152,9 @@ class TraceCmd : public TracefsTest {
   // warns on stderr, e.g. about formats it cannot parse).
   Result<std::string> host_report(const stdfs::path& file) {
     stdfs::path out = file.string() + ".report", err = file.string() + ".stderr";
-    std::string script = fmt::format("{} report -i {} >{} 2>{}", shell_quote(kHostTraceCmd),
-                                     shell_quote(file.string()), shell_quote(out.string()),
-                                     shell_quote(err.string()));
+    std::string script = fmt::format("{} report -i {} >{} 2>{}", shell_word(kHostTraceCmd),
+                                     shell_word(file.string()), shell_word(out.string()),
+                                     shell_word(err.string()));
     TRACEBED_ASSIGN_OR_RETURN(auto r, vm::run_process({"sh", "-c", script}, 300s));
     std::ifstream in(out, std::ios::binary), ein(err);
     std::stringstream ss, es;
@@ -253,8 +181,9 @@ class TraceCmd : public TracefsTest {
 
   // Records with `record_args` in the guest, fetches the file and checks
   // our report against trace-cmd's and the events against `expected`.
-  // Returns the host copy and trace-cmd's report text.
+  // Returns the command line, the host copy and trace-cmd's report text.
   struct Recording {
+    std::string cmdline;
     stdfs::path file;
     std::string report;
   };
@@ -262,8 +191,12 @@ class TraceCmd : public TracefsTest {
     (void)testing::guest().sh(fmt::format("rm -f {}*", kGuestDat));
     std::vector<std::string> args = {"record", "-o", std::string(kGuestDat)};
     args.insert(args.end(), record_args.begin(), record_args.end());
-    Ran ran = tc(args);
-    if (!ran.ok) return {};
+    ToolRun ran = tool(args);
+    if (!ran.ok) {
+      Recording failed;
+      failed.cmdline = ran.cmdline;
+      return failed;
+    }
     return compare_file(ran.cmdline, expected, ran.out + ran.err);
   }
 
@@ -271,6 +204,7 @@ class TraceCmd : public TracefsTest {
   Recording compare_file(const std::string& cmdline, const std::set<std::string>& expected,
                          const std::string& tool_output = "") {
     Recording rec;
+    rec.cmdline = cmdline;
     rec.file = fetch(kGuestDat);
     if (rec.file.empty()) return rec;
     auto theirs = host_report(rec.file);
@@ -306,7 +240,6 @@ class TraceCmd : public TracefsTest {
 
   void record_file_version(int v);
 
-  std::string version_;
   stdfs::path host_dir_;
   int fetched_ = 0;
   std::vector<std::string> made_instances_;
@@ -348,7 +281,7 @@ TEST_F(TraceCmd, RecordEventsAndMarkerReportsAsTraceCmd) {
   std::vector<std::string> args = {"-e", "sched:sched_switch"};
   args.insert(args.end(), kMarkerWorkload.begin(), kMarkerWorkload.end());
   auto rec = record_and_compare(args, {"sched:sched_switch", "ftrace:print"});
-  EXPECT_THAT(rec.report, HasSubstr("tracebed-tc-marker")) << where("trace-cmd record " + joined(args));
+  EXPECT_THAT(rec.report, HasSubstr("tracebed-tc-marker")) << where(rec.cmdline);
 }
 
 // The same file reported by trace-cmd in the guest and on the host: equal
@@ -360,7 +293,7 @@ TEST_F(TraceCmd, ReportInGuestEqualsReportOnHost) {
   args.insert(args.end(), kMarkerWorkload.begin(), kMarkerWorkload.end());
   auto rec = record_and_compare(args, {"sched:sched_switch", "ftrace:print"});
   if (rec.file.empty()) return;
-  Ran guest_report = tc({"report", "-i", std::string(kGuestDat)});
+  ToolRun guest_report = tool({"report", "-i", std::string(kGuestDat)});
   ASSERT_TRUE(guest_report.ok);
   EXPECT_TRUE(guest_report.out == rec.report)
       << where(guest_report.cmdline) << ": the guest's trace-cmd reports the file differently from the host's\n"
@@ -384,12 +317,12 @@ TEST_F(TraceCmd, RecordFunctionWithFilter) {
     std::string_view fn = tracefs::trim(line.substr(at + 11));
     if (!fn.starts_with(open_function() + " ") && fn != open_function()) outside.push_back(line);
   }
-  EXPECT_TRUE(outside.empty()) << where("trace-cmd record " + joined(args)) << ": " << outside.size() << " of "
+  EXPECT_TRUE(outside.empty()) << where(rec.cmdline) << ": " << outside.size() << " of "
                                   << lines << " function lines are outside the filter, the first:\n"
                                   << fmt::format("{}", fmt::join(outside.begin(),
                                                                  outside.begin() + std::min<size_t>(outside.size(), 5),
                                                                  "\n"));
-  EXPECT_GT(lines, 0) << where("trace-cmd record " + joined(args)) << ": no function lines in\n" << rec.report;
+  EXPECT_GT(lines, 0) << where(rec.cmdline) << ": no function lines in\n" << rec.report;
 }
 
 TEST_F(TraceCmd, RecordFunctionGraphWithGraphFunction) {
@@ -398,7 +331,7 @@ TEST_F(TraceCmd, RecordFunctionGraphWithGraphFunction) {
   REQUIRE_OPEN_FUNCTION();
   std::vector<std::string> args = {"-p", "function_graph", "-g", open_function(), "cat", "/proc/version"};
   auto rec = record_and_compare(args, {"ftrace:funcgraph_entry", "ftrace:funcgraph_exit"});
-  EXPECT_THAT(rec.report, HasSubstr(open_function() + "() {")) << where("trace-cmd record " + joined(args));
+  EXPECT_THAT(rec.report, HasSubstr(open_function() + "() {")) << where(rec.cmdline);
 }
 
 TEST_F(TraceCmd, RecordInstanceWithDashB) {
@@ -411,11 +344,11 @@ TEST_F(TraceCmd, RecordInstanceWithDashB) {
   ASSERT_OK(dat);
   std::vector<std::string> buffers;
   for (const auto& b : (*dat)->buffers()) buffers.push_back(b.name);
-  EXPECT_THAT(buffers, Contains(name)) << where("trace-cmd record " + joined(args));
+  EXPECT_THAT(buffers, Contains(name)) << where(rec.cmdline);
   // trace-cmd made the instance and removes it when done.
   auto names = fs().instance_names();
   ASSERT_OK(names);
-  EXPECT_THAT(*names, Not(Contains(name))) << where("trace-cmd record " + joined(args))
+  EXPECT_THAT(*names, Not(Contains(name))) << where(rec.cmdline)
                                            << ": the instance it made is still there";
 }
 
@@ -431,10 +364,10 @@ void TraceCmd::record_file_version(int v) {
   std::string head(16, '\0');
   in.read(head.data(), head.size());
   EXPECT_EQ(head.substr(10, 2), (std::string{static_cast<char>('0' + v), '\0'}))
-      << where("trace-cmd record " + joined(args));
+      << where(rec.cmdline);
   auto dat = TraceDat::open(rec.file.string());
   ASSERT_OK(dat);
-  EXPECT_EQ((*dat)->version(), v) << where("trace-cmd record " + joined(args));
+  EXPECT_EQ((*dat)->version(), v) << where(rec.cmdline);
   ::testing::Test::RecordProperty("compression", (*dat)->compression());
 }
 
@@ -453,7 +386,7 @@ TEST_F(TraceCmd, StartStopExtract) {
   TRACEBED_REQUIRE(features::dynamic_ftrace);
   TRACEBED_REQUIRE(features::sched_events);
   REQUIRE_OPEN_FUNCTION();
-  Ran start = tc({"start", "-p", "function", "-l", open_function(), "-e", "sched:sched_switch"});
+  ToolRun start = tool({"start", "-p", "function", "-l", open_function(), "-e", "sched:sched_switch"});
   ASSERT_TRUE(start.ok);
   {
     SCOPED_TRACE(where(start.cmdline));
@@ -473,7 +406,7 @@ TEST_F(TraceCmd, StartStopExtract) {
     EXPECT_TRUE(*on);
   }
   run({"cat", "/proc/version"});
-  Ran stop = tc({"stop"});
+  ToolRun stop = tool({"stop"});
   ASSERT_TRUE(stop.ok);
   {
     auto on = top().tracing_on();
@@ -481,7 +414,7 @@ TEST_F(TraceCmd, StartStopExtract) {
     EXPECT_FALSE(*on) << where(stop.cmdline);
   }
   (void)testing::guest().sh(fmt::format("rm -f {}*", kGuestDat));
-  Ran extract = tc({"extract", "-o", std::string(kGuestDat)});
+  ToolRun extract = tool({"extract", "-o", std::string(kGuestDat)});
   ASSERT_TRUE(extract.ok);
   compare_file(extract.cmdline, {"ftrace:function", "sched:sched_switch"}, extract.out + extract.err);
 }
@@ -489,7 +422,7 @@ TEST_F(TraceCmd, StartStopExtract) {
 TEST_F(TraceCmd, ShowEqualsTraceFile) {
   for (int i = 0; i < 3; ++i) ASSERT_OK(inst().write_marker(fmt::format("tracebed-tc-show {}", i)));
   ASSERT_OK(inst().set_tracing_on(false));  // a fixed window for both reads
-  Ran show = tc({"show", "-B", inst().name()});
+  ToolRun show = tool({"show", "-B", inst().name()});
   ASSERT_TRUE(show.ok);
   auto trace = inst().read_trace();
   ASSERT_OK(trace);
@@ -518,7 +451,7 @@ TEST_F(TraceCmd, StatAgreesWithControlLayer) {
     ASSERT_OK(in.set_tracer("function"));
     with_function = true;
   }
-  Ran stat = tc({"stat", "-B", in.name()});
+  ToolRun stat = tool({"stat", "-B", in.name()});
   ASSERT_TRUE(stat.ok);
   SCOPED_TRACE(where(stat.cmdline) + "\n" + stat.out);
 
@@ -589,7 +522,7 @@ TEST_F(TraceCmd, ResetLeavesTheFixturesCleanState) {
   TRACEBED_REQUIRE(features::sched_events);
   REQUIRE_OPEN_FUNCTION();
   std::string name = make_instance_name("tc-reset");
-  Ran start = tc({"start", "-p", "function", "-l", open_function(), "-e", "sched:sched_wakeup", "-B", name, "-e",
+  ToolRun start = tool({"start", "-p", "function", "-l", open_function(), "-e", "sched:sched_wakeup", "-B", name, "-e",
                   "sched:sched_switch"});
   ASSERT_TRUE(start.ok);
   {
@@ -607,7 +540,7 @@ TEST_F(TraceCmd, ResetLeavesTheFixturesCleanState) {
   ASSERT_OK(top().set_tracing_on(false));  // reset must turn it back on
   // -t: the top level too (with -B only the named instance is reset);
   // -d: delete the instance named by the preceding -B.
-  Ran reset = tc({"reset", "-t", "-B", name, "-d"});
+  ToolRun reset = tool({"reset", "-t", "-B", name, "-d"});
   ASSERT_TRUE(reset.ok);
   SCOPED_TRACE(where(reset.cmdline));
   // What the fixture's reset (ftracetest's initialize_system) leaves.
@@ -636,7 +569,7 @@ TEST_F(TraceCmd, ResetLeavesTheFixturesCleanState) {
 // `list -e/-t/-o` against available_events, available_tracers and
 // trace_options as the control layer reads them.
 TEST_F(TraceCmd, ListEventsEqualsAvailableEvents) {
-  Ran list = tc({"list", "-e"});
+  ToolRun list = tool({"list", "-e"});
   ASSERT_TRUE(list.ok);
   auto avail = fs().available_events();
   ASSERT_OK(avail);
@@ -648,7 +581,7 @@ TEST_F(TraceCmd, ListEventsEqualsAvailableEvents) {
 }
 
 TEST_F(TraceCmd, ListTracersEqualsAvailableTracers) {
-  Ran list = tc({"list", "-t"});
+  ToolRun list = tool({"list", "-t"});
   ASSERT_TRUE(list.ok);
   auto avail = top().available_tracers();
   ASSERT_OK(avail);
@@ -661,7 +594,7 @@ TEST_F(TraceCmd, ListTracersEqualsAvailableTracers) {
 // options (funcgraph-*, func_stack_trace, ...), not trace_options, which
 // shows only the current tracer's: compare with the directory's files.
 TEST_F(TraceCmd, ListOptionsEqualsOptionsDirectory) {
-  Ran list = tc({"list", "-o"});
+  ToolRun list = tool({"list", "-o"});
   ASSERT_TRUE(list.ok);
   auto files = top().files().ops().list(top().path("options"));
   ASSERT_OK(files);

@@ -9,23 +9,9 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::Contains;
-using ::testing::ElementsAre;
-using ::testing::EndsWith;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::Not;
-using ::testing::SizeIs;
-using tracefs::Trigger;
-using tracefs::features::error_log;
-using tracefs::features::event_triggers;
-using tracefs::features::sched_events;
-using tracefs::features::snapshot_trigger;
-
 class Triggers : public TracefsTest {
  public:
-  Triggers() : TracefsTest({event_triggers, sched_events}) {}
+  Triggers() : TracefsTest({features::event_triggers, features::sched_events}) {}
 
  protected:  tracefs::Event exec() { return inst().event("sched", "sched_process_exec"); }
 };
@@ -113,7 +99,7 @@ TEST_F(Triggers, StacktraceRecordsAStack) {
 // trigger-snapshot.tc: the snapshot trigger takes a snapshot.
 TEST_F(Triggers, SnapshotTriggerTakesASnapshot) {
   TRACEBED_COVERS("ftracetest: trigger/trigger-snapshot.tc");
-  TRACEBED_REQUIRE(snapshot_trigger);
+  TRACEBED_REQUIRE(features::snapshot_trigger);
   ASSERT_OK(inst().write_marker("tracebed-before-trigger"));
   ASSERT_OK(exec().add_trigger(Trigger::snapshot().count(1)));
   sh("true");
@@ -141,7 +127,7 @@ TEST_F(Triggers, ResetRemovesEveryTrigger) {
 }
 
 TEST_F(Triggers, BadTriggerFilterIsExplained) {
-  TRACEBED_REQUIRE(error_log);
+  TRACEBED_REQUIRE(features::error_log);
   Status s = exec().add_trigger(Trigger::traceoff().filter("no_such_field > 1"));
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.error().message, AllOf(HasSubstr("write \"traceoff if no_such_field > 1\" to " +
@@ -163,7 +149,6 @@ TEST_F(Triggers, UnknownTriggerCommandIsRejected) {
   ASSERT_OK(err);
   EXPECT_EQ(*err, EINVAL);
 }
-
 
 TEST_F(Triggers, SeveralTriggersOnOneEventAllFire) {
   // Not traceoff: the kernel runs the newest trigger first, and a buffer

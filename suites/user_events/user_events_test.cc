@@ -28,16 +28,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::Contains;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using ::testing::SizeIs;
-using tracefs::Event;
-using tracefs::HistTrigger;
-using tracefs::PersistentUserEvent;
-using tracefs::UserEventDef;
-namespace features = tracefs::features;
-
 class UserEvents : public TracefsTest {
  public:
   UserEvents() : TracefsTest({features::user_events}) {}
@@ -55,6 +45,18 @@ class UserEvents : public TracefsTest {
       return std::get<int64_t>(sa->second) < std::get<int64_t>(sb->second);
     });
     return out;
+  }
+
+  // Runs `script`, which registers "r" and writes to it n times, and
+  // decodes the event's records: the registration and every write must
+  // succeed, and every record must be there.
+  void write_all(const std::vector<std::string>& script, const std::string& name, size_t n, ProducerRun* run,
+                 std::vector<DecodedEvent>* got) {
+    *run = run_producer(script);
+    ASSERT_TRUE(run->get("reg", "r").ok()) << run->text;
+    EXPECT_EQ(run->count("write", "r", "ok"), n) << run->text;
+    *got = stop_and_decode(name);
+    ASSERT_THAT(*got, SizeIs(n));
   }
 
   static std::string reg(std::string_view id, const UserEventDef& def, std::string_view flags = "0",
@@ -140,12 +142,9 @@ TEST_F(UserEvents, EveryIntegerTypeDecodesToTheValueWritten) {
     written.push_back(row);
     script.push_back(line);
   }
-  ProducerRun run = run_producer(script);
-  ASSERT_TRUE(run.get("reg", "r").ok()) << run.text;
-  EXPECT_EQ(run.count("write", "r", "ok"), size_t{kRecords}) << run.text;
-
-  auto got = stop_and_decode(def.name());
-  ASSERT_THAT(got, SizeIs(kRecords));
+  ProducerRun run;
+  std::vector<DecodedEvent> got;
+  ASSERT_NO_FATAL_FAILURE(write_all(script, def.name(), kRecords, &run, &got));
   for (int n = 0; n < kRecords; ++n) {
     SCOPED_TRACE(::testing::PrintToString(got[n]));
     EXPECT_EQ(got[n].pid, run.pid);
@@ -178,12 +177,9 @@ TEST_F(UserEvents, StringsOfEveryKindAndLengthDecodeAsWritten) {
     written.push_back(row);
     script.push_back(line);
   }
-  ProducerRun run = run_producer(script);
-  ASSERT_TRUE(run.get("reg", "r").ok()) << run.text;
-  EXPECT_EQ(run.count("write", "r", "ok"), size_t{kRecords}) << run.text;
-
-  auto got = stop_and_decode(def.name());
-  ASSERT_THAT(got, SizeIs(kRecords));
+  ProducerRun run;
+  std::vector<DecodedEvent> got;
+  ASSERT_NO_FATAL_FAILURE(write_all(script, def.name(), kRecords, &run, &got));
   const char* names[] = {"fixed", "ufixed", "dl", "rl", "udl"};
   for (int n = 0; n < kRecords; ++n) {
     SCOPED_TRACE(::testing::PrintToString(got[n]));

@@ -4,11 +4,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::ElementsAre;
-using tracefs::FetchArg;
-using tracefs::FetchType;
-using tracefs::KprobeDef;
-
 TRACEBED_SUITE_REQUIRES(OpenReturn, features::kprobes, features::error_log);
 
 // The probe target opens two files; each open's fd (or -ENOENT) is recorded.

@@ -126,13 +126,28 @@ Result<std::vector<TimerlatSample>> timerlat_lines(std::string_view trace) {
   return tracer_lines<TimerlatSample>(trace, parse_timerlat_line, "timerlat");
 }
 
-std::vector<OsnoiseSample> osnoise_samples(const DecodedEvents& events) {
-  std::vector<OsnoiseSample> out;
-  for (const DecodedEvent& e : events.events) {
-    if (e.system != "ftrace" || e.name != "osnoise") continue;
-    OsnoiseSample s;
+namespace {
+
+// The samples of the decoded ftrace:<name> entries, each with its CPU and
+// time stamp as `trace` prints them; `fill` reads the rest of the entry.
+template <typename Sample, typename Fill>
+std::vector<Sample> samples_of(const std::vector<DecodedEvent>& events, std::string_view name, Fill fill) {
+  std::vector<Sample> out;
+  for (const DecodedEvent& e : events) {
+    if (e.system != "ftrace" || e.name != name) continue;
+    Sample s;
     s.cpu = e.cpu;
     s.ts_us = trace_us(e.ts);
+    fill(e, s);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<OsnoiseSample> osnoise_samples(const std::vector<DecodedEvent>& events) {
+  return samples_of<OsnoiseSample>(events, "osnoise", [](const DecodedEvent& e, OsnoiseSample& s) {
     s.runtime = int_field(e, "runtime");
     s.noise = int_field(e, "noise");
     s.max_sample = int_field(e, "max_sample");
@@ -141,24 +156,15 @@ std::vector<OsnoiseSample> osnoise_samples(const DecodedEvents& events) {
     s.irq = int_field(e, "irq_count");
     s.softirq = int_field(e, "softirq_count");
     s.thread = int_field(e, "thread_count");
-    out.push_back(std::move(s));
-  }
-  return out;
+  });
 }
 
-std::vector<TimerlatSample> timerlat_samples(const DecodedEvents& events) {
-  std::vector<TimerlatSample> out;
-  for (const DecodedEvent& e : events.events) {
-    if (e.system != "ftrace" || e.name != "timerlat") continue;
-    TimerlatSample s;
-    s.cpu = e.cpu;
-    s.ts_us = trace_us(e.ts);
+std::vector<TimerlatSample> timerlat_samples(const std::vector<DecodedEvent>& events) {
+  return samples_of<TimerlatSample>(events, "timerlat", [](const DecodedEvent& e, TimerlatSample& s) {
     s.seq = int_field(e, "seqnum");
     s.context = static_cast<int>(int_field(e, "context"));
     s.latency_ns = int_field(e, "timer_latency");
-    out.push_back(s);
-  }
-  return out;
+  });
 }
 
 std::string osnoise_available(uint64_t runtime, uint64_t noise) {

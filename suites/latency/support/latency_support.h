@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,9 +64,19 @@ std::optional<TimerlatSample> parse_timerlat_line(const TraceHead& head);
 Result<std::vector<OsnoiseSample>> osnoise_lines(std::string_view trace);
 Result<std::vector<TimerlatSample>> timerlat_lines(std::string_view trace);
 
-// The same samples from decoded ftrace:osnoise / ftrace:timerlat entries.
-std::vector<OsnoiseSample> osnoise_samples(const DecodedEvents& events);
-std::vector<TimerlatSample> timerlat_samples(const DecodedEvents& events);
+// The same samples from decoded ftrace:osnoise / ftrace:timerlat entries
+// (other events are passed over), in the order given.
+std::vector<OsnoiseSample> osnoise_samples(const std::vector<DecodedEvent>& events);
+std::vector<TimerlatSample> timerlat_samples(const std::vector<DecodedEvent>& events);
+
+// Samples (or anything with a `cpu`) grouped by CPU, each CPU's in the
+// order given.
+template <typename Sample>
+std::map<int, std::vector<Sample>> by_cpu(const std::vector<Sample>& samples) {
+  std::map<int, std::vector<Sample>> out;
+  for (const Sample& s : samples) out[s.cpu].push_back(s);
+  return out;
+}
 
 // "% OF CPU AVAILABLE" as kernel/trace/trace_output.c computes it:
 // (runtime - noise) / runtime with five decimals, truncated.

@@ -17,8 +17,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::HasSubstr;
-
 TEST(TraceHead, SplitsTaskPidCpuFlagsAndTime) {
   auto h = parse_trace_head("           <...>-138     [000] ....1    13.474636: 23787      20217  15.00819");
   ASSERT_TRUE(h);
@@ -49,12 +47,19 @@ TEST(TraceHead, RejectsLinesWithoutTheHead) {
   EXPECT_FALSE(parse_trace_head("<...>-1 [000] .... 13.47: short microseconds"));
 }
 
+// A captured `trace` line through the head's parser and the tracer's.
+template <typename ParseBody>
+auto parse_line(std::string_view line, ParseBody parse_body) -> decltype(parse_body(TraceHead{})) {
+  auto head = parse_trace_head(line);
+  if (!head) return std::nullopt;
+  return parse_body(*head);
+}
+
 TEST(OsnoiseLine, CapturedOnRtKernel) {
-  auto h = parse_trace_head(
+  auto s = parse_line(
       "           <...>-139     [001] ....1    14.475051: 27964      20260  27.54970   13173"
-      "      8      0      4      0      2");
-  ASSERT_TRUE(h);
-  auto s = parse_osnoise_line(*h);
+      "      8      0      4      0      2",
+      parse_osnoise_line);
   ASSERT_TRUE(s);
   EXPECT_EQ(s->cpu, 1);
   EXPECT_EQ(s->runtime, 27964u);
@@ -76,18 +81,16 @@ TEST(OsnoiseAvailable, AsTheKernelPrintsIt) {
 }
 
 TEST(TimerlatLine, IrqThreadAndOlderFlagColumns) {
-  auto irq = parse_trace_head(
-      "          <idle>-0       [001] dNh1.    14.894104: #1     context    irq timer_latency   9925187 ns");
-  ASSERT_TRUE(irq);
-  auto s = parse_timerlat_line(*irq);
+  auto s = parse_line(
+      "          <idle>-0       [001] dNh1.    14.894104: #1     context    irq timer_latency   9925187 ns",
+      parse_timerlat_line);
   ASSERT_TRUE(s);
   EXPECT_EQ(s->seq, 1u);
   EXPECT_EQ(s->context, 0);
   EXPECT_EQ(s->latency_ns, 9925187u);
-  auto doc = parse_trace_head(
-      "           <...>-867     [000] ....    54.029339: #1     context thread timer_latency     11700 ns");
-  ASSERT_TRUE(doc);
-  auto t = parse_timerlat_line(*doc);
+  auto t = parse_line(
+      "           <...>-867     [000] ....    54.029339: #1     context thread timer_latency     11700 ns",
+      parse_timerlat_line);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->context, 1);
   EXPECT_EQ(t->latency_ns, 11700u);

@@ -35,7 +35,7 @@
 #include "framework/testing/guest_environment.h"
 #include "framework/tracefs/text.h"
 #include "framework/vm/debian_tool.h"
-#include "framework/testing/tracefs_fixture.h"
+#include "framework/testing/tool_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -50,16 +50,6 @@ constexpr std::string_view kGuestData = "/tmp/tracebed-perf.data";
 // between the last write and perf disabling it: perf forking and exec'ing
 // the shell, the shell exiting, perf waking (7 to 15 on 5.10 to 7.3 under TCG).
 constexpr int64_t kStatSlack = 60;
-
-std::string shell_word(std::string_view s) {
-  if (!s.empty() && s.find_first_of(" '\"\\$;&|<>*?()") == std::string_view::npos) return std::string(s);
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
 
 // The text between `from` and `to` (or the end) in s; nullopt without `from`.
 std::optional<std::string> between(std::string_view s, std::string_view from, std::string_view to) {
@@ -223,94 +213,56 @@ std::string run_mismatch(const std::vector<Seen>& inner, const std::vector<Seen>
   return out;
 }
 
-std::string set_diff(const std::set<std::string>& expected, const std::set<std::string>& actual) {
-  std::vector<std::string> missing, extra;
-  std::set_difference(expected.begin(), expected.end(), actual.begin(), actual.end(), std::back_inserter(missing));
-  std::set_difference(actual.begin(), actual.end(), expected.begin(), expected.end(), std::back_inserter(extra));
-  auto first = [](const std::vector<std::string>& v) {
-    return fmt::join(v.begin(), v.begin() + std::min<size_t>(v.size(), 20), " ");
-  };
-  return fmt::format("missing ({}): {}\nextra ({}): {}", missing.size(), first(missing), extra.size(), first(extra));
-}
-
-class Perf : public TracefsTest {
+class Perf : public ToolTest {
  protected:
   void SetUpTest() override {
-    const auto& tool = testing::debian_tool(kPerfPackage);
-    if (!tool) GTEST_SKIP() << "needs Debian's " << kPerfPackage << ": " << tool.error().message;
+    const auto& package = testing::debian_tool(kPerfPackage);
+    if (!package) GTEST_SKIP() << "needs Debian's " << kPerfPackage << ": " << package.error().message;
     // kernel/sysctl.c lists it only with CONFIG_PERF_EVENTS.
     if (!fs().ops().exists("/proc/sys/kernel/perf_event_paranoid")) {
       GTEST_SKIP() << "needs PERF_EVENTS: the guest has no /proc/sys/kernel/perf_event_paranoid";
     }
-    command_ = vm::guest_command(*tool);
+    std::vector<std::string> command = vm::guest_command(*package);
     // What the guest's perf says of itself, beside the package it came from.
-    static std::string version = [&] {
-      auto argv = command_;
+    static const std::string version = [&] {
+      auto argv = command;
       argv.push_back("--version");
       auto r = testing::guest().run(argv, 60s);
       std::string v = r && r->ok() ? std::string(tracefs::trim(r->out)) : "";
-      v = fmt::format("{} from {}", v.empty() ? std::string("perf (version unknown)") : v, tool->describe());
+      v = fmt::format("{} from {}", v.empty() ? std::string("perf (version unknown)") : v, package->describe());
       fmt::print(stderr, "tracebed: {} runs on {} ({})\n", v, testing::environment().options().kernel,
                  testing::guest().release());
       return v;
     }();
-    version_ = version;
-    RecordProperty("tool", version_);
-    RecordProperty("perf_package", tool->describe());
-  }
-
-  // "perf version 6.12.117 from linux-perf 6.12.117-1 (trixie) on debian-6.12 (6.12.…): `perf record …`"
-  std::string where(std::string_view cmdline) {
-    return fmt::format("{} on {} ({}): `{}`", version_, testing::environment().options().kernel,
-                       testing::guest().release(), cmdline);
-  }
-
-  // Runs perf in the guest; a failure fails the test (nullopt).
-  std::optional<agent::RunResult> perf(const std::vector<std::string>& args, std::string& cmdline) {
-    std::vector<std::string> argv = command_;
-    argv.insert(argv.end(), args.begin(), args.end());
-    cmdline = "perf";
-    for (const auto& a : args) cmdline += " " + shell_word(a);
-    auto r = testing::guest().run(argv, 240s);
-    if (!r) {
-      ADD_FAILURE() << where(cmdline) << ": " << r.error().message;
-      return std::nullopt;
-    }
-    if (!r->ok()) {
-      ADD_FAILURE() << where(cmdline) << ": status " << r->shell_status() << (r->timed_out ? " (timed out)" : "")
-                    << "\nstderr:\n" << r->err << "\nstdout:\n" << r->out;
-      return std::nullopt;
-    }
-    return std::move(*r);
+    use_tool(command, version);
+    RecordProperty("perf_package", package->describe());
   }
 
   // `perf record` of `event` on every CPU into kGuestData while `sh -c
   // workload` runs. Stamped with CLOCK_MONOTONIC (see the top of the file).
-  std::optional<agent::RunResult> record(const std::string& event, const std::string& workload, std::string& cmdline) {
-    return perf({"record", "-q", "-B", "-N", "-k", "monotonic", "-e", event, "-a", "-o", std::string(kGuestData), "--",
-                 "sh", "-c", workload},
-                cmdline);
+  ToolRun record(const std::string& event, const std::string& workload) {
+    return tool({"record", "-q", "-B", "-N", "-k", "monotonic", "-e", event, "-a", "-o", std::string(kGuestData), "--",
+                 "sh", "-c", workload});
   }
 
   // `perf script` of kGuestData: the lines of `event`, keyed by `key`, per
   // CPU in perf's order. A line that does not parse fails the test.
   template <typename KeyOf>
   PerCpu script(std::string_view event, KeyOf key) {
-    std::string cmdline;
-    auto r = perf({"script", "-i", std::string(kGuestData), "--ns", "-F", "tid,cpu,time,event,trace"}, cmdline);
-    if (!r) return {};
-    script_err_ = r->err;  // "lost N chunks", out-of-order warnings
+    ToolRun r = tool({"script", "-i", std::string(kGuestData), "--ns", "-F", "tid,cpu,time,event,trace"});
+    if (!r.ok) return {};
+    script_err_ = r.err;  // "lost N chunks", out-of-order warnings
     PerCpu out;
-    for (auto line : tracefs::split_lines(r->out)) {
+    for (auto line : tracefs::split_lines(r.out)) {
       if (tracefs::trim(line).empty()) continue;
       auto l = parse_script_line(line);
       if (!l || l->event != event) {
-        ADD_FAILURE() << where(cmdline) << ": a line that is not a " << event << " event: " << line;
+        ADD_FAILURE() << where(r.cmdline) << ": a line that is not a " << event << " event: " << line;
         continue;
       }
       auto k = key(*l);
       if (!k) {
-        ADD_FAILURE() << where(cmdline) << ": cannot read the fields of: " << line;
+        ADD_FAILURE() << where(r.cmdline) << ": cannot read the fields of: " << line;
         continue;
       }
       out[l->cpu].push_back({std::move(*k), l->ns});
@@ -318,17 +270,12 @@ class Perf : public TracefsTest {
     return out;
   }
 
-  // The instance's events, keyed the same way, per CPU in buffer order.
+  // The instance's events, keyed the same way, per CPU in buffer order
+  // (a lost one fails the test: the window would be incomplete).
   template <typename KeyOf>
-  PerCpu ftrace_events(const tracefs::EventName& event, KeyOf key) {
-    auto events = read_events(fs(), inst(), {event});
-    EXPECT_OK(events);
-    if (!events) return {};
-    EXPECT_EQ(events->missed, 0u) << "our instance lost events: its window is incomplete";
+  PerCpu ftrace_events(const EventName& event, KeyOf key) {
     PerCpu out;
-    for (const auto& e : events->events) {
-      if (e.system == event.system && e.name == event.name) out[e.cpu].push_back({key(e), e.ts});
-    }
+    for (const auto& e : decoded(event, Order::page)) out[e.cpu].push_back({key(e), e.ts});
     return out;
   }
 
@@ -367,19 +314,16 @@ class Perf : public TracefsTest {
     return r->out.empty() ? std::string("(none)\n") : r->out;
   }
 
-  std::string version_;
   std::string script_err_;
-  std::vector<std::string> command_;  // the tree's loader, --library-path, perf
 };
 
 TEST_F(Perf, ListShowsTheTracepointsOfTracefs) {
   auto available = fs().available_events();
   ASSERT_OK(available);
-  std::string cmdline;
-  auto r = perf({"list", "--raw-dump", "tracepoint"}, cmdline);
-  ASSERT_TRUE(r);
+  ToolRun r = tool({"list", "--raw-dump", "tracepoint"});
+  ASSERT_TRUE(r.ok);
   std::map<std::string, std::set<std::string>> theirs, ours;
-  for (auto w : tracefs::split_words(r->out)) {
+  for (auto w : tracefs::split_words(r.out)) {
     size_t colon = w.find(':');
     if (colon != std::string_view::npos) theirs[std::string(w.substr(0, colon))].emplace(w);
   }
@@ -389,13 +333,13 @@ TEST_F(Perf, ListShowsTheTracepointsOfTracefs) {
     SCOPED_TRACE(system);
     if (!ours.count(system)) continue;  // syscalls: FTRACE_SYSCALLS
     compared.push_back(fmt::format("{} {}", system, ours[system].size()));
-    EXPECT_EQ(theirs[system], ours[system]) << where(cmdline) << ": the " << system
+    EXPECT_EQ(theirs[system], ours[system]) << where(r.cmdline) << ": the " << system
                                             << " tracepoints, tracefs's available_events vs perf\n"
                                             << set_diff(ours[system], theirs[system]);
   }
   RecordProperty("compared", fmt::format("{}", fmt::join(compared, ", ")));
   EXPECT_FALSE(compared.empty()) << "tracefs lists none of the systems compared";
-  EXPECT_FALSE(theirs.empty()) << where(cmdline) << ": perf listed no tracepoints:\n" << r->out << r->err;
+  EXPECT_FALSE(theirs.empty()) << where(r.cmdline) << ": perf listed no tracepoints:\n" << r.out << r.err;
 }
 
 TEST_F(Perf, RecordSeesTheSwitchesFtraceSees) {
@@ -404,16 +348,15 @@ TEST_F(Perf, RecordSeesTheSwitchesFtraceSees) {
   ASSERT_OK(ev.enable());
   // Processes that sleep, so each CPU switches to and from them.
   constexpr int kSleeps = 8;
-  std::string cmdline;
-  auto r = record("sched:sched_switch", "for i in 1 2 3 4; do sleep 0.01 & sleep 0.01; wait; done", cmdline);
+  ToolRun r = record("sched:sched_switch", "for i in 1 2 3 4; do sleep 0.01 & sleep 0.01; wait; done");
   ASSERT_OK(inst().set_tracing_on(false));
-  ASSERT_TRUE(r);
+  ASSERT_TRUE(r.ok);
   PerCpu theirs = script("sched:sched_switch", [](const ScriptLine& l) { return switch_key_of(l); });
   PerCpu ours = ftrace_events({"sched", "sched_switch"}, [](const DecodedEvent& e) { return switch_key_of(e); });
   RecordProperty("perf_events", static_cast<int>(total(theirs)));
   RecordProperty("ftrace_events", static_cast<int>(total(ours)));
-  EXPECT_GE(total(theirs), static_cast<size_t>(kSleeps)) << where(cmdline) << ": fewer switches than sleeps";
-  expect_runs(cmdline, theirs, ours);
+  EXPECT_GE(total(theirs), static_cast<size_t>(kSleeps)) << where(r.cmdline) << ": fewer switches than sleeps";
+  expect_runs(r.cmdline, theirs, ours);
 }
 
 TEST_F(Perf, StatCountsTheSwitchesFtraceCounts) {
@@ -424,27 +367,26 @@ TEST_F(Perf, StatCountsTheSwitchesFtraceCounts) {
   std::string on = inst().path("tracing_on");
   std::string workload = fmt::format(
       "echo 1 > {0}; for i in 1 2 3 4; do sleep 0.01 & sleep 0.01; wait; done; echo 0 > {0}", on);
-  std::string cmdline;
-  auto r = perf({"stat", "-x", ",", "-e", "sched:sched_switch", "-a", "--", "sh", "-c", workload}, cmdline);
-  ASSERT_TRUE(r);
+  ToolRun r = tool({"stat", "-x", ",", "-e", "sched:sched_switch", "-a", "--", "sh", "-c", workload});
+  ASSERT_TRUE(r.ok);
   // -x: "COUNT,UNIT,EVENT,..." on stderr.
   std::optional<int64_t> counted;
-  for (auto line : tracefs::split_lines(r->err)) {
+  for (auto line : tracefs::split_lines(r.err)) {
     if (line.find(",sched:sched_switch") == std::string_view::npos) continue;
     std::string n(line.substr(0, line.find(',')));
     if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) counted = std::atoll(n.c_str());
   }
-  ASSERT_TRUE(counted) << where(cmdline) << ": no count of sched:sched_switch in\n" << r->err;
+  ASSERT_TRUE(counted) << where(r.cmdline) << ": no count of sched:sched_switch in\n" << r.err;
   PerCpu ours = ftrace_events({"sched", "sched_switch"}, [](const DecodedEvent& e) { return switch_key_of(e); });
   auto n = static_cast<int64_t>(total(ours));
   RecordProperty("perf_count", static_cast<int>(*counted));
   RecordProperty("ftrace_events", static_cast<int>(n));
   EXPECT_GE(n, 8) << "the instance saw fewer switches than the workload's sleeps";
-  EXPECT_GE(*counted, n) << where(cmdline) << ": perf counted fewer switches than the ftrace instance recorded "
-                         << "inside perf's window\nperf stat:\n" << r->err;
-  EXPECT_LE(*counted, n + kStatSlack) << where(cmdline) << ": perf counted " << *counted - n
+  EXPECT_GE(*counted, n) << where(r.cmdline) << ": perf counted fewer switches than the ftrace instance recorded "
+                         << "inside perf's window\nperf stat:\n" << r.err;
+  EXPECT_LE(*counted, n + kStatSlack) << where(r.cmdline) << ": perf counted " << *counted - n
                                       << " switches more than the ftrace instance inside its window (tolerance "
-                                      << kStatSlack << ")\nperf stat:\n" << r->err;
+                                      << kStatSlack << ")\nperf stat:\n" << r.err;
 }
 
 TEST_F(Perf, RecordSeesTheOpenatsFtraceSees) {
@@ -452,17 +394,15 @@ TEST_F(Perf, RecordSeesTheOpenatsFtraceSees) {
   if (!ev.exists()) GTEST_SKIP() << "needs FTRACE_SYSCALLS: no syscalls:sys_enter_openat in tracefs";
   ASSERT_OK(ev.enable());
   constexpr int kOpens = 5;
-  std::string cmdline;
-  auto r = record("syscalls:sys_enter_openat", "for i in 1 2 3 4 5; do cat /proc/version > /dev/null; done",
-                  cmdline);
+  ToolRun r = record("syscalls:sys_enter_openat", "for i in 1 2 3 4 5; do cat /proc/version > /dev/null; done");
   ASSERT_OK(inst().set_tracing_on(false));
-  ASSERT_TRUE(r);
+  ASSERT_TRUE(r.ok);
   PerCpu theirs = script("syscalls:sys_enter_openat", [](const ScriptLine& l) { return openat_key_of(l); });
   PerCpu ours =
       ftrace_events({"syscalls", "sys_enter_openat"}, [](const DecodedEvent& e) { return openat_key_of(e); });
   RecordProperty("perf_events", static_cast<int>(total(theirs)));
   RecordProperty("ftrace_events", static_cast<int>(total(ours)));
-  EXPECT_GE(total(theirs), static_cast<size_t>(kOpens)) << where(cmdline) << ": fewer openat calls than cat ran";
+  EXPECT_GE(total(theirs), static_cast<size_t>(kOpens)) << where(r.cmdline) << ": fewer openat calls than cat ran";
   // Where the kernel records the path, cat's opens are recognisable.
   size_t with_path = 0, of_version = 0;
   for (const auto& [cpu, seen] : theirs) {
@@ -472,9 +412,10 @@ TEST_F(Perf, RecordSeesTheOpenatsFtraceSees) {
     }
   }
   if (with_path > 0) {
-    EXPECT_GE(of_version, static_cast<size_t>(kOpens)) << where(cmdline) << ": perf shows fewer opens of /proc/version";
+    EXPECT_GE(of_version, static_cast<size_t>(kOpens))
+        << where(r.cmdline) << ": perf shows fewer opens of /proc/version";
   }
-  expect_runs(cmdline, theirs, ours);
+  expect_runs(r.cmdline, theirs, ours);
 }
 
 }  // namespace

@@ -25,15 +25,13 @@
 #include <gtest/gtest.h>
 
 #include "framework/tracefs/text.h"
-#include "framework/vm/process.h"
 #include "suites/latency/support/latency_support.h"
-#include "framework/testing/tracefs_fixture.h"
+#include "framework/testing/tool_fixture.h"
 
 namespace tracebed::suites {
 namespace {
 
 using namespace std::chrono_literals;
-using tracefs::Feature;
 
 // Where `tracebed_guest_suite(... TOOLS ...)` puts a tool in the guest.
 constexpr std::string_view kGuestRtla = "/opt/tracebed/bin/rtla";
@@ -64,71 +62,6 @@ std::string without_colours(std::string_view s) {
   return out;
 }
 
-class Rtla : public TracefsTest {
- protected:
-  void SetUpTest() override {
-    if (kHostRtla.empty()) GTEST_SKIP() << "needs rtla: there was none on the host when the suite was configured";
-    saved_.emplace(fs().top().files());
-    static std::string version = [] {
-      // rtla 6.1 has no --version: it prints its usage, which names it.
-      auto r = vm::run_process({std::string(kHostRtla), "--version"}, 30s);
-      std::string output = r ? r->output : std::string();
-      for (auto line : tracefs::split_lines(output)) {
-        if (line.find("rtla version") != std::string_view::npos) return std::string(tracefs::trim(line));
-      }
-      return std::string("rtla");
-    }();
-    version_ = version;
-    RecordProperty("tool", version_);
-  }
-
-  void TearDown() override {
-    if (saved_) {
-      EXPECT_OK(inst().set_tracer("nop"));
-      EXPECT_OK(saved_->restore());
-    }
-    // A failed run may leave rtla's instances behind.
-    for (const char* name : {"osnoise_top", "timerlat_top"}) (void)fs().remove_instance(name);
-    TracefsTest::TearDown();
-  }
-
-  // "rtla version 6.1 on debian-7.2-rt (7.2.13+deb14-rt-amd64): `rtla osnoise top ...`"
-  std::string where(std::string_view cmdline) {
-    return fmt::format("{} on {} ({}): `{}`", version_, testing::environment().options().kernel,
-                       testing::guest().release(), cmdline);
-  }
-
-  // Runs rtla in the guest; a failure fails the test. The output on success.
-  std::optional<std::string> rtla(const std::vector<std::string>& args, std::string& cmdline) {
-    std::vector<std::string> argv = {std::string(kGuestRtla)};
-    argv.insert(argv.end(), args.begin(), args.end());
-    cmdline = fmt::format("rtla {}", fmt::join(args, " "));
-    auto r = testing::guest().run(argv, 120s);
-    if (!r) {
-      ADD_FAILURE() << where(cmdline) << ": " << r.error().message;
-      return std::nullopt;
-    }
-    if (!r->ok()) {
-      ADD_FAILURE() << where(cmdline) << ": status " << r->shell_status() << (r->timed_out ? " (timed out)" : "")
-                    << "\nstderr:\n" << r->err << "\nstdout:\n" << r->out;
-      return std::nullopt;
-    }
-    return without_colours(r->out);
-  }
-
-  SavedFiles& saved() { return *saved_; }
-  std::set<int> cpus() {
-    auto c = inst().cpus();
-    EXPECT_OK(c);
-    return c ? std::set<int>(c->begin(), c->end()) : std::set<int>{};
-  }
-
-  std::string version_;
-
- private:
-  std::optional<SavedFiles> saved_;
-};
-
 // The rows of rtla's top table: lines whose first word is a CPU number,
 // split into words ("#48" kept as is), by CPU.
 std::map<int, std::vector<std::string>> table_rows(const std::string& out) {
@@ -144,6 +77,52 @@ std::map<int, std::vector<std::string>> table_rows(const std::string& out) {
   }
   return rows;
 }
+
+class Rtla : public ToolTest {
+ protected:
+  void SetUpTest() override {
+    if (kHostRtla.empty()) GTEST_SKIP() << "needs rtla: there was none on the host when the suite was configured";
+    saved_.emplace(fs().top().files());
+    // rtla 6.1 has no --version: it prints its usage, which names it.
+    static const std::string version = host_tool_version(kHostRtla, "rtla version", "rtla");
+    use_tool({std::string(kGuestRtla)}, version);
+  }
+
+  void TearDown() override {
+    if (saved_) {
+      EXPECT_OK(inst().set_tracer("nop"));
+      EXPECT_OK(saved_->restore());
+    }
+    // A failed run may leave rtla's instances behind.
+    for (const char* name : {"osnoise_top", "timerlat_top"}) (void)fs().remove_instance(name);
+    TracefsTest::TearDown();
+  }
+
+  // Runs rtla in the guest (a failure fails the test), its output without
+  // terminal colours.
+  ToolRun rtla(const std::vector<std::string>& args) {
+    ToolRun r = tool(args, 120s);
+    r.out = without_colours(r.out);
+    return r;
+  }
+
+  // The rows of rtla's top table by CPU, which must be the guest's CPUs.
+  std::map<int, std::vector<std::string>> rows_of(const ToolRun& r) {
+    auto rows = table_rows(r.out);
+    std::set<int> row_cpus;
+    for (const auto& [cpu, w] : rows) row_cpus.insert(cpu);
+    auto cpus = inst().cpus();
+    EXPECT_OK(cpus);
+    EXPECT_EQ(row_cpus, cpus ? std::set<int>(cpus->begin(), cpus->end()) : std::set<int>{})
+        << where(r.cmdline) << ": rtla's CPUs vs the guest's\n" << r.out;
+    return rows;
+  }
+
+  SavedFiles& saved() { return *saved_; }
+
+ private:
+  std::optional<SavedFiles> saved_;
+};
 
 // osnoise top's row: CPU #PERIODS RUNTIME NOISE %AVAIL MAXNOISE MAXSINGLE HW NMI IRQ SOFTIRQ THREAD.
 struct OsnoiseTotals {
@@ -198,28 +177,17 @@ TEST_F(Rtla, OsnoiseTopEqualsTheTracersPeriods) {
   ASSERT_OK(saved().save("osnoise/cpus"));
   ASSERT_OK(saved().save("tracing_thresh"));
   ASSERT_OK(inst().set_tracer("osnoise"));
-  std::string cmdline;
-  auto out = rtla({"osnoise", "top", "-q", "-d", "5s", "-r", "20000", "-p", "100000"}, cmdline);
+  ToolRun r = rtla({"osnoise", "top", "-q", "-d", "5s", "-r", "20000", "-p", "100000"});
   ASSERT_OK(inst().set_tracing_on(false));
-  ASSERT_TRUE(out);
-  auto events = read_events(fs(), inst(), {{"ftrace", "osnoise"}});
-  ASSERT_OK(events);
-  EXPECT_EQ(events->missed, 0u) << "our instance lost events: its windows are incomplete";
-  auto ours = osnoise_samples(*events);
-  std::map<int, std::vector<OsnoiseSample>> per_cpu;
-  for (const auto& s : ours) per_cpu[s.cpu].push_back(s);
-
-  auto rows = table_rows(*out);
-  std::set<int> row_cpus;
-  for (const auto& [cpu, w] : rows) row_cpus.insert(cpu);
-  EXPECT_EQ(row_cpus, cpus()) << where(cmdline) << ": rtla's CPUs vs the guest's\n" << *out;
-  for (const auto& [cpu, w] : rows) {
+  ASSERT_TRUE(r.ok);
+  auto per_cpu = by_cpu(osnoise_samples(decoded({"ftrace", "osnoise"}, Order::page)));
+  for (const auto& [cpu, w] : rows_of(r)) {
     SCOPED_TRACE(fmt::format("cpu{}", cpu));
     auto theirs = parse_osnoise_row(w);
-    ASSERT_TRUE(theirs) << where(cmdline) << ": cannot read the row of cpu" << cpu << " in\n" << *out;
-    EXPECT_GT(theirs->periods, 0u) << where(cmdline);
-    EXPECT_GE(theirs->max_noise, theirs->max_single) << where(cmdline);
-    EXPECT_LE(theirs->noise, theirs->runtime) << where(cmdline);
+    ASSERT_TRUE(theirs) << where(r.cmdline) << ": cannot read the row of cpu" << cpu << " in\n" << r.out;
+    EXPECT_GT(theirs->periods, 0u) << where(r.cmdline);
+    EXPECT_GE(theirs->max_noise, theirs->max_single) << where(r.cmdline);
+    EXPECT_LE(theirs->noise, theirs->runtime) << where(r.cmdline);
     const auto& s = per_cpu[cpu];
     bool found = false;
     std::optional<OsnoiseTotals> closest;
@@ -233,11 +201,11 @@ TEST_F(Rtla, OsnoiseTopEqualsTheTracersPeriods) {
           closest = t;
       }
     }
-    EXPECT_TRUE(found) << where(cmdline) << ": cpu" << cpu << ": no " << theirs->periods
+    EXPECT_TRUE(found) << where(r.cmdline) << ": cpu" << cpu << ": no " << theirs->periods
                        << " consecutive periods of the tracer's " << s.size() << " add up to rtla's row\n"
                        << "- rtla:   " << theirs->str() << "\n+ tracer: "
                        << (closest ? closest->str() : std::string("(fewer periods than rtla counted)"))
-                       << " (the window closest in runtime)\nrtla printed:\n" << *out;
+                       << " (the window closest in runtime)\nrtla printed:\n" << r.out;
   }
 }
 
@@ -280,40 +248,31 @@ TEST_F(Rtla, TimerlatTopEqualsTheTracersActivations) {
   ASSERT_OK(saved().save("osnoise/stop_tracing_total_us"));
   ASSERT_OK(saved().save("osnoise/print_stack"));
   ASSERT_OK(inst().set_tracer("timerlat"));
-  std::string cmdline;
-  auto out = rtla({"timerlat", "top", "-q", "-n", "-d", "5s", "-p", "20000"}, cmdline);
+  ToolRun r = rtla({"timerlat", "top", "-q", "-n", "-d", "5s", "-p", "20000"});
   ASSERT_OK(inst().set_tracing_on(false));
-  ASSERT_TRUE(out);
-  auto events = read_events(fs(), inst(), {{"ftrace", "timerlat"}});
-  ASSERT_OK(events);
-  EXPECT_EQ(events->missed, 0u) << "our instance lost events: its windows are incomplete";
+  ASSERT_TRUE(r.ok);
   std::map<int, std::vector<uint64_t>> irq, thread;
-  for (const TimerlatSample& s : timerlat_samples(*events)) {
+  for (const TimerlatSample& s : timerlat_samples(decoded({"ftrace", "timerlat"}, Order::page))) {
     (s.context == 0 ? irq : thread)[s.cpu].push_back(s.latency_ns);
   }
-
-  auto rows = table_rows(*out);
-  std::set<int> row_cpus;
-  for (const auto& [cpu, w] : rows) row_cpus.insert(cpu);
-  EXPECT_EQ(row_cpus, cpus()) << where(cmdline) << ": rtla's CPUs vs the guest's\n" << *out;
-  for (const auto& [cpu, w] : rows) {
+  for (const auto& [cpu, w] : rows_of(r)) {
     SCOPED_TRACE(fmt::format("cpu{}", cpu));
-    ASSERT_EQ(w.size(), 10u) << where(cmdline) << ": cannot read the row of cpu" << cpu << " in\n" << *out;
+    ASSERT_EQ(w.size(), 10u) << where(r.cmdline) << ": cannot read the row of cpu" << cpu << " in\n" << r.out;
     uint64_t count = to_u64(std::string_view(w[1]).substr(1));
     LatencyStats r_irq{to_u64(w[2]), to_u64(w[3]), to_u64(w[4]), to_u64(w[5])};
     LatencyStats r_thread{to_u64(w[6]), to_u64(w[7]), to_u64(w[8]), to_u64(w[9])};
-    ASSERT_NE(count, UINT64_MAX) << where(cmdline) << "\n" << *out;
-    EXPECT_GT(count, 0u) << where(cmdline) << "\n" << *out;
+    ASSERT_NE(count, UINT64_MAX) << where(r.cmdline) << "\n" << r.out;
+    EXPECT_GT(count, 0u) << where(r.cmdline) << "\n" << r.out;
     for (const auto* st : {&r_irq, &r_thread}) {
-      EXPECT_TRUE(st->min <= st->avg && st->avg <= st->max) << where(cmdline) << ": min <= avg <= max: " << st->str();
+      EXPECT_TRUE(st->min <= st->avg && st->avg <= st->max) << where(r.cmdline) << ": min <= avg <= max: " << st->str();
     }
     EXPECT_TRUE(has_window(irq[cpu], r_irq, count))
-        << where(cmdline) << ": cpu" << cpu << ": no " << count << " consecutive IRQ latencies of the tracer's "
-        << irq[cpu].size() << " have rtla's " << r_irq.str() << "\nrtla printed:\n" << *out;
+        << where(r.cmdline) << ": cpu" << cpu << ": no " << count << " consecutive IRQ latencies of the tracer's "
+        << irq[cpu].size() << " have rtla's " << r_irq.str() << "\nrtla printed:\n" << r.out;
     // rtla prints no thread count: any run length will do.
     EXPECT_TRUE(has_window(thread[cpu], r_thread, 0))
-        << where(cmdline) << ": cpu" << cpu << ": no run of the tracer's " << thread[cpu].size()
-        << " thread latencies has rtla's " << r_thread.str() << "\nrtla printed:\n" << *out;
+        << where(r.cmdline) << ": cpu" << cpu << ": no run of the tracer's " << thread[cpu].size()
+        << " thread latencies has rtla's " << r_thread.str() << "\nrtla printed:\n" << r.out;
   }
 }
 
