@@ -208,9 +208,11 @@ Result<Catalogue> Catalogue::load(fs::path path) {
 Result<KernelSpec> Catalogue::resolve(const std::string& name_or_path) const {
   if (auto it = kernels_.find(name_or_path); it != kernels_.end()) return it->second;
   std::string image = name_or_path, modules;
-  if (auto comma = name_or_path.find(','); comma != std::string::npos) {
-    image = name_or_path.substr(0, comma);
-    modules = name_or_path.substr(comma + 1);
+  // IMAGE:MODULES_DIR (a comma too, as before; `matrix --kernels` splits
+  // its list on commas, so the colon is the form that works everywhere).
+  if (auto sep = name_or_path.find_first_of(":,"); sep != std::string::npos) {
+    image = name_or_path.substr(0, sep);
+    modules = name_or_path.substr(sep + 1);
   }
   if (image.find('/') == std::string::npos && !fs::exists(image)) {
     std::string names;

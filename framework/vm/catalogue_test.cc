@@ -83,6 +83,16 @@ TEST(Catalogue, MissingImagePathIsNamed) {
   EXPECT_THAT(spec.error().message, HasSubstr("kernel image /nonexistent/bzImage: no such file"));
 }
 
+// IMAGE:MODULES_DIR names both (the comma form too); each missing part is named.
+TEST(Catalogue, ImageAndModulesDirectoryWithAColon) {
+  auto bad_modules = load_tree_catalogue().resolve("/proc/self/exe:/nonexistent/modules");
+  ASSERT_FALSE(bad_modules.ok());
+  EXPECT_THAT(bad_modules.error().message, HasSubstr("modules directory /nonexistent/modules: no such directory"));
+  auto comma = load_tree_catalogue().resolve("/nonexistent/bzImage,/tmp");
+  ASSERT_FALSE(comma.ok());
+  EXPECT_THAT(comma.error().message, HasSubstr("kernel image /nonexistent/bzImage: no such file"));
+}
+
 // The setup header fields of Documentation/arch/x86/boot.rst: "HdrS" at
 // 0x202, kernel_version (u16) at 0x20e pointing to the string at +0x200.
 TEST(BzImage, ReleaseComesFromTheSetupHeader) {

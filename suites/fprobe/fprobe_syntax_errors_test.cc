@@ -17,9 +17,6 @@
 namespace tracebed::suites {
 namespace {
 
-using tracefs::DynEventKind;
-using tracefs::Feature;
-
 struct FprobeError {
   const char* name;
   std::string marked;

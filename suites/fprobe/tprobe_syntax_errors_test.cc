@@ -16,9 +16,6 @@
 namespace tracebed::suites {
 namespace {
 
-using tracefs::DynEventKind;
-using tracefs::Feature;
-
 struct TprobeError {
   const char* name;
   std::string marked;

@@ -18,8 +18,6 @@
 namespace tracebed::suites {
 namespace {
 
-using tracefs::Feature;
-
 const Feature kProfiler = Feature::file("function profiler", "function_profile_enabled");
 // getpid(2)'s function on x86-64: the syscall wrapper, or where the
 // compiler folded the wrapper into it (one address, two symbols; ftrace

@@ -14,11 +14,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::Each;
-using ::testing::HasSubstr;
-using ::testing::Not;
-using ::testing::IsEmpty;
-
 // One line of stack_trace: "  0)     2928     224   func+0x1c/0x60".
 struct Frame {
   int64_t depth = 0, size = 0;

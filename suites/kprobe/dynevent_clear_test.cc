@@ -15,10 +15,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::UnorderedElementsAre;
-using ::testing::IsEmpty;
-using tracefs::Feature;
-
 const Feature kSynthInDynamicEvents = Feature::readme("synthetic events in dynamic_events", "s:[synthetic/]");
 
 class DynEventClear : public TracefsTest {

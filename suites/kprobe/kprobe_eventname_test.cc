@@ -14,11 +14,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
-using tracefs::DynEventDef;
-using tracefs::DynEventKind;
-
 class KprobeEventName : public TracefsTest {
  protected:
   KprobeEventName() : TracefsTest({tracefs::features::kprobes}) {}

@@ -14,8 +14,6 @@
 namespace tracebed::suites {
 namespace {
 
-using tracefs::KprobeDef;
-
 struct ProfileLine {
   uint64_t hits = 0, misses = 0;
 };

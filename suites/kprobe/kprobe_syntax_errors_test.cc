@@ -18,12 +18,6 @@
 namespace tracebed::suites {
 namespace {
 
-using ::testing::AnyOf;
-using ::testing::HasSubstr;
-using tracefs::DynEventDef;
-using tracefs::DynEventKind;
-using tracefs::Feature;
-
 struct SyntaxError {
   const char* name;        // the kernel's error id (TP_ERR_<name>) and a suffix when it repeats
   std::string marked;      // the definition with `^` at the caret
