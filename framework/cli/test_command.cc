@@ -35,24 +35,14 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string summary_of(const matrix::SuiteOutcome& o) {
-  int n[3] = {};
   std::string starts;
   for (const auto& t : o.tests) {
-    ++n[static_cast<int>(t.state)];
     if (!t.guest_start.kind.empty())
       starts += fmt::format("{}{} {:.2f} s", starts.empty() ? "" : ", ", t.guest_start.kind, t.guest_start.seconds);
   }
-  return fmt::format("{} passed, {} skipped, {} failed in {:.1f} s ({}tests {:.1f} s)", n[0], n[1], n[2],
+  return fmt::format("{} passed, {} skipped, {} failed in {:.1f} s ({}tests {:.1f} s)", o.count(matrix::State::pass),
+                     o.count(matrix::State::skip), o.count(matrix::State::fail),
                      o.wall_seconds, starts.empty() ? "" : starts + "; ", o.wall_seconds - o.start_seconds());
-}
-
-matrix::TestResult suite_row(const std::string& suite, matrix::State state, std::string message) {
-  matrix::TestResult t;
-  t.suite = suite;
-  t.name = "(suite)";
-  t.state = state;
-  t.message = std::move(message);
-  return t;
 }
 
 // Where the time went: guest starts (cold boots and snapshot restores) against tests.
@@ -86,7 +76,7 @@ std::vector<matrix::SuiteOutcome> run_suites(const std::vector<fs::path>& suites
   if (!a.local_problem.empty()) {
     std::vector<matrix::SuiteOutcome> out(suites.size());
     for (size_t i = 0; i < suites.size(); ++i)
-      out[i].tests.push_back(suite_row(suites[i].filename().string(), matrix::State::skip, a.local_problem));
+      out[i].tests.push_back(matrix::TestResult::suite_row(suites[i].filename().string(), matrix::State::skip, a.local_problem));
     return out;
   }
   matrix::PoolOptions o;

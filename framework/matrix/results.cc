@@ -29,6 +29,15 @@ std::string TestResult::summary() const {
   return std::string(m.substr(0, m.find('\n')));
 }
 
+TestResult TestResult::suite_row(std::string suite_binary, State state, std::string message) {
+  TestResult t;
+  t.suite = std::move(suite_binary);
+  t.name = "(suite)";
+  t.state = state;
+  t.message = std::move(message);
+  return t;
+}
+
 int KernelRun::count(State s) const {
   return static_cast<int>(std::count_if(tests.begin(), tests.end(), [s](const TestResult& t) { return t.state == s; }));
 }

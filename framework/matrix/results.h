@@ -36,6 +36,8 @@ struct TestResult {
   std::vector<std::pair<std::string, std::string>> properties;
 
   std::string full_name() const { return suite + "." + name; }
+  // A "(suite)" row: what happened to a suite binary as a whole.
+  static TestResult suite_row(std::string suite_binary, State state, std::string message);
   // The first line of the message (table cells, KTAP SKIP reasons).
   std::string summary() const;
 };

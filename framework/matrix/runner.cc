@@ -40,7 +40,7 @@ std::string file_name_for(std::string_view kernel) {
               c == '_' || c == '+';
     out += ok ? c : '_';
   }
-  if (out.empty() || out[0] == '.') out.insert(0, "k");
+  if (out.empty() || out[0] == '.') out = "k" + out;
   return out;
 }
 
@@ -83,11 +83,7 @@ std::vector<TestResult> suite_results(const std::string& suite_binary, const fs:
                                       std::string* release, std::string* accelerator, const fs::path& console) {
   std::vector<TestResult> out;
   auto died = [&](std::string why) {
-    TestResult t;
-    t.suite = suite_binary;
-    t.name = "(suite)";
-    t.state = State::fail;
-    t.message = std::move(why);
+    TestResult t = TestResult::suite_row(suite_binary, State::fail, std::move(why));
     t.console = log_tail(read_or_empty(log));
     if (!console.empty()) {
       std::string c = log_tail(read_or_empty(console));
@@ -181,11 +177,10 @@ Result<Matrix> run_matrix(const RunOptions& o) {
   pool.timeout = o.suite_timeout;
   pool.work_dir = o.out / "logs";
   pool.on_run_done = [&](const PoolRun& r, size_t finished, size_t total) {
-    int n[3] = {};
-    for (const auto& t : r.outcome.tests) ++n[static_cast<int>(t.state)];
     say(fmt::format("[{}/{}] {}: {}{}: {} passed, {} skipped, {} failed in {:.1f} s", finished, total,
                     pool.kernels[r.kernel].name, o.suites[r.suite].filename().string(),
-                    r.shards > 1 ? fmt::format(" (shard {}/{})", r.shard + 1, r.shards) : "", n[0], n[1], n[2],
+                    r.shards > 1 ? fmt::format(" (shard {}/{})", r.shard + 1, r.shards) : "", r.outcome.count(State::pass),
+                    r.outcome.count(State::skip), r.outcome.count(State::fail),
                     r.outcome.wall_seconds));
   };
   std::vector<std::string> errors(o.kernels.size());

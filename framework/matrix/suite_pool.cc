@@ -25,15 +25,6 @@ fs::path timings_file(const std::string& kernel) {
   return vm::cache_dir() / "timings" / (file_name_for(kernel) + ".json");
 }
 
-TestResult suite_row(const std::string& suite, std::string message) {
-  TestResult t;
-  t.suite = suite;
-  t.name = "(suite)";
-  t.state = State::fail;
-  t.message = std::move(message);
-  return t;
-}
-
 // Puts a sharded suite's cases back in the order the binary lists them.
 void in_listed_order(std::vector<TestResult>& tests, const std::vector<std::string>& listed) {
   std::map<std::string, size_t> rank;
@@ -109,7 +100,7 @@ PoolRun run_one(const PoolOptions& o, const PlannedRun& planned) {
   std::error_code ec;
   fs::remove(junit, ec);  // a report left by an earlier run must not pass for this one's
   if (!fs::exists(suite, ec)) {
-    r.outcome.tests.push_back(suite_row(name, "suite binary not built: " + suite.string()));
+    r.outcome.tests.push_back(TestResult::suite_row(name, State::fail, "suite binary not built: " + suite.string()));
     return r;
   }
   std::vector<std::string> argv;
@@ -133,7 +124,7 @@ PoolRun run_one(const PoolOptions& o, const PlannedRun& planned) {
   auto res = base::run_process(argv, po);
   r.outcome.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   if (!res) {
-    r.outcome.tests.push_back(suite_row(name, res.error().message));
+    r.outcome.tests.push_back(TestResult::suite_row(name, State::fail, res.error().message));
     return r;
   }
   if (stream) (void)vm::write_file_atomic(r.log, res->output);
@@ -157,6 +148,10 @@ double SuiteOutcome::start_seconds() const {
   double s = 0;
   for (const auto& t : tests) s += t.guest_start.seconds;
   return s;
+}
+
+int SuiteOutcome::count(State s) const {
+  return static_cast<int>(std::count_if(tests.begin(), tests.end(), [s](const TestResult& t) { return t.state == s; }));
 }
 
 std::optional<std::vector<std::string>> listed_cases(const fs::path& suite, const std::string& filter) {

@@ -30,6 +30,7 @@ struct SuiteOutcome {
   double wall_seconds = 0;           // summed over shards
 
   double start_seconds() const;  // guest boots and restores, summed
+  int count(State s) const;
 };
 
 struct PoolKernel {
