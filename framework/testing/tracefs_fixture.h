@@ -259,6 +259,7 @@ using ::testing::StartsWith;
 using ::testing::StrEq;
 using ::testing::UnorderedElementsAre;
 using ::testing::UnorderedElementsAreArray;
+using ::testing::ValuesIn;
 
 using tracefs::DynamicEvent;
 using tracefs::DynEventDef;

@@ -116,6 +116,10 @@ inline const Feature kretprobe_argn =
     Feature::readme("$argN in return probes", "kernel return probes support: $retval, $arg<N>");
 inline const Feature btf_args = Feature::readme("BTF args", "<argname>");
 inline const Feature btf_fields = Feature::readme("BTF fields", "<argname>[->field[->field|.field...]]");
+// 7.3: typecasts of BTF arguments ("(task_struct)file->comm"), and
+// $current; with them, nesting is limited to 8 typecasts/dereferences.
+inline const Feature probe_typecast = Feature::readme("probe typecasts", "[(structname");
+inline const Feature fetcharg_current = Feature::readme("$current fetcharg", "$current");
 inline const Feature type_ustring = Feature::readme("ustring type", "ustring");
 inline const Feature type_symbol = Feature::readme("symbol type", "string, symbol");
 inline const Feature type_symstr = Feature::readme("symstr type", "symstr");

@@ -1,77 +1,59 @@
 // ftracetest dynevent/eprobes_syntax_errors.tc: event probes (`e`) the
-// parser refuses, with the kernel's error_log text (kernel/trace/
-// trace_probe.h, ERRORS; location event_probe) and caret (`^` in the row,
-// as in the .tc). Attached to syscalls/sys_enter_openat, as the .tc is.
-#include <optional>
+// parser refuses, with the kernel's error_log text and caret
+// (framework/testing/syntax_errors.h; location event_probe). Attached to
+// syscalls/sys_enter_openat, as the .tc is.
 #include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/testing/raw_definition.h"
-#include "framework/testing/tracefs_fixture.h"
+#include "framework/testing/syntax_errors.h"
 
 namespace tracebed::suites {
 namespace {
 
-struct EprobeError {
-  const char* name;
-  std::string marked;
-  std::string error;
-  std::optional<Feature> needs = std::nullopt;
-};
-
-void PrintTo(const EprobeError& e, std::ostream* os) { *os << e.marked; }
-
 const Feature kOpenat = Feature::event("syscalls", "sys_enter_openat");
 // README: "e[:[<group>/][<event>]] <attached-group>.<attached-event> [<args>] [if <filter>]".
 const Feature kFilter = Feature::readme("eprobe filters", "<attached-group>.<attached-event> [<args>] [if <filter>]");
+const Feature kBtf = features::btf_args;
 
-const std::vector<EprobeError> kErrors = {
+// A bare name in an eprobe's arguments: 7.3 looks it up among the attached
+// event's fields (NO_EVENT_FIELD, as the 7.3 .tc says); 6.12 and 7.2 took
+// it for a BTF argument name, which an eprobe cannot have. Kernels without
+// BTF arguments (6.1) take it for a field and call it an invalid fetch
+// argument: these rows are for kernels that parse BTF arguments.
+const std::string kNoField = "This event field is not found.";
+const std::string kNoBtf = "BTF is not available or not supported";
+
+const std::vector<SyntaxErrorRow> kEprobeRows = {
     {"NO_EVENT_INFO_no_event", "e ^a.", "This requires both group and event name to attach"},
     {"NO_EVENT_INFO_no_group", "e ^.b", "This requires both group and event name to attach"},
     {"BAD_ATTACH_EVENT", "e ^a.b", "Attached event does not exist"},
-    // The .tc's labels for the next three are older than BTF arguments: a
-    // bare name is a BTF argument name, which an eprobe cannot have, and
-    // `$foo` is an unknown $-variable (6.12, 7.2).
-    {"NOSUP_BTFARG_bare_name", "e syscalls/sys_enter_openat ^foo", "BTF is not available or not supported",
-     features::btf_args},
-    {"NO_GROUP_NAME", "e:^/bar syscalls/sys_enter_openat", "Group name is not specified"},
-    {"GROUP_TOO_LONG", "e:^12345678901234567890123456789012345678901234567890123456789012345/bar syscalls/sys_enter_openat", "Group name is too long"},
-    {"BAD_GROUP_NAME", "e:^foo.1/bar syscalls/sys_enter_openat", "Group name must follow the same rules as C identifiers"},
-    {"NO_EVENT_NAME", "e:^ syscalls/sys_enter_openat", "Event name is not specified"},
-    {"EVENT_TOO_LONG", "e:foo/^12345678901234567890123456789012345678901234567890123456789012345 syscalls/sys_enter_openat", "Event name is too long"},
-    {"BAD_EVENT_NAME", "e:foo/^bar.1 syscalls/sys_enter_openat", "Event name must follow the same rules as C identifiers"},
-    // Kernels without BTF arguments (6.1) take a bare name for a field of
-    // the attached event and refuse it as an invalid fetch argument; those
-    // rows are for kernels that parse BTF arguments.
-    {"NOSUP_BTFARG_named", "e:foo/bar syscalls/sys_enter_openat arg=^dfd", "BTF is not available or not supported",
-     features::btf_args},
-    {"BAD_VAR", "e:foo/bar syscalls/sys_enter_openat arg=^$foo", "Invalid $-variable specified", features::btf_args},
+    {.name = "NO_EVENT_FIELD_bare_name", .marked = "e syscalls/sys_enter_openat ^foo", .error = kNoField,
+     .needs = kBtf, .also = {kNoBtf}},
+    {.name = "NO_EVENT_FIELD_named", .marked = "e:foo/bar syscalls/sys_enter_openat arg=^COMM", .error = kNoField,
+     .needs = kBtf, .also = {kNoBtf}},
+    {"NO_EVENT_FIELD_current", "e:foo/bar syscalls/sys_enter_openat arg=^current", kNoField,
+     features::fetcharg_current},
+    // `$foo` is an unknown $-variable (6.12 to 7.3).
+    {"BAD_VAR", "e:foo/bar syscalls/sys_enter_openat arg=^$foo", "Invalid $-variable specified", kBtf},
     {"NO_EP_FILTER", "e:foo/bar syscalls/sys_enter_openat if ^", "No filter rule after 'if'", kFilter},
 };
 
-class EprobeSyntaxError : public TracefsTest, public ::testing::WithParamInterface<EprobeError> {
+class EprobeSyntaxError : public SyntaxErrorTest {
  protected:
-  EprobeSyntaxError() : TracefsTest({features::eprobes, features::error_log, kOpenat}) {}
+  EprobeSyntaxError() : SyntaxErrorTest(kEprobeTable, {features::eprobes, features::error_log, kOpenat}) {}
 };
 
 TEST_P(EprobeSyntaxError, IsRefusedWithItsErrorAndCaret) {
   TRACEBED_COVERS("ftracetest: dynevent/eprobes_syntax_errors.tc");
-  const EprobeError& e = GetParam();
-  if (e.needs) TRACEBED_REQUIRE(*e.needs);
-  Marked m = unmark(e.marked);
-  // The kernel logs its argv joined by blanks: "if " is logged as "if",
-  // the caret one past it.
-  while (m.command.ends_with(' ')) m.command.pop_back();
-  auto entry = ExpectRefused(RawDefinition{DynEventKind::eprobe, m.command, "foo", "bar"}, e.error, m.caret);
-  ASSERT_TRUE(entry.has_value());
-  EXPECT_EQ(entry->location, "event_probe");
+  ExpectRowRefused();
 }
 
-INSTANTIATE_TEST_SUITE_P(Eprobe, EprobeSyntaxError, ::testing::ValuesIn(kErrors),
-                         [](const ::testing::TestParamInfo<EprobeError>& p) { return std::string(p.param.name); });
+INSTANTIATE_TEST_SUITE_P(Eprobe, EprobeSyntaxError,
+                         ValuesIn(join({kEprobeRows, name_rows("e", "syscalls/sys_enter_openat")})),
+                         SyntaxErrorRow::test_name);
 
 }  // namespace
 }  // namespace tracebed::suites
