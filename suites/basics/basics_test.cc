@@ -48,7 +48,7 @@ TEST_F(Basics, UnknownTracerIsRejectedWithEinval) {
   EXPECT_EQ(inst().current_tracer().value(), "nop");
 }
 
-// trace_clock.tc: every clock can be selected, and is then the one in [].
+// basic3.tc: every clock can be selected, and is then the one in [].
 TEST_F(Basics, EveryTraceClockCanBeSelected) {
   TRACEBED_COVERS("ftracetest: 00basic/basic3.tc");
   auto clocks = inst().trace_clock();
@@ -178,7 +178,7 @@ TEST_F(Basics, RawPagesAreWholeSubBuffers) {
   EXPECT_NE(all.find("tracebed-raw"), std::string::npos);
 }
 
-// tracing_cpumask (ftrace/tracing-cpumask.tc, in spirit): with only CPU 0
+// tracing_cpumask (ftrace/func_cpumask.tc, in spirit): with only CPU 0
 // in the mask, every recorded event comes from CPU 0.
 TEST_F(Basics, CpumaskLimitsRecordingToThoseCpus) {
   TRACEBED_COVERS("ftracetest: ftrace/func_cpumask.tc");

@@ -13,6 +13,11 @@
 namespace tracebed::suites {
 
 class Function : public TracefsTest {
+ public:
+  Function() = default;
+  // A fixture whose tests need more than the function tracer.
+  explicit Function(std::vector<tracefs::Feature> more) : TracefsTest(std::move(more)) {}
+
  protected:
   void SetUpTest() override {
     TRACEBED_REQUIRE(features::function_tracer);

@@ -15,13 +15,10 @@ constexpr int kChildren = 5;
 constexpr const char* kChildCommand = "/bin/echo x > /dev/null";
 
 class FunctionFork : public Function {
- protected:
-  void SetUpTest() override {
-    Function::SetUpTest();
-    if (IsSkipped()) return;
-    TRACEBED_REQUIRE(features::function_fork);
-  }
+ public:
+  FunctionFork() : Function({features::function_fork}) {}
 
+ protected:
   // The tracers to try: function, and function_graph where the instance has it.
   std::vector<std::string> tracers() {
     std::vector<std::string> out{"function"};

@@ -15,12 +15,10 @@ namespace tracebed::suites {
 namespace {
 
 class FunctionProbe : public Function {
+ public:
+  FunctionProbe() : Function({features::function_triggers}) {}
+
  protected:
-  void SetUpTest() override {
-    Function::SetUpTest();
-    if (IsSkipped()) return;
-    TRACEBED_REQUIRE(features::function_triggers);
-  }
   // What every fork calls (ftracetest's FUNCTION_FORK).
   std::string fork_function() {
     auto all = fs().available_filter_functions();
