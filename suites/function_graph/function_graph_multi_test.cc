@@ -31,7 +31,7 @@ class GraphInstances : public FunctionGraph {
   // (6.9), every instance's function_graph is one ftrace_ops.
   std::set<std::string> enabled() {
     std::set<std::string> out;
-    auto text = top().files().read("enabled_functions");
+    auto text = fs().top().files().read("enabled_functions");  // read only: no reset needed
     EXPECT_OK(text);
     if (!text) return out;
     for (std::string_view line : base::split_lines(*text)) {
