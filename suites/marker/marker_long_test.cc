@@ -1,8 +1,8 @@
 // Markers longer than an event can be (trace_marker.tc), at every
 // sub-buffer size (ringbuffer_subbuf_size.tc), and raw markers' size
 // limits (trace_marker_raw.tc). A long write is cut at the largest event
-// the sub-buffer holds and returns short; the writer (echo, or here the
-// agent) writes the rest: no byte may be lost or reordered.
+// the sub-buffer holds and returns short; the writer (echo, or the guest
+// side of FileOps::write) writes the rest: no byte may be lost or reordered.
 #include <algorithm>
 
 #include <gmock/gmock.h>
