@@ -46,6 +46,7 @@
 #include "framework/testing/assert_ok.h"
 #include "framework/testing/covers.h"
 #include "framework/testing/decoded_events.h"
+#include "framework/testing/forking_shell.h"
 #include "framework/testing/guest_environment.h"
 #include "framework/testing/matchers.h"
 #include "framework/testing/probe_target.h"

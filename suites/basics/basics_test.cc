@@ -9,6 +9,21 @@ namespace {
 
 using Basics = TracefsTest;
 
+// basic1.tc: the files every tracefs has, at the top level and (but
+// README) in an instance, and what each says when read.
+TEST_F(Basics, CoreFilesAreThereAndAnswer) {
+  TRACEBED_COVERS("ftracetest: 00basic/basic1.tc");
+  const tracefs::Instance top_level = fs().top();
+  for (const tracefs::Instance* in : std::initializer_list<const tracefs::Instance*>{&top_level, &inst()}) {
+    SCOPED_TRACE(in->is_top() ? "top level" : "instance");
+    for (const char* f : {"trace", "tracing_on", "trace_pipe"}) EXPECT_TRUE(in->files().has(f)) << f;
+    EXPECT_THAT(in->files().read("tracing_on").value(), AnyOf("0\n", "1\n"));
+    EXPECT_THAT(in->read_trace().value(), StartsWith("# tracer: "));
+  }
+  EXPECT_TRUE(top_level.files().has("README"));
+  EXPECT_THAT(fs().readme().value(), HasSubstr("tracing_on"));
+}
+
 // basic2.tc: every tracer the instance offers can be set, and nop put back.
 TEST_F(Basics, EveryAvailableTracerCanBeSet) {
   TRACEBED_COVERS("ftracetest: 00basic/basic2.tc");
@@ -33,7 +48,7 @@ TEST_F(Basics, UnknownTracerIsRejectedWithEinval) {
   EXPECT_EQ(inst().current_tracer().value(), "nop");
 }
 
-// trace_clock.tc: every clock can be selected, and is then the one in [].
+// basic3.tc: every clock can be selected, and is then the one in [].
 TEST_F(Basics, EveryTraceClockCanBeSelected) {
   TRACEBED_COVERS("ftracetest: 00basic/basic3.tc");
   auto clocks = inst().trace_clock();
@@ -163,7 +178,7 @@ TEST_F(Basics, RawPagesAreWholeSubBuffers) {
   EXPECT_NE(all.find("tracebed-raw"), std::string::npos);
 }
 
-// tracing_cpumask (ftrace/tracing-cpumask.tc, in spirit): with only CPU 0
+// tracing_cpumask (ftrace/func_cpumask.tc, in spirit): with only CPU 0
 // in the mask, every recorded event comes from CPU 0.
 TEST_F(Basics, CpumaskLimitsRecordingToThoseCpus) {
   TRACEBED_COVERS("ftracetest: ftrace/func_cpumask.tc");

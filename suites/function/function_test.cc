@@ -1,27 +1,12 @@
-// The function tracer in a fresh instance per test. Every test sets a
-// function filter before the tracer: patching every call site takes
-// seconds under TCG and records more than a test can read back.
+// The function tracer: filters, notrace, pid filters, function triggers
+// (function_fixture.h).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/testing/tracefs_fixture.h"
+#include "suites/function/function_fixture.h"
 
 namespace tracebed::suites {
 namespace {
-
-class Function : public TracefsTest {
- protected:
-  void SetUpTest() override {
-    TRACEBED_REQUIRE(features::function_tracer);
-    TRACEBED_REQUIRE(features::dynamic_ftrace);
-    auto tracers = inst().available_tracers();
-    ASSERT_OK(tracers);
-    if (std::find(tracers->begin(), tracers->end(), "function") == tracers->end())
-      GTEST_SKIP() << "needs the function tracer in instances: not in instances/<name>/available_tracers";
-  }
-  // Functions every `cat` of a file goes through.
-  static inline const std::vector<std::string> kRead{"vfs_read"};
-};
 
 TEST_F(Function, FilterLimitsTracingToThatFunction) {
   ASSERT_OK(inst().set_ftrace_filter(kRead));

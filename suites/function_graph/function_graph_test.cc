@@ -1,44 +1,13 @@
 // The function_graph tracer, with a graph function set first so only its
-// calls are recorded. Instances got function_graph late; where they lack
-// it, the test uses the top level and the fixture resets it afterwards.
+// calls are recorded (function_graph_fixture.h).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/testing/tracefs_fixture.h"
 #include "framework/tracefs/text.h"
+#include "suites/function_graph/function_graph_fixture.h"
 
 namespace tracebed::suites {
 namespace {
-
-class FunctionGraph : public TracefsTest {
- public:
-  FunctionGraph() : TracefsTest({features::function_graph_tracer, features::set_graph_function}) {}
-
- protected:
-  void SetUpTest() override {
-    auto tracers = inst().available_tracers();
-    ASSERT_OK(tracers);
-    bool in_instance = std::find(tracers->begin(), tracers->end(), "function_graph") != tracers->end() &&
-                       inst().files().has("set_graph_function");
-    graph_ = in_instance ? &inst() : &top();
-  }
-  tracefs::Instance& graph() { return *graph_; }
-
-  // Starts function_graph on vfs_read's calls, runs a cat, stops.
-  std::vector<std::string> trace_vfs_read() {
-    EXPECT_OK(graph().set_graph_function(std::vector<std::string>{"vfs_read"}));
-    EXPECT_OK(graph().clear_trace());
-    EXPECT_OK(graph().set_tracer("function_graph"));
-    sh("cat /proc/version > /dev/null");
-    EXPECT_OK(graph().set_tracing_on(false));
-    auto lines = trace_lines(graph());
-    EXPECT_OK(graph().set_tracer("nop"));
-    return lines;
-  }
-
- private:
-  tracefs::Instance* graph_ = nullptr;
-};
 
 // The text after "|": the call with its indentation (two spaces per level).
 std::string call_part(const std::string& line) {
@@ -61,7 +30,7 @@ TEST_F(FunctionGraph, GraphFunctionIsTheRootOfEveryCall) {
   }
 }
 
-// fgraph-filter-stack.tc, in spirit: max_graph_depth bounds the depth.
+// max_graph_depth bounds the depth.
 TEST_F(FunctionGraph, MaxGraphDepthBoundsTheDepth) {
   TRACEBED_REQUIRE(features::max_graph_depth);
   if (!graph().files().has("max_graph_depth")) GTEST_SKIP() << "needs max_graph_depth in this instance";
