@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <memory>
+#include <set>
 
 #include "framework/tracefs/file_ops.h"
 #include "framework/tracefs/guest_file_ops.h"
@@ -231,6 +232,17 @@ std::optional<tracefs::ErrorLogEntry> TracefsTest::expect_refused(const Status& 
                                   << "\"";
   }
   return last;
+}
+
+std::vector<std::string> TracefsTest::traceable(std::initializer_list<std::string_view> names) {
+  static const std::set<std::string> available = [] {
+    auto fns = fs().available_filter_functions();
+    return fns ? std::set<std::string>(fns->begin(), fns->end()) : std::set<std::string>{};
+  }();
+  std::vector<std::string> out;
+  for (std::string_view n : names)
+    if (available.contains(std::string(n))) out.emplace_back(n);
+  return out;
 }
 
 std::vector<DecodedEvent> TracefsTest::decoded(std::initializer_list<EventRef> events, Order order) {

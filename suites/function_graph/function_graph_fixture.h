@@ -27,8 +27,16 @@ class FunctionGraph : public TracefsTest {
   }
   tracefs::Instance& graph() { return *graph_; }
 
-  // Starts function_graph on vfs_read's calls, runs a cat, stops.
+  // Starts function_graph on vfs_read's calls, runs a cat, stops. The
+  // filter holds vfs_read and what it calls three levels down (rw_verify_area,
+  // the LSM hooks under it, the copy checks, the readers of /proc and of the
+  // agent's port), so the depth and notrace tests have calls to cut.
   std::vector<std::string> trace_vfs_read() {
+    EXPECT_OK(graph().set_ftrace_filter(traceable(
+        {"vfs_read", "rw_verify_area", "security_file_permission", "apparmor_file_permission", "aa_file_perm",
+         "bpf_lsm_file_permission", "fsnotify_perm", "__fsnotify_parent", "proc_reg_read", "proc_reg_read_iter",
+         "seq_read", "seq_read_iter", "version_proc_show", "__check_object_size", "check_stack_object",
+         "port_fops_read", "fill_readbuf", "shmem_file_read_iter", "touch_atime", "atime_needs_update"})));
     EXPECT_OK(graph().set_graph_function(std::vector<std::string>{"vfs_read"}));
     EXPECT_OK(graph().clear_trace());
     EXPECT_OK(graph().set_tracer("function_graph"));
