@@ -107,6 +107,14 @@ void add_report_options(CLI::App* cmd, ReportArgs& a) {
   cmd->add_option("-F", a.filters, "filter: 'EVENTS[:EXPRESSION]', e.g. 'sched/sched_switch:next_pid == 1'")
       ->allow_extra_args(false);
   cmd->add_flag("-v", a.invert, "leave out what the -F filters after it match");
+  cmd->footer(
+      "Filters (-F), as trace-cmd report's: EVENTS[:EXPRESSION]. EVENTS is a comma list of\n"
+      "system/event or name (a system or an event), each an anchored regular expression\n"
+      "matched without case. EXPRESSION compares fields, COMM or CPU with numbers, 'c' or\n"
+      "\"strings\": == != < > <= >=; strings also =~ !~ (regular expressions); && and ||\n"
+      "(left to right, no precedence), !, parentheses. A record is printed if a filter\n"
+      "before -v matches it and none after -v does. --ts-offset is accepted and, as in\n"
+      "trace-cmd 3.1.6, changes nothing.");
 }
 
 // trace-cmd report's order: the listings first, then --stat, then events.
