@@ -300,13 +300,6 @@ void write_dropped(TextOut& text, const Record& record) {
     text += fmt::format("CPU:{} [{} EVENTS DROPPED]\n", record.cpu, static_cast<int64_t>(record.missed_events));
 }
 
-void write_unknown_head(TextOut& text) {
-  // tep_print_event prints this for the task and the time stamp calls;
-  // trace-cmd's print_event_name then shows the missing name as (NULL).
-  text += "[UNKNOWN EVENT][UNKNOWN EVENT] (NULL): "sv;
-  text.append(20 - 6, ' ');
-}
-
 // -I, -S: common_flags bits (include/linux/trace_events.h TRACE_FLAG_HARDIRQ,
 // TRACE_FLAG_SOFTIRQ) whose records are left out.
 uint64_t irq_skip_flags(const Field* flags_field, const ReportOptions& options) {
@@ -428,7 +421,7 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
 
     size_t line_start = text.size();
     if (!event) {
-      write_unknown_head(text);
+      head.write_unknown(text, ctx, record);
     } else if (const int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
                usual_head && out.head_here(ctx, *event, pid, record.cpu, record.ts)) {
       // The common case: the head is written when the text is (Output).

@@ -49,6 +49,24 @@ void ReportHead::write(TextOut& text, TraceContext& ctx, const EventFormat& even
   if (event.name.size() < 20) text.append(20 - event.name.size(), ' ');
 }
 
+// tep_print_event prints "[UNKNOWN EVENT]" for each of trace-cmd's calls on
+// such a record (task, latency columns, time stamp); -l -R's flags and
+// --ts-diff still come, and print_event_name shows the missing name as
+// (NULL).
+void ReportHead::write_unknown(TextOut& text, TraceContext& ctx, const Record& record) {
+  text += "[UNKNOWN EVENT]"sv;
+  if (style_.latency_format) {
+    if (style_.raw_fields)
+      latency_columns(text, ctx, record);
+    else
+      text += "[UNKNOWN EVENT]"sv;
+  }
+  text += "[UNKNOWN EVENT]"sv;
+  if (style_.ts_diff) time_diff(text, record.ts);
+  text += " (NULL): "sv;
+  text.append(20 - 6, ' ');
+}
+
 // libtraceevent's latency columns: irqs off, need-resched, hard/soft irq,
 // then the preempt count's low nibble and its high one (the migrate-disable
 // depth kernels keep there), '.' for zero. With -R, trace-cmd prints the

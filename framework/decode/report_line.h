@@ -29,6 +29,8 @@ class ReportHead {
  public:
   explicit ReportHead(HeadStyle style) : style_(style) {}
   void write(TextOut& text, TraceContext& ctx, const EventFormat& event, const Record& record, int pid);
+  // The same for a record whose event id has no format.
+  void write_unknown(TextOut& text, TraceContext& ctx, const Record& record);
 
  private:
   void latency_columns(TextOut& text, TraceContext& ctx, const Record& record);
