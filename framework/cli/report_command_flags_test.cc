@@ -64,13 +64,16 @@ const char* const kFlags[] = {
     "--ts-diff", "--ts-diff -t", "--ts2secs 1000000", "--ts2secs 3000000000 -t", "--ts2secs 1000000 --ts-diff",
     "-i FILE --ts-offset 1000000000", "-l", "-l -R", "-w",
     // Filters: an event by system/name; strings, ||, <; regex on COMM, &&,
-    // !, parentheses; an event list, hex, a field one event lacks; -v; two
-    // filters.
+    // !, parentheses; an event list, hex, a field one event lacks; -v; `~`;
+    // two filters.
     "-F sched/sched_switch",
     "-F 'sched_switch:prev_comm == \"sh\" || next_pid < 5'",
     "-F '.*:COMM =~ \"^tr.*\" && !(common_pid == 0)'",
     "-F 'sched_switch,sched_wakeup:prev_pid == 0x0 || pid > 100'",
     "-F sched -v -F sched_switch",
+    // The kernel's glob operator is no operator of libtraceevent's: `~`
+    // parses as a bitwise not, fails on every record, and nothing prints.
+    "-F 'sched_switch:prev_comm ~ \"sh*\"'",
     "-F 'sched_switch:prev_comm != \"sh\" && prev_state == 1' -F 'sched_wakeup:comm == \"rcu_preempt\"'",
 };
 
