@@ -79,9 +79,13 @@ struct TimeCorrection {
   int64_t offset = 0;
   int32_t tsc_mult = 0;       // 0: no TSC2NSEC option
   uint32_t tsc_shift = 0;
+  // ns per tick the user gave (`report --ts2secs HZ`); it replaces the
+  // TSC2NSEC option (trace-input.c timestamp_calc). 0: not given.
+  double ts2secs = 0;
+  bool scaled = false;        // tsc_mult or ts2secs: one test per record
 
   uint64_t apply(uint64_t ts) const {
-    if (tsc_mult) ts = mul_shift(ts);
+    if (scaled) ts = ts2secs != 0 ? static_cast<uint64_t>(static_cast<double>(ts) * ts2secs) : mul_shift(ts);
     return ts + static_cast<uint64_t>(offset);
   }
   // trace-input.c mul_u64_u32_shr(), with its int mult sign-extended to

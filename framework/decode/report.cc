@@ -19,6 +19,8 @@
 #include "framework/decode/line_head.h"
 #include "framework/decode/plugins.h"
 #include "framework/decode/print_fmt.h"
+#include "framework/decode/record_filter.h"
+#include "framework/decode/report_line.h"
 #include "framework/decode/text.h"
 #include "framework/decode/trace_dat.h"
 
@@ -276,6 +278,55 @@ class Output {
   std::thread writer_;
 };
 
+// trace-cmd's "%*s: " (an instance's name) or "%*s  " (the top buffer),
+// by hand: fmt's set-up per record was a third of the report.
+void write_buffer_name(TextOut& text, bool top, std::string_view name, size_t width) {
+  if (top) {
+    text.append(width + 2, ' ');
+    return;
+  }
+  append_right(text, name, width);
+  text += ": "sv;
+}
+
+// libtraceevent's kbuffer reports lost events only for an event at the very
+// start of the sub-buffer's data, so trace-cmd 3.1.6 says nothing when a
+// time extend or padding comes first (Record keeps the truth).
+void write_dropped(TextOut& text, const Record& record) {
+  if (record.missed_not_at_data_start) return;
+  if (record.missed_events == kMissedUnknown)
+    text += fmt::format("CPU:{} [EVENTS DROPPED]\n", record.cpu);
+  else if (record.missed_events > 0)
+    text += fmt::format("CPU:{} [{} EVENTS DROPPED]\n", record.cpu, static_cast<int64_t>(record.missed_events));
+}
+
+// -I, -S: common_flags bits (include/linux/trace_events.h TRACE_FLAG_HARDIRQ,
+// TRACE_FLAG_SOFTIRQ) whose records are left out.
+uint64_t irq_skip_flags(const Field* flags_field, const ReportOptions& options) {
+  if (!flags_field) return 0;
+  return (options.no_hardirqs ? 0x08 : 0) | (options.no_softirqs ? 0x10 : 0);
+}
+
+// A latency-format file holds text, printed as it is.
+Status write_latency_text(TraceDat& file, Output& out) {
+  auto latency = file.latency_text();
+  if (!latency) return latency.error();
+  out.text() += *latency;
+  out.flush();
+  return {};
+}
+
+HeadStyle head_style(TraceDat& file, const ReportOptions& options) {
+  HeadStyle style;
+  style.in_ns = file.stamps_in_ns();
+  style.raw_timestamps = options.raw_timestamps;
+  style.latency_format = options.latency_format;
+  style.raw_fields = options.raw_fields;
+  style.ts_diff = options.ts_diff;
+  style.ts_diff_in_us = file.uses_trace_clock() && !options.raw_timestamps;
+  return style;
+}
+
 }  // namespace
 
 struct RecordPrinter::Impl {
@@ -327,14 +378,7 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
   text += "cpus="sv;
   append_uint(text, file.cpu_count());
   text += '\n';
-
-  if (latency_format) {
-    auto latency = file.latency_text();
-    if (!latency) return latency.error();
-    text += *latency;
-    out.flush();
-    return {};
-  }
+  if (latency_format) return write_latency_text(file, out);
 
   // With instances, trace-cmd prefixes every line with the buffer's name
   // (blank for the top level), right-aligned to the longest name.
@@ -350,11 +394,13 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
   EventStream& stream = **stream_result;
   RecordPrinter printer(ctx, options);
   const Field* pid_field = ctx.common_pid();
-  // common_flags bits, include/linux/trace_events.h TRACE_FLAG_HARDIRQ and
-  // TRACE_FLAG_SOFTIRQ.
   const Field* flags_field = ctx.common_flags();
-  const uint64_t skip_flags = flags_field ? (options.no_hardirqs ? 0x08 : 0) | (options.no_softirqs ? 0x10 : 0) : 0;
-  const bool in_ns = file.stamps_in_ns();
+  const uint64_t skip_flags = irq_skip_flags(flags_field, options);
+  ReportHead head(head_style(file, options));
+  // LineHead writes the usual head; the options that change it take the
+  // general way.
+  const bool usual_head = file.stamps_in_ns() && !options.latency_format && !options.ts_diff;
+  std::optional<WakeupLatency> wakeup = options.wakeup ? WakeupLatency::make(ctx) : std::nullopt;
 
   Record record;
   for (;;) {
@@ -368,64 +414,22 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
     // trace-cmd 3.1.6 with --cpu prints only the top-level buffer's events.
     if (options.cpus && record.buffer != 0) continue;
     if (skip_flags && (flags_field->read_int(record.data, ctx.endian) & skip_flags)) continue;
-    if (prefix_buffers) {
-      // trace-cmd's "%*s: " (an instance's name) or "%*s  " (the top
-      // buffer), by hand: fmt's set-up per record was a third of the report.
-      if (record.buffer == 0) {
-        text.append(name_width + 2, ' ');
-      } else {
-        append_right(text, buffers[record.buffer].name, name_width);
-        text += ": "sv;
-      }
-    }
-    // libtraceevent's kbuffer reports lost events only for an event at the
-    // very start of the sub-buffer's data, so trace-cmd 3.1.6 says nothing
-    // when a time extend or padding comes first (Record keeps the truth).
-    const bool kbuffer_reports_loss = !record.missed_not_at_data_start;
-    if (kbuffer_reports_loss && record.missed_events == kMissedUnknown)
-      text += fmt::format("CPU:{} [EVENTS DROPPED]\n", record.cpu);
-    else if (kbuffer_reports_loss && record.missed_events > 0)
-      text += fmt::format("CPU:{} [{} EVENTS DROPPED]\n", record.cpu, static_cast<int64_t>(record.missed_events));
-
     const EventFormat* event = record.event ? record.event : ctx.event_of(record.data);
+    if (options.filter && !options.filter->keep(record, event)) continue;
+    if (prefix_buffers) write_buffer_name(text, record.buffer == 0, buffers[record.buffer].name, name_width);
+    write_dropped(text, record);
+
     size_t line_start = text.size();
     if (!event) {
-      // tep_print_event prints this for the task and the time stamp calls;
-      // trace-cmd's print_event_name then shows the missing name as (NULL).
-      text += "[UNKNOWN EVENT][UNKNOWN EVENT] (NULL): "sv;
-      text.append(20 - 6, ' ');
+      head.write_unknown(text, ctx, record);
     } else if (const int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
-               in_ns && out.head_here(ctx, *event, pid, record.cpu, record.ts)) {
+               usual_head && out.head_here(ctx, *event, pid, record.cpu, record.ts)) {
       // The common case: the head is written when the text is (Output).
     } else {
-      // "%16s-%-5d [%03d]"
-      append_right(text, task_comm(ctx, pid), 16);
-      text += '-';
-      append_int_left(text, pid, 5);
-      text += " ["sv;
-      if (record.cpu >= 0)
-        append_uint(text, static_cast<uint32_t>(record.cpu), 3, '0');
-      else
-        text += fmt::format("{:03}", record.cpu);
-      text += ']';
-      // trace-read.c time formats: "%12d:" for raw counters, else
-      // " %9.1d:" (-t) or " %6.1000d:".
-      if (!in_ns) {
-        append_uint(text, record.ts, 12);
-      } else {
-        text += ' ';
-        if (options.raw_timestamps)
-          append_event_time(record.ts, 9, 1, text);
-        else
-          append_event_time(record.ts, 6, 1000, text);
-      }
-      text += ": "sv;
-      text += event->name;
-      text += ": "sv;
-      if (event->name.size() < 20) text.append(20 - event->name.size(), ' ');
+      head.write(text, ctx, *event, record, pid);
     }
     if (const EventFormat* rest = printer.format_fields_but_print_fmt(record, event, stream, text)) {
-      if (out.print_fmt_here(*rest, record)) {
+      if (!wakeup && out.print_fmt_here(*rest, record)) {
         text += '\n';
         out.maybe_flush();
         continue;
@@ -434,9 +438,11 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
     }
     // trace-cmd drops one trailing newline of the event's text.
     if (text.size() > line_start && text.back() == '\n') text.pop_back();
+    if (wakeup && event) wakeup->on_record(record, *event, text);
     text += '\n';
     out.maybe_flush();
   }
+  if (wakeup) wakeup->finish(text);
   if (!out.flush()) return Error{"write error on output"};
   // kallsyms is read on the first lookup; a corrupt one fails the report
   // after what could be printed (addresses stayed numbers).

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@ namespace tracebed::decode {
 
 class TraceDat;
 class EventStream;
+class RecordFilter;
 
 struct ReportOptions {
   bool raw_timestamps = false;   // -t: nanoseconds
@@ -24,6 +26,11 @@ struct ReportOptions {
   std::optional<std::set<int>> cpus;  // --cpu LIST
   bool no_hardirqs = false;      // -I: leave out records with the HARDIRQ flag
   bool no_softirqs = false;      // -S: leave out records with the SOFTIRQ flag
+  bool latency_format = false;   // -l: "%8.8s-%-5d %3d" and the latency columns
+  bool ts_diff = false;          // --ts-diff: "(+N)" since the line before
+  bool wakeup = false;           // -w: wakeup latencies of sched_switch
+  // -F / -v: which records are printed (null: all).
+  std::shared_ptr<RecordFilter> filter;
   // A second thread that writes the text while the next lines are made:
   // unset, only with a CPU to spare beside one for the reader (report.cc).
   std::optional<bool> writer_thread;

@@ -1,5 +1,6 @@
 // `trace-cmd report`'s other views of a trace.dat: the options that print
-// something else than the events (-E, --first-event, --last-event).
+// something else than the events (-E, --events, -f, -P, --stat,
+// --first-event, --last-event).
 #pragma once
 
 #include <cstdio>
@@ -20,5 +21,19 @@ Status write_event_list(TraceDat& file, std::FILE* out);
 // file's name as the user gave it (trace-cmd prints it).
 Status write_first_last_events(TraceDat& file, const std::string& shown_path, bool first, bool last,
                                std::FILE* out);
+
+// --events: the format files as stored, under "system: NAME" lines, as
+// trace-cmd 3.1.6 prints them: those of a v6 file, nothing for v7.
+Status write_event_formats(TraceDat& file, std::FILE* out);
+
+// -f: every kallsyms function, "%016llx name [module]", by address.
+Status write_functions(TraceDat& file, std::FILE* out);
+
+// -P: every printk format, "%016llx format", by address.
+Status write_printk_formats(TraceDat& file, std::FILE* out);
+
+// --stat: cpus=N, the CPUSTAT text recorded and where each CPU's data is
+// (trace-cmd's offsets: its own for compressed data).
+Status write_stats(TraceDat& file, std::FILE* out);
 
 }  // namespace tracebed::decode

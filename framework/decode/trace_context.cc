@@ -617,26 +617,33 @@ std::optional<Symbol> TraceContext::search_symbol(uint64_t addr) const {
     size_t mid = (lo + hi) / 2;
     const KSym& s = kallsyms_[mid];
     uint64_t next = mid + 1 < kallsyms_.size() ? kallsyms_[mid + 1].address : 0;
-    if (addr == s.address || (addr > s.address && addr < next)) {
-      const char* i = s.name;
-      const char* const line_end = s.line_end();
-      while (i < line_end && !c_space(*i)) ++i;
-      const std::string_view name(s.name, static_cast<size_t>(i - s.name));
-      std::string_view module;
-      if (i + 1 < line_end && i[0] == '\t' && i[1] == '[') {
-        const char* m = i + 2;
-        while (m < line_end && !c_space(*m)) ++m;
-        module = std::string_view(i + 2, static_cast<size_t>(m - (i + 2)));
-        if (!module.empty() && module.back() == ']') module.remove_suffix(1);  // "the extra ']'"
-      }
-      return Symbol{name, module, s.address};
-    }
+    if (addr == s.address || (addr > s.address && addr < next)) return symbol_of(s);
     if (addr < s.address)
       hi = mid;
     else
       lo = mid + 1;
   }
   return std::nullopt;
+}
+
+Symbol TraceContext::symbol_of(const KSym& s) {
+  const char* i = s.name;
+  const char* const line_end = s.line_end();
+  while (i < line_end && !c_space(*i)) ++i;
+  const std::string_view name(s.name, static_cast<size_t>(i - s.name));
+  std::string_view module;
+  if (i + 1 < line_end && i[0] == '\t' && i[1] == '[') {
+    const char* m = i + 2;
+    while (m < line_end && !c_space(*m)) ++m;
+    module = std::string_view(i + 2, static_cast<size_t>(m - (i + 2)));
+    if (!module.empty() && module.back() == ']') module.remove_suffix(1);  // "the extra ']'"
+  }
+  return Symbol{name, module, s.address};
+}
+
+void TraceContext::for_each_symbol(const std::function<void(const Symbol&)>& visit) const {
+  ensure_kallsyms();
+  for (const KSym& s : kallsyms_) visit(symbol_of(s));
 }
 
 std::optional<uint64_t> TraceContext::symbol_address(std::string_view name) const {
@@ -677,7 +684,19 @@ void TraceContext::parse_printk_formats(std::string_view text) {
       if (fmt.size() >= 2 && fmt.substr(fmt.size() - 2) == "\\n") fmt.remove_suffix(2);
     }
     printk_.emplace(addr, std::string(fmt));
+    printk_all_.emplace_back(addr, std::string(fmt));
   }
+}
+
+std::vector<TraceContext::PrintkFormat> TraceContext::printk_formats_listed() const {
+  // libtraceevent keeps a list, newest first, and sorts it by address with
+  // glibc's qsort (a stable merge sort): the later of equal addresses first.
+  std::vector<PrintkFormat> out;
+  out.reserve(printk_all_.size());
+  for (auto it = printk_all_.rbegin(); it != printk_all_.rend(); ++it) out.push_back({it->first, it->second});
+  std::stable_sort(out.begin(), out.end(),
+                   [](const PrintkFormat& a, const PrintkFormat& b) { return a.address < b.address; });
+  return out;
 }
 
 std::optional<std::string_view> TraceContext::printk_format(uint64_t addr) const {

@@ -155,6 +155,16 @@ class TraceContext {
   // printk_formats text (`0xffffffff82a0c5d8 : "fmt\n"` lines) for bprint/bputs.
   void parse_printk_formats(std::string_view text);
   std::optional<std::string_view> printk_format(uint64_t addr) const;
+  // Every printk format registered, duplicates kept, in the order
+  // libtraceevent's tep_print_printk lists them (`report -P`).
+  struct PrintkFormat {
+    uint64_t address;
+    std::string_view text;
+  };
+  std::vector<PrintkFormat> printk_formats_listed() const;
+  // Every symbol, in the order of libtraceevent's function map (`report
+  // -f`): by address, the later line first among equal ones.
+  void for_each_symbol(const std::function<void(const Symbol&)>& visit) const;
 
   // saved_cmdlines text ("pid comm" lines); plugins may add more as they go.
   void parse_cmdlines(std::string_view text);
@@ -281,6 +291,8 @@ class TraceContext {
   void load_kallsyms() const;
   void merge_kallsyms(KallsymsBatch batch) const;
   std::unordered_map<uint64_t, std::string> printk_;
+  std::vector<std::pair<uint64_t, std::string>> printk_all_;  // as registered, duplicates kept
+  static Symbol symbol_of(const KSym& s);
   CommStore comms_;
   Field common_type_, common_pid_, common_flags_, common_preempt_;
   bool type_is_first_u16_ = false;  // common_type_ is the first two bytes: one test per event_of

@@ -18,7 +18,9 @@ Result<std::unique_ptr<EventStream>> TraceDatImpl::stream(std::optional<std::set
   s.page_size = page_size_;
   s.codec = codec_;
   s.time = opts_.time;
-  s.time.offset = opts_.ts_offset;
+  s.time.offset = opts_.ts_offset + user_ts_offset_;
+  if (user_hz_) s.time.ts2secs = 1e9 / static_cast<double>(user_hz_);
+  s.time.scaled = s.time.tsc_mult != 0 || s.time.ts2secs != 0;
   s.sync = opts_.sync;
   s.buffers = spans_;
   s.cpus = std::move(cpus);
@@ -144,6 +146,8 @@ Status TraceDatImpl::finish_buffers() {
       c.trace_cmd_size = placed % psize == 0 ? c.data_size : std::min<uint64_t>(c.data_size, psize);
       TraceDatCpu cpu{c.cpu, c.offset, c.data_size};
       cpu.trace_cmd_size = c.trace_cmd_size;
+      // Its --stat shows unpacked data one sub-buffer further on.
+      cpu.trace_cmd_offset = c.compressed ? placed + psize : placed;
       buffers_[b].cpus.push_back(cpu);
     }
     if (b == 0) top_end = next;

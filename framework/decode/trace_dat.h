@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "framework/base/result.h"
@@ -29,6 +30,9 @@ struct TraceDatCpu {
   // sub-buffer after the first when that offset is not a multiple of the
   // sub-buffer size - an instance with larger sub-buffers (fixture s22).
   uint64_t trace_cmd_size = 0;
+  // Where trace-cmd 3.1.6 says the data is (`report --stat`): `offset` for
+  // data stored as it is, the offset it unpacks compressed data to.
+  uint64_t trace_cmd_offset = 0;
 };
 
 struct TraceDatBuffer {
@@ -84,6 +88,22 @@ class TraceDat {
   virtual const std::vector<TraceDatBuffer>& buffers() const = 0;  // [0] is the top level
   virtual const std::string& uname() const = 0;  // option UNAME, if stored
   virtual int64_t ts_offset() const = 0;        // option OFFSET, added to every stamp
+  // Time stamps of streams made from here on: `offset` ns more (trace-cmd
+  // report --ts-offset, added to the file's own), and, when `hz` is not 0,
+  // counter ticks of that frequency turned into ns (--ts2secs HZ).
+  virtual void set_user_time(int64_t offset, uint64_t hz) = 0;
+  // trace-cmd's use_trace_clock: the file names its trace clock (a
+  // TRACECLOCK option) and no --ts2secs replaced it. `--ts-diff` then
+  // counts µs.
+  virtual bool uses_trace_clock() const = 0;
+  // The CPUSTAT options' text as trace-cmd keeps it: each payload with its
+  // last byte turned into a newline, one after another; empty if none.
+  virtual const std::string& cpu_stats() const = 0;
+  // The event format files as stored, system by system in file order, for
+  // a v6 file (trace-cmd 3.1.6's `report --events` prints them and nothing
+  // for v7). Re-read from the file, bounds-checked.
+  virtual Status for_each_stored_event_format(
+      const std::function<void(std::string_view system, std::string_view text)>& visit) = 0;
   // Whether stamps are nanoseconds (trace-cmd's TRACECMD_FL_IN_USECS): true
   // for the ns clocks (local, global, uptime, perf, mono*, boot, tai) and
   // for counter clocks converted by a TSC2NSEC option; false for raw

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "framework/decode/report.h"
+#include "framework/decode/report_views.h"
 #include "framework/decode/trace_dat.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -20,9 +21,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string path = "/proc/self/fd/" + std::to_string(fd);
   if (auto file = tracebed::decode::TraceDat::open(path); file.ok()) {
     static std::FILE* sink = std::fopen("/dev/null", "w");
+    // The listings read sections the report does not (stored formats,
+    // CPUSTAT, printk formats, every symbol).
+    (void)tracebed::decode::write_event_formats(**file, sink);
+    (void)tracebed::decode::write_stats(**file, sink);
+    (void)tracebed::decode::write_printk_formats(**file, sink);
+    (void)tracebed::decode::write_functions(**file, sink);
     for (bool raw : {false, true}) {
       tracebed::decode::ReportOptions options;
       options.raw_fields = raw;
+      // The second pass: latency columns, time differences, wakeup latency.
+      options.latency_format = options.ts_diff = options.wakeup = raw;
       (void)tracebed::decode::write_report(**file, options, sink);
       auto reopened = tracebed::decode::TraceDat::open(path);
       if (!reopened.ok()) break;

@@ -309,6 +309,7 @@ struct Options {
   bool use_trace_clock = false;
   std::shared_ptr<TimeSync> sync;         // TIME_SHIFT
   std::string uname;
+  std::string cpu_stats;                  // CPUSTAT payloads, as trace-cmd joins them
   std::optional<uint32_t> cpu_count;
   std::vector<BufferOption> buffers;
   std::map<uint16_t, uint64_t> sections;  // v7: section offsets by id
@@ -333,6 +334,14 @@ class TraceDatImpl final : public TraceDat {
   const std::vector<TraceDatBuffer>& buffers() const override { return buffers_; }
   const std::string& uname() const override { return opts_.uname; }
   int64_t ts_offset() const override { return opts_.ts_offset; }
+  void set_user_time(int64_t offset, uint64_t hz) override {
+    user_ts_offset_ = offset;
+    user_hz_ = hz;
+  }
+  bool uses_trace_clock() const override { return opts_.use_trace_clock && user_hz_ == 0; }
+  const std::string& cpu_stats() const override { return opts_.cpu_stats; }
+  Status for_each_stored_event_format(
+      const std::function<void(std::string_view system, std::string_view text)>& visit) override;
   bool stamps_in_ns() const override {
     if (opts_.time.tsc_mult) return true;
     const std::string clock = buffers_.empty() ? std::string() : buffers_[0].clock;
@@ -410,6 +419,9 @@ class TraceDatImpl final : public TraceDat {
   bool map_file_ = true;
   uint64_t latency_offset_ = 0;
   uint64_t latency_size_ = 0;
+  uint64_t event_systems_offset_ = 0;  // v6: where the event systems start
+  int64_t user_ts_offset_ = 0;         // set_user_time
+  uint64_t user_hz_ = 0;
 };
 
 }  // namespace tracebed::decode::trace_dat

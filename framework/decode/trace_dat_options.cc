@@ -116,6 +116,13 @@ Status parse_option(uint16_t id, Bytes data, uint64_t at, Endian e, int version,
     case kOptTraceClock:
       o.use_trace_clock = true;
       break;
+    case kOptCpuStat:
+      // trace-input.c: the last byte (the payload's NUL) becomes a newline.
+      if (!data.empty()) {
+        o.cpu_stats.append(as_text(data.first(data.size() - 1)));
+        o.cpu_stats += '\n';
+      }
+      break;
     case kOptUname:
       o.uname = option_text(data);
       break;
@@ -140,7 +147,7 @@ Status parse_option(uint16_t id, Bytes data, uint64_t at, Endian e, int version,
       if (data.size() >= 8) o.next_options = load<uint64_t>(data.data(), e);
       o.done = true;
       break;
-    default:  // CPUSTAT, VERSION, HOOK, PROCMAPS, TRACEID, GUEST and unknown ids change nothing we print
+    default:  // VERSION, HOOK, PROCMAPS, TRACEID, GUEST and unknown ids change nothing we print
       break;
   }
   return {};

@@ -8,6 +8,7 @@ Status TraceDatImpl::read_v6(FileCursor& c) {
   Sink s{ctx_, warnings_, file_long_size_, {}, nullptr};
   TRACEBED_TRY(read_header_info(c, s));
   TRACEBED_TRY(read_ftrace_formats(c, s));
+  event_systems_offset_ = c.file_offset();
   TRACEBED_TRY(read_event_systems(c, s));
   TRACEBED_TRY(defer_v6_kallsyms(c));
   TRACEBED_TRY(read_printk(c, s));
@@ -117,6 +118,31 @@ Status TraceDatImpl::read_v6_cpu_table(FileCursor& c, uint32_t cpus, std::vector
     TRACEBED_ASSIGN_OR_RETURN(s.offset, c.read<uint64_t>("cpu data offset"));
     TRACEBED_ASSIGN_OR_RETURN(s.size, c.read<uint64_t>("cpu data size"));
     out.push_back(s);
+  }
+  return {};
+}
+
+}  // namespace tracebed::decode::trace_dat
+
+namespace tracebed::decode::trace_dat {
+
+// Re-reads the event systems of a v6 file with the same checks as at open
+// (read_event_systems). v7 keeps them in a section trace-cmd 3.1.6's
+// `--events` never reads: nothing to visit.
+Status TraceDatImpl::for_each_stored_event_format(
+    const std::function<void(std::string_view system, std::string_view text)>& visit) {
+  if (version_ != 6 || event_systems_offset_ == 0) return {};
+  FileCursor c(*file_, event_systems_offset_, ctx_.endian);
+  TRACEBED_ASSIGN_OR_RETURN(uint32_t systems, read_count(c, "event system count", 5));
+  for (uint32_t i = 0; i < systems; ++i) {
+    TRACEBED_ASSIGN_OR_RETURN(std::string_view name_view, c.read_cstring("event system name"));
+    const std::string name(name_view);
+    TRACEBED_ASSIGN_OR_RETURN(uint32_t count, read_count(c, "event format count", 8, name));
+    for (uint32_t f = 0; f < count; ++f) {
+      TRACEBED_ASSIGN_OR_RETURN(uint64_t size, c.read<uint64_t>("event format size"));
+      TRACEBED_ASSIGN_OR_RETURN(Bytes text, c.read_bytes(size, "event format"));
+      visit(name, as_text(text));
+    }
   }
   return {};
 }
