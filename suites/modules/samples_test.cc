@@ -134,5 +134,29 @@ TEST_F(ModulesSamples, SampleTraceArrayInstanceCountsAndGoesWithTheModule) {
   EXPECT_FALSE(fs().ops().exists(dir)) << "the instance outlived its module";
 }
 
+// The kprobes sample registers a kprobe on kernel_clone from module code:
+// debugfs kprobes/list shows it while the module is loaded, not after.
+TEST_F(ModulesSamples, KprobeSampleIsListedOnlyWhileLoaded) {
+  TRACEBED_REQUIRE(Feature::module("kprobe_example"));
+  auto list = [&] { return sh("cat /sys/kernel/debug/kprobes/list"); };
+  EXPECT_THAT(list(), Not(HasSubstr("kernel_clone")));
+  load("kprobe_example");
+  EXPECT_THAT(list(), HasSubstr("kernel_clone"));
+  unload("kprobe_example");
+  EXPECT_THAT(list(), Not(HasSubstr("kernel_clone")));
+}
+
+// The fprobe sample attaches to the symbol it is given through ftrace:
+// enabled_functions lists it while loaded, not after.
+TEST_F(ModulesSamples, FprobeSampleEnablesItsFunctionOnlyWhileLoaded) {
+  TRACEBED_REQUIRE(Feature::module("fprobe_example"));
+  auto listed = [&] { return top_file("enabled_functions").find("vfs_fsync_range") != std::string::npos; };
+  EXPECT_FALSE(listed());
+  load("fprobe_example", "symbol=vfs_fsync_range");
+  EXPECT_TRUE(listed()) << top_file("enabled_functions");
+  unload("fprobe_example");
+  EXPECT_FALSE(listed()) << top_file("enabled_functions");
+}
+
 }  // namespace
 }  // namespace tracebed::suites

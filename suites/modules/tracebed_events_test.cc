@@ -243,6 +243,27 @@ TEST_F(ModulesEvents, FlagsAndSymbolsPrintAsTheKernelSpellsThem) {
   EXPECT_THAT(w.bodies, ElementsAreArray(text));
 }
 
+// The format files declare each field kind as the TRACE_EVENT stages
+// write it (include/trace/stages/stage4_event_fields.h): arrays with their
+// length, dynamic arrays and masks as __data_loc, the __rel_ forms as
+// __rel_loc.
+TEST_F(ModulesEvents, FormatFilesDeclareEveryFieldKind) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> want = {
+      {"tb_ints", {"u8 u8v;", "s8 s8v;", "u16 u16v;", "s16 s16v;", "u32 u32v;", "s32 s32v;", "u64 u64v;", "s64 s64v;"}},
+      {"tb_arrays", {"char name[16];", "u32 words[4];", "__data_loc u8[] bytes;"}},
+      {"tb_strings", {"__data_loc char[] str;", "__data_loc char[] lstr;", "__data_loc char[] vstr;",
+                      "__rel_loc char[] rstr;"}},
+      {"tb_masks", {"__data_loc unsigned long[] bits;", "__data_loc unsigned long[] cpus;",
+                    "__rel_loc unsigned long[] rbits;", "__rel_loc unsigned long[] rcpus;", "__rel_loc u8[] rbytes;"}},
+      {"tb_flags", {"unsigned long flags;", "int state;"}},
+  };
+  for (const auto& [event, fields] : want) {
+    auto format = inst().event("tracebed", event).format();
+    ASSERT_OK(format);
+    for (const auto& f : fields) EXPECT_THAT(*format, HasSubstr("field:" + f)) << event;
+  }
+}
+
 // A line the module cannot parse fails the write with EINVAL; the lines
 // before it were emitted, none after.
 TEST_F(ModulesEvents, BadLineIsRefusedAfterTheLinesBeforeIt) {
