@@ -190,7 +190,7 @@ TEST_F(ModulesProbes, FunctionFilterModResolvesOnLoadAndEmptiesOnUnload) {
   emit_flags(25);
   ASSERT_OK(t.set_tracing_on(false));
   auto lines = trace_lines(t);
-  EXPECT_EQ(lines_with(lines, " tracebed_emit_flags <-"), 25u) << "function hits of tracebed_emit_flags";
+  EXPECT_EQ(lines_with(lines, ": tracebed_emit_flags"), 25u) << "function hits of tracebed_emit_flags";
   ASSERT_OK(t.set_tracer("nop"));
   unload(kModule);
   EXPECT_THAT(tracefs::split_lines(top_file("set_ftrace_filter")), IsEmpty());

@@ -245,16 +245,16 @@ TEST_F(ModulesEvents, FlagsAndSymbolsPrintAsTheKernelSpellsThem) {
 
 // The format files declare each field kind as the TRACE_EVENT stages
 // write it (include/trace/stages/stage4_event_fields.h): arrays with their
-// length, dynamic arrays and masks as __data_loc, the __rel_ forms as
-// __rel_loc.
+// length, dynamic arrays and bitmasks as __data_loc TYPE[], cpumasks as
+// __data_loc cpumask_t, the __rel_ forms as __rel_loc.
 TEST_F(ModulesEvents, FormatFilesDeclareEveryFieldKind) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> want = {
       {"tb_ints", {"u8 u8v;", "s8 s8v;", "u16 u16v;", "s16 s16v;", "u32 u32v;", "s32 s32v;", "u64 u64v;", "s64 s64v;"}},
       {"tb_arrays", {"char name[16];", "u32 words[4];", "__data_loc u8[] bytes;"}},
       {"tb_strings", {"__data_loc char[] str;", "__data_loc char[] lstr;", "__data_loc char[] vstr;",
                       "__rel_loc char[] rstr;"}},
-      {"tb_masks", {"__data_loc unsigned long[] bits;", "__data_loc unsigned long[] cpus;",
-                    "__rel_loc unsigned long[] rbits;", "__rel_loc unsigned long[] rcpus;", "__rel_loc u8[] rbytes;"}},
+      {"tb_masks", {"__data_loc unsigned long[] bits;", "__data_loc cpumask_t cpus;",
+                    "__rel_loc unsigned long[] rbits;", "__rel_loc cpumask_t rcpus;", "__rel_loc u8[] rbytes;"}},
       {"tb_flags", {"unsigned long flags;", "int state;"}},
   };
   for (const auto& [event, fields] : want) {
