@@ -34,7 +34,8 @@ class ModulesProbes : public ModuleTest {
     return std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(needle) != l.npos; });
   }
   bool has_line(std::string_view rel, std::string_view needle) {
-    for (auto l : tracefs::split_lines(top_file(rel)))
+    std::string text = top_file(rel);  // the lines are views into it
+    for (auto l : tracefs::split_lines(text))
       if (l.find(needle) != std::string_view::npos) return true;
     return false;
   }
@@ -196,14 +197,16 @@ TEST_F(ModulesProbes, FunctionFilterModResolvesOnLoadAndEmptiesOnUnload) {
   EXPECT_THAT(tracefs::split_lines(top_file("set_ftrace_filter")), IsEmpty());
 }
 
-// set_event ":mod:" before the module loads: listed as the kernel keeps it
-// ('-' read as '_'), turned into the module's events when it loads.
+// set_event "SYSTEM:mod:" before the module loads: listed as the kernel
+// keeps it ('-' read as '_'), turned into the module's events when it
+// loads. Only the tracebed system: ":mod:" alone would enable the module's
+// custom event too, which crashes 7.2 (see the disabled test below).
 TEST_F(ModulesProbes, SetEventModBeforeLoadEnablesTheModulesEvents) {
   TRACEBED_REQUIRE(features::module_events);
-  ASSERT_OK(inst().add_set_event(":mod:tracebed-events"));
+  ASSERT_OK(inst().add_set_event("tracebed:mod:tracebed-events"));
   auto before = inst().files().read("set_event");
   ASSERT_OK(before);
-  EXPECT_THAT(*before, HasSubstr("*:*:mod:tracebed_events"));
+  EXPECT_THAT(*before, HasSubstr("tracebed:mod:tracebed_events"));
   load(kModule);
   auto after = inst().files().read("set_event");
   ASSERT_OK(after);
@@ -212,6 +215,22 @@ TEST_F(ModulesProbes, SetEventModBeforeLoadEnablesTheModulesEvents) {
     EXPECT_THAT(*after, HasSubstr(fmt::format("tracebed:{}", e)));
   emit_flags(20);
   EXPECT_THAT(decoded({"tracebed", "tb_flags"}), SizeIs(20));
+}
+
+// A kernel bug, disabled so that the suite can run: ":mod:" for a module
+// with a TRACE_CUSTOM_EVENT enables the custom event in the module's
+// COMING notifier (trace_module_notify), before the module's init has
+// looked up its tracepoint (trace_custom_event_<name>_update): call->tp
+// still holds the event's name, and tracepoint_probe_register() faults on
+// it (7.2.13: "BUG: unable to handle page fault" in tracepoint_add_func,
+// modprobe killed). Run with --gtest_also_run_disabled_tests to check a fix.
+TEST_F(ModulesProbes, DISABLED_SetEventModForAModuleWithACustomEventDoesNotCrash) {
+  TRACEBED_REQUIRE(features::module_events);
+  ASSERT_OK(inst().add_set_event(":mod:tracebed_events"));
+  load(kModule);
+  auto custom = inst().event("custom", "sched_switch").enabled();
+  ASSERT_OK(custom);
+  EXPECT_TRUE(*custom);
 }
 
 // Unloading a module whose events were enabled resets the ring buffers

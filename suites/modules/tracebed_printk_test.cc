@@ -68,6 +68,7 @@ TEST_F(ModulesPrintk, CustomSchedSwitchKeepsTheTrimmedRecordOfEverySwitch) {
   // scheduler's event first, so each custom record follows its own.
   ASSERT_OK(inst().event("sched", "sched_switch").enable());
   ASSERT_OK(custom.enable());
+  ASSERT_OK(inst().clear_trace());  // a window with both events on from its start
   sh("for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.01; done");
   auto pairs = decoded({{"sched", "sched_switch"}, {"custom", "sched_switch"}}, Order::page);
   auto matched = probed_from(pairs, "sched/sched_switch", "custom/sched_switch");
