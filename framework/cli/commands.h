@@ -29,6 +29,7 @@ void add_guest_options(CLI::App& cmd, vm::GuestOptions& options);
 void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_kernels_command(CLI::App& app);
+void add_modules_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_shell_command(CLI::App& app);
 void add_test_command(CLI::App& app);

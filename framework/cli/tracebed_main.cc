@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       {"shell", tracebed::cli::add_shell_command},     {"test", tracebed::cli::add_test_command},
       {"matrix", tracebed::cli::add_matrix_command},   {"sqlhist", tracebed::cli::add_sqlhist_command},
       {"cache", tracebed::cli::add_cache_command},
-      {"coverage", tracebed::cli::add_coverage_command},
+      {"coverage", tracebed::cli::add_coverage_command}, {"modules", tracebed::cli::add_modules_command},
   };
   CLI::App app{"tracebed: test Linux kernel tracing in real guests, decode trace.dat"};
   app.set_version_flag("--version", "tracebed " TRACEBED_VERSION);

@@ -96,6 +96,11 @@ Result<DecodedEvents> read_events(const tracefs::Tracefs& fs, const tracefs::Ins
           if (f.has(kFieldCommon)) continue;
           if (f.has(kFieldString)) {
             ev.fields[f.name] = std::string(f.read_string(pe.payload, ctx.endian));
+            // u8/s8 arrays are bytes too: keep them whole (the text stops at a NUL).
+            if (f.type.find("char") == std::string::npos) {
+              Bytes b = f.payload(pe.payload, ctx.endian);
+              ev.bytes[f.name] = std::string(reinterpret_cast<const char*>(b.data()), b.size());
+            }
           } else if (!f.has(kFieldArray) && !f.has(kFieldDataLoc) && !f.has(kFieldRelLoc) &&
                      (f.size == 1 || f.size == 2 || f.size == 4 || f.size == 8)) {
             ev.fields[f.name] = f.has(kFieldSigned) ? f.read_int(pe.payload, ctx.endian)

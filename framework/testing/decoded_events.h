@@ -36,7 +36,8 @@ struct DecodedEvent {
   // Scalars as integers, char arrays and dynamic strings as text; other
   // fields are in `bytes`.
   std::map<std::string, std::variant<int64_t, std::string>> fields;
-  // The other fields (non-char arrays, structs, odd sizes) as raw bytes.
+  // The other fields (non-char arrays, structs, odd sizes) as raw bytes;
+  // u8 and s8 arrays are here too, whole, besides their text in `fields`.
   std::map<std::string, std::string> bytes;
 };
 

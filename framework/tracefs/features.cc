@@ -69,6 +69,21 @@ Features Features::from_text(std::string readme, std::string available_tracers, 
 
 std::pair<int, int> Features::release_version() const { return parse_release(release_); }
 
+std::optional<std::string> Features::missing_module(const Feature& f) const {
+  if (!fs_) return fmt::format("needs {}: no guest to look for it in", f.name);
+  std::string dep = fmt::format("/lib/modules/{}/modules.dep", release_);
+  auto text = fs_->ops().read(dep);
+  if (!text)
+    return fmt::format("needs {}: no {} in the guest (only kernels built with modules by `tracebed kernels build` "
+                       "carry theirs; Debian's ship none of the samples or tracebed's)",
+                       f.name, dep);
+  // "kernel/samples/ftrace/ftrace-direct.ko:" or "extra/tracebed_events.ko: deps"
+  std::string ko = f.needle + ".ko:";
+  for (size_t pos = text->find(ko); pos != std::string::npos; pos = text->find(ko, pos + 1))
+    if (pos == 0 || (*text)[pos - 1] == '/' || (*text)[pos - 1] == '\n') return std::nullopt;
+  return fmt::format("needs {}: {} does not list {}.ko", f.name, dep, f.needle);
+}
+
 std::optional<std::string> Features::missing(const Feature& f) const {
   auto contains = [](const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
@@ -87,6 +102,8 @@ std::optional<std::string> Features::missing(const Feature& f) const {
     case Feature::Kind::clock:
       if (contains(clocks_, f.needle)) return std::nullopt;
       return fmt::format("needs {}: not in trace_clock ({})", f.name, fmt::join(clocks_, " "));
+    case Feature::Kind::module:
+      return missing_module(f);
     case Feature::Kind::release: {
       auto v = release_version();
       if (v >= std::pair{f.major, f.minor}) return std::nullopt;

@@ -19,7 +19,7 @@
 namespace tracebed::tracefs {
 
 struct Feature {
-  enum class Kind { file, readme, tracer, clock, release };
+  enum class Kind { file, readme, tracer, clock, release, module };
   std::string name;    // "eprobes", "function_graph tracer"
   Kind kind = Kind::file;
   std::string needle;  // the path, README string, tracer or clock
@@ -37,6 +37,9 @@ struct Feature {
   static Feature event(std::string system, std::string event) {
     return {system + ":" + event + " event", Kind::file, "events/" + system + "/" + event};
   }
+  // A kernel module the guest can load: /lib/modules/RELEASE/modules.dep
+  // lists NAME.ko (file name as built: "trace-events-sample").
+  static Feature module(std::string module) { return {"module " + module, Kind::module, std::move(module)}; }
   // Only for what tracefs does not show; say why in the name.
   static Feature since_release(std::string name, int major, int minor) {
     return {std::move(name), Kind::release, "", major, minor};
@@ -83,6 +86,15 @@ inline const Feature hist_onchange = Feature::readme("hist onchange()", "onchang
 inline const Feature hist_trace_action = Feature::readme("hist trace() action", "trace(<synthetic_event>,param list)");
 inline const Feature hist_dynamic_strings = Feature::readme("synthetic dynamic strings", "char name[]");
 inline const Feature module_events = Feature::readme(":mod: events", ":mod:<module>");
+// Modules of tracebed-7.2 (vmimages/kernels/tracebed-7.2, vmimages/modules):
+// Debian's kernels ship none of the samples, and their guest images carry
+// only the virtio modules the agent needs.
+inline const Feature tracebed_events_module = Feature::module("tracebed_events");
+inline const Feature trace_events_sample_module = Feature::module("trace-events-sample");
+inline const Feature trace_printk_sample_module = Feature::module("trace-printk");
+inline const Feature trace_array_sample_module = Feature::module("sample-trace-array");
+inline const Feature ftrace_direct_module = Feature::module("ftrace-direct");
+inline const Feature preemptirq_delay_module = Feature::module("preemptirq_delay_test");
 inline const Feature kprobes = Feature::file("kprobes", "kprobe_events");
 inline const Feature uprobes = Feature::file("uprobes", "uprobe_events");
 inline const Feature dynamic_events = Feature::file("dynamic_events", "dynamic_events");
@@ -151,6 +163,7 @@ class Features {
                             std::string release);
 
  private:
+  std::optional<std::string> missing_module(const Feature& f) const;
   std::optional<Tracefs> fs_;
   std::string readme_;
   std::vector<std::string> tracers_;

@@ -273,16 +273,21 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
   }
   fs::path root = kernel_root(spec);
   if (spec.build) {
-    // Everything is built in: no modules to load.
+    // The guest needs nothing loaded at boot; the modules it was built with
+    // (lib/modules/REL, when MODULES=y) go into the image for tests to load.
     files.modules.clear();
     files.vmlinuz = root / "bzImage";
     files.config = root / "config";
     auto release = base::read_file(root / ".complete");
     if (!release)
       return Error{fmt::format("{} is built from source and is not built yet (no {}): run `tracebed kernels build {}` "
-                               "(15-25 minutes on two cores)",
+                               "(15-50 minutes on two cores)",
                                spec.name, root.string(), spec.name)};
     files.release = release->substr(0, release->find('\n'));
+    if (fs::path dir = root / "lib" / "modules" / files.release; fs::is_directory(dir)) {
+      files.modules_dir = dir;
+      files.carry_modules = true;
+    }
     return files;
   }
   files.release = spec.release;

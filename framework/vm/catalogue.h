@@ -66,6 +66,9 @@ struct KernelFiles {
   std::filesystem::path config;       // may not exist (local kernels)
   std::filesystem::path modules_dir;  // may be empty
   std::vector<std::string> modules;
+  // The image carries every module of modules_dir (kernel/, extra/,
+  // modules.*) at /lib/modules/RELEASE, loaded by tests, not at boot.
+  bool carry_modules = false;
 };
 
 class Catalogue {

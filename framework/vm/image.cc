@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -238,6 +239,39 @@ Result<std::vector<std::string>> module_load_order(const fs::path& modules_dir, 
   return order;
 }
 
+namespace {
+
+// A build kernel's modules for tests to load (modprobe reads modules.dep
+// under /lib/modules/RELEASE); its build/ tree stays on the host.
+Status add_module_tree(CpioWriter& w, std::set<std::string>& made, const fs::path& modules_dir,
+                       const std::string& release) {
+  std::string guest_root = "/lib/modules/" + release;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(modules_dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    fs::path rel = fs::relative(it->path(), modules_dir);
+    std::string top = rel.begin()->string();
+    if (it->is_directory() && top != "kernel" && top != "extra" && top != "updates") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    bool index = top.starts_with("modules.") && rel == rel.filename();
+    if (it->is_regular_file() && (index || rel.string().find(".ko") != std::string::npos)) files.push_back(rel);
+  }
+  if (ec) return Error{fmt::format("listing modules in {}: {}", modules_dir.string(), ec.message())};
+  std::sort(files.begin(), files.end());  // the image's hash must not depend on directory order
+  for (const auto& rel : files) {
+    std::string guest = guest_root + "/" + rel.string();
+    add_parents(w, made, guest);
+    TRACEBED_ASSIGN_OR_RETURN(std::string data, base::read_file(modules_dir / rel));
+    w.file(guest, data, 0644);
+  }
+  return {};
+}
+
+}  // namespace
+
 fs::path probe_target_path() {
   const char* env = std::getenv("TRACEBED_PROBE_TARGET");
   return env && *env ? fs::path(env) : base::installed_or_built(TRACEBED_PROBE_TARGET_PATH);
@@ -293,6 +327,8 @@ Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& 
       module_list += file + "\n";
     }
   }
+  if (kernel.carry_modules && !kernel.modules_dir.empty())
+    TRACEBED_TRY(add_module_tree(w, made, kernel.modules_dir, kernel.release));
   w.file("/etc/tracebed/modules", module_list, 0644);
   w.file("/etc/tracebed/release", kernel.release + "\n", 0644);
 

@@ -9,6 +9,7 @@
 #include "framework/base/files.h"
 #include "framework/base/lock_file.h"
 #include "framework/base/text.h"
+#include "framework/vm/module_build.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::vm {
@@ -344,11 +345,15 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
                              recipe.fragment.string(), explain_mismatches(bad, config, tree))};
   stages.note(fmt::format("{} options as asked", wanted.size()));
 
-  stages.start("bzImage", fmt::format("make -j{} bzImage (log: {})", options.jobs, log_path.string()));
+  bool modules = config.count("CONFIG_MODULES") && config.at("CONFIG_MODULES") == "y";
+  std::string targets = modules ? "bzImage modules" : "bzImage";
+  stages.start("bzImage", fmt::format("make -j{} {} (log: {})", options.jobs, targets, log_path.string()));
   auto last_note = Clock::now();
   size_t objects = 0;
   std::string last_line;
-  r = run_logged({"make", fmt::format("-j{}", std::max(1u, options.jobs)), "bzImage"}, tree, log, 4h,
+  std::vector<std::string> make_argv = {"make", fmt::format("-j{}", std::max(1u, options.jobs)), "bzImage"};
+  if (modules) make_argv.push_back("modules");
+  r = run_logged(make_argv, tree, log, 4h,
                  [&](std::string_view chunk) {
                    for (size_t pos = 0; pos < chunk.size();) {
                      size_t nl = chunk.find('\n', pos);
@@ -363,7 +368,7 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
                      stages.note(fmt::format("{} objects compiled, at: {}", objects, last_line));
                    }
                  });
-  if (!r || r->status != 0) return failed("make bzImage", r);
+  if (!r || r->status != 0) return failed("make " + targets, r);
 
   stages.start("cache", root.string());
   fs::path staged = root;
@@ -379,6 +384,12 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
   TRACEBED_ASSIGN_OR_RETURN(std::string release, bzimage_release(staged / "bzImage"));
   if (!spec.release.empty() && release != spec.release)
     progress(fmt::format("{}: the recipe expects release {}, the bzImage says {}", spec.name, spec.release, release));
+  if (modules) {
+    stages.start("modules_install", (staged / "lib" / "modules" / release).string());
+    if (Status st = install_built_modules(tree, staged, release, log); !st)
+      return Error{fmt::format("{}: {}; the log is {} (work tree kept in {})", spec.name, st.error().message,
+                               log_path.string(), work.string())};
+  }
   log.close();
   fs::copy_file(log_path, staged / "build.log", ec);
   TRACEBED_TRY(write_file_atomic(staged / ".complete", release + "\n"));
@@ -392,7 +403,16 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
   std::string took = minutes(stages.total());
   std::ofstream(root / "build.log", std::ios::app) << fmt::format("\nbuilt {} in {} ({})\n", release, took, summary);
   progress(fmt::format("{}: built {} in {} ({}); {}", spec.name, release, took, summary, (root / "bzImage").string()));
-  return fetch_kernel(catalogue, spec);
+  TRACEBED_ASSIGN_OR_RETURN(KernelFiles files, fetch_kernel(catalogue, spec));
+  if (modules) {
+    // The kernel stays cached when one of ours does not build: fix it and
+    // run `tracebed modules build` alone.
+    if (auto kos = build_own_modules(files, options.jobs); !kos)
+      return Error{fmt::format("{} is built, but not tracebed's modules (`tracebed modules build --kernel {} DIR` "
+                               "builds one again): {}",
+                               spec.name, spec.name, kos.error().message)};
+  }
+  return files;
 }
 
 }  // namespace tracebed::vm

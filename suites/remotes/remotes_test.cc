@@ -1,0 +1,133 @@
+// The test trace remote (kernel/trace/remote_test.c): each write of a
+// number to remotes/test/write_event records one selftest event with that
+// id in the remote's own ring buffer. The tests write ids and read them
+// back through `trace` (non-consuming) and `trace_pipe` (consuming), as
+// ftracetest's remotes/ cases do: the ids written are the expected values.
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "framework/tracefs/text.h"
+#include "framework/testing/tracefs_fixture.h"
+
+namespace tracebed::suites {
+namespace {
+
+const Feature kRemoteTest = Feature::file("the test trace remote", "remotes/test/write_event");
+
+class Remotes : public TracefsTest {
+ public:
+  Remotes() : TracefsTest({kRemoteTest}) {}
+
+ protected:
+  // remotes/functions setup_remote: stopped, emptied, 7 KiB, only selftest on.
+  void SetUpTest() override {
+    for (auto [rel, value] : {std::pair{"tracing_on", "0"}, {"trace", ""}, {"buffer_size_kb", "7"},
+                              {"events/enable", "0"}, {"events/test/selftest/enable", "1"}, {"tracing_on", "1"}})
+      ASSERT_OK(write(rel, value));
+  }
+  void TearDown() override {
+    if (fs().ops().exists(path("tracing_on"))) {
+      (void)write("tracing_on", "0");
+      (void)write("trace", "");
+    }
+    TracefsTest::TearDown();
+  }
+  std::string path(std::string_view rel) { return fmt::format("{}/remotes/test/{}", fs().root(), rel); }
+  Status write(std::string_view rel, std::string_view value) {
+    auto r = fs().ops().write(path(rel), value, false);
+    if (!r) return r.error();
+    if (*r != 0) return Error{fmt::format("writing '{}' to {}: errno {}", value, path(rel), *r)};
+    return {};
+  }
+  std::string read(std::string_view rel) {
+    auto r = fs().ops().read(path(rel));
+    SCOPED_TRACE(std::string(rel));
+    EXPECT_OK(r);
+    return r ? *r : "";
+  }
+  void write_ids(uint64_t first, uint64_t last) {
+    for (uint64_t id = first; id <= last; ++id) ASSERT_OK(write("write_event", std::to_string(id)));
+  }
+  // "[cpu] ts: selftest id=N" lines: their ids, checking the stamps increase.
+  std::vector<uint64_t> ids(const std::string& text) {
+    static const std::regex line(R"(\[\d+\]\s*(\d+\.\d+): \w+ id=(\d+))");
+    std::vector<uint64_t> out;
+    double prev = -1;
+    for (auto l : tracefs::split_lines(text)) {
+      std::string s(l);
+      std::smatch m;
+      if (!std::regex_search(s, m, line)) continue;
+      double ts = std::stod(m[1]);
+      EXPECT_GT(ts, prev) << "time stamps do not increase at " << s;
+      prev = ts;
+      out.push_back(std::stoull(m[2]));
+    }
+    return out;
+  }
+  static std::vector<uint64_t> range(uint64_t first, uint64_t last) {
+    std::vector<uint64_t> v;
+    for (uint64_t i = first; i <= last; ++i) v.push_back(i);
+    return v;
+  }
+};
+
+// The buffer is allocated ("loaded") while tracing is on and freed when it
+// is off; its size can be changed while unloaded.
+TEST_F(Remotes, BufferIsLoadedOnlyWhileTracing) {
+  TRACEBED_COVERS("ftracetest: remotes/buffer_size.tc");
+  ASSERT_OK(write("tracing_on", "0"));
+  EXPECT_THAT(read("buffer_size_kb"), HasSubstr("(unloaded)"));
+  ASSERT_OK(write("buffer_size_kb", "4096"));
+  ASSERT_OK(write("tracing_on", "1"));
+  EXPECT_THAT(read("buffer_size_kb"), HasSubstr("(loaded)"));
+  EXPECT_THAT(read("buffer_size_kb"), HasSubstr("4096"));
+  ASSERT_OK(write("tracing_on", "0"));
+  ASSERT_OK(write("buffer_size_kb", "7"));
+}
+
+// `trace` reads without consuming; trace_pipe consumes; writing `trace`
+// empties it. Every id written is read back once, in order.
+TEST_F(Remotes, TraceShowsEveryIdAndTracePipeConsumesThem) {
+  TRACEBED_COVERS("ftracetest: remotes/trace.tc");
+  write_ids(1, 8);
+  EXPECT_EQ(ids(read("trace")), range(1, 8));
+  EXPECT_EQ(ids(read("trace")), range(1, 8)) << "a second read of trace lost records";
+  sh(fmt::format("timeout 1 cat {} > /dev/null || true", path("trace_pipe")));
+  EXPECT_THAT(ids(read("trace")), IsEmpty()) << "trace_pipe did not consume";
+  write_ids(16, 32);
+  EXPECT_EQ(ids(read("trace")), range(16, 32));
+  ASSERT_OK(write("trace", ""));
+  EXPECT_THAT(ids(read("trace")), IsEmpty());
+  write_ids(1, 8);
+  EXPECT_EQ(ids(read("trace")), range(1, 8));
+}
+
+// trace_pipe gives each id once and then nothing.
+TEST_F(Remotes, TracePipeGivesEachIdOnce) {
+  TRACEBED_COVERS("ftracetest: remotes/trace_pipe.tc");
+  write_ids(1, 200);
+  std::string piped = sh(fmt::format("timeout 2 cat {} || true", path("trace_pipe")));
+  EXPECT_EQ(ids(piped), range(1, 200));
+  std::string again = sh(fmt::format("timeout 1 cat {} || true", path("trace_pipe")));
+  EXPECT_THAT(ids(again), IsEmpty());
+}
+
+// Writing `trace` resets the buffer, also after it overflowed; a new
+// event is then the only one.
+TEST_F(Remotes, ResetEmptiesTheBufferAndKeepsItWritable) {
+  TRACEBED_COVERS("ftracetest: remotes/reset.tc");
+  ASSERT_OK(write("write_event", "123456"));
+  EXPECT_EQ(ids(read("trace")), std::vector<uint64_t>{123456});
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round ? "after an overflow" : "after one event");
+    if (round) sh(fmt::format("i=0; while [ $i -lt 3000 ]; do echo 1 > {}; i=$((i+1)); done", path("write_event")));
+    ASSERT_OK(write("trace", ""));
+    EXPECT_THAT(ids(read("trace")), IsEmpty());
+    ASSERT_OK(write("write_event", "7890"));
+    EXPECT_EQ(ids(read("trace")), std::vector<uint64_t>{7890});
+  }
+}
+
+}  // namespace
+}  // namespace tracebed::suites
