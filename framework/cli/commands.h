@@ -59,6 +59,8 @@ void add_guest_options(CLI::App& cmd, vm::GuestOptions& options);
 void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_kernels_command(CLI::App& app);
+// `kernels check`, a subcommand of `kernels`.
+void add_kernels_check_command(CLI::App& kernels);
 void add_run_command(CLI::App& app);
 void add_shell_command(CLI::App& app);
 void add_test_command(CLI::App& app);

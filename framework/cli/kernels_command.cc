@@ -1,4 +1,4 @@
-// `tracebed kernels list | fetch NAME | build NAME | info NAME`: the kernel catalogue.
+// `tracebed kernels list | fetch NAME | build NAME | info NAME | check K`: the kernel catalogue.
 #include <regex>
 #include <sstream>
 
@@ -31,8 +31,9 @@ bool tracing_option(std::string_view name) {
 }  // namespace
 
 void add_kernels_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("kernels", "the kernel catalogue: list, fetch, build, info");
+  auto* cmd = app.add_subcommand("kernels", "the kernel catalogue: list, fetch, build, info, check");
   cmd->require_subcommand(1);
+  add_kernels_check_command(*cmd);
 
   cmd->add_subcommand("list", "list catalogue kernels and whether they are cached")->final_callback([] {
     auto c = load_catalogue();
