@@ -130,6 +130,21 @@ std::vector<std::string> gtest_groups(const fs::path& suite) {
   return out;
 }
 
+// One row per test (skips with their reason), then the counts.
+void print_table(FILE* table, const matrix::KernelRun& run) {
+  size_t width = 20;
+  for (const auto& t : run.tests) width = std::max(width, t.full_name().size());
+  fmt::print(table, "\n{:<{}}  {:<6} {:>8}\n", "TEST", width, "RESULT", "SECONDS");
+  for (const auto& t : run.tests) {
+    static constexpr std::string_view kShown[] = {"PASS", "SKIP", "FAIL"};
+    fmt::print(table, "{:<{}}  {:<6} {:>8.2f}", t.full_name(), width, kShown[static_cast<int>(t.state)], t.seconds);
+    if (t.state == matrix::State::skip) fmt::print(table, "  {}", t.summary());
+    fmt::print(table, "\n");
+  }
+  fmt::print(table, "\n{}: {} passed, {} skipped, {} failed\n", run.kernel, run.count(matrix::State::pass),
+             run.count(matrix::State::skip), run.count(matrix::State::fail));
+}
+
 }  // namespace
 
 Exit exit_for(matrix::Verdict verdict) {
@@ -235,18 +250,7 @@ void add_test_command(CLI::App& app) {
     }
     // With --ktap, stdout carries only KTAP; people read the table on stderr.
     FILE* table = args->ktap ? stderr : stdout;
-    size_t width = 20;
-    for (const auto& t : run.tests) width = std::max(width, t.full_name().size());
-    fmt::print(table, "\n{:<{}}  {:<6} {:>8}\n", "TEST", width, "RESULT", "SECONDS");
-    for (const auto& t : run.tests) {
-      static constexpr std::string_view kShown[] = {"PASS", "SKIP", "FAIL"};
-      fmt::print(table, "{:<{}}  {:<6} {:>8.2f}", t.full_name(), width, kShown[static_cast<int>(t.state)], t.seconds);
-      if (t.state == matrix::State::skip) fmt::print(table, "  {}", t.summary());
-      fmt::print(table, "\n");
-    }
-    const int failed = run.count(matrix::State::fail);
-    fmt::print(table, "\n{}: {} passed, {} skipped, {} failed\n", args->kernel, run.count(matrix::State::pass),
-               run.count(matrix::State::skip), failed);
+    print_table(table, run);
     fmt::print(table, "{}\n", time_summary(outcomes, run.wall_seconds, run_args.jobs));
     for (const auto& t : run.tests) {
       if (t.state != matrix::State::fail) continue;
