@@ -195,7 +195,7 @@ void add_bench_command(CLI::App& app) {
       iterate_only(args->input);
       return;
     }
-    if (args->runs < 1) fail("--runs must be at least 1");
+    if (args->runs < 1) usage_error("--runs must be at least 1");
     auto file = TraceDat::open(args->input);
     if (!file) fail(file.error().message);
     struct stat st{};

@@ -69,9 +69,9 @@ void add_cache_command(CLI::App& app) {
   prune->final_callback([p] {
     std::chrono::seconds older{};
     if (!vm::parse_duration(p->older_than, older))
-      fail(fmt::format("--older-than {}: expected a number with d, h, m or s (e.g. 30d)", p->older_than));
+      usage_error(fmt::format("--older-than {}: expected a number with d, h, m or s (e.g. 30d)", p->older_than));
     for (const auto& k : p->kinds)
-      if (!vm::prunable_kind(k)) fail(fmt::format("--kind {}: not a kind prune removes", k));
+      if (!vm::prunable_kind(k)) usage_error(fmt::format("--kind {}: not a kind prune removes", k));
     auto r = vm::prune_cache(vm::cache_dir(), older, p->kinds, p->dry_run);
     for (const auto& i : r.removed)
       fmt::print("{} {}/{} ({}, last used {} ago)\n", p->dry_run ? "would remove" : "removed", i.kind,
@@ -79,7 +79,7 @@ void add_cache_command(CLI::App& app) {
     fmt::print("{} {} items, {}\n", p->dry_run ? "would free" : "freed", r.removed.size(), human(r.bytes));
     for (const auto& e : r.errors) fmt::print(stderr, "tracebed: cannot remove {}\n", e);
     std::fflush(stdout);
-    std::exit(r.errors.empty() ? 0 : 1);
+    exit_with(r.errors.empty() ? Exit::passed : Exit::failed);
   });
 }
 

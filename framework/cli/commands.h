@@ -9,14 +9,44 @@
 
 #include "framework/base/result.h"
 
+namespace tracebed::matrix {
+enum class Verdict;
+}
+
 namespace tracebed::vm {
 struct GuestOptions;
+class Catalogue;
+struct KernelSpec;
 }
 
 namespace tracebed::cli {
 
-// Prints "tracebed: <message>" to stderr and exits with status 1.
-[[noreturn]] void fail(std::string_view message);
+// Exit statuses, the same for every command (the "Exit status" section of
+// `tracebed --help`, docs/guests.md). 124 and 125 are what timeout(1) and
+// `git bisect run` mean by them: a timeout, and "cannot test this one, skip".
+enum class Exit : int {
+  passed = 0,           // everything asked for was done and passed
+  failed = 1,           // a test failed (`run`: the guest command's own status)
+  usage = 2,            // bad arguments or an input that is not what was asked for
+  timeout = 124,        // a command or suite ran out of time
+  infrastructure = 125  // could not fetch, build or boot the kernel, or start the agent
+};
+
+// Flushes stdout and exits with `status`.
+[[noreturn]] void exit_with(Exit status);
+// Prints "tracebed: <message>" to stderr and exits with `status`.
+[[noreturn]] void fail(std::string_view message, Exit status = Exit::failed);
+// fail() with Exit::usage and Exit::infrastructure.
+[[noreturn]] void usage_error(std::string_view message);
+[[noreturn]] void cannot_run(std::string_view message);
+
+// The exit status of a set of test results (matrix::verdict()).
+Exit exit_for(matrix::Verdict verdict);
+
+// The catalogue, or exit 125 (it cannot be read), and a kernel of it by name
+// or bzImage path, or exit 2 (no such kernel).
+vm::Catalogue load_catalogue();
+vm::KernelSpec resolve_kernel(const vm::Catalogue& catalogue, const std::string& name, std::string_view option = "");
 
 // The suite binaries' flags for --launcher / --libvirt-uri (empty: unset).
 std::vector<std::string> launcher_args(const std::string& launcher, const std::string& libvirt_uri);
@@ -30,6 +60,8 @@ void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_kernels_command(CLI::App& app);
 void add_modules_command(CLI::App& app);
+// `kernels check`, a subcommand of `kernels`.
+void add_kernels_check_command(CLI::App& kernels);
 void add_run_command(CLI::App& app);
 void add_shell_command(CLI::App& app);
 void add_test_command(CLI::App& app);

@@ -37,14 +37,12 @@ coverage::Coverage load(const Options& o) {
 // The case list from the linux-source package the build kernel `o.kernel` is
 // made from: only the selftests' directories are unpacked from its tarball.
 void write_cases(const Options& o) {
-  auto catalogue = vm::Catalogue::load();
-  if (!catalogue) fail(catalogue.error().message);
-  auto spec = catalogue->resolve(o.kernel);
-  if (!spec) fail(spec.error().message);
-  if (!spec->build) fail(fmt::format("{} is not built from a linux-source package", o.kernel));
-  const vm::DebPackage& src = spec->build->source;
-  auto deb = vm::fetch_deb(*catalogue, "coverage", spec->suite, src);
-  if (!deb) fail(deb.error().message);
+  const vm::Catalogue catalogue = load_catalogue();
+  const vm::KernelSpec spec = resolve_kernel(catalogue, o.kernel, "--kernel");
+  if (!spec.build) usage_error(fmt::format("{} is not built from a linux-source package", o.kernel));
+  const vm::DebPackage& src = spec.build->source;
+  auto deb = vm::fetch_deb(catalogue, "coverage", spec.suite, src);
+  if (!deb) cannot_run(deb.error().message);
   fs::path tmp = fs::temp_directory_path() / fmt::format("tracebed-coverage-{}", getpid());
   fs::create_directories(tmp);
   std::string script = fmt::format(
@@ -55,7 +53,7 @@ void write_cases(const Options& o) {
   auto r = base::run_process({"bash", "-c", "set -o pipefail; " + script}, 600s);
   if (!r || r->status != 0) {
     fs::remove_all(tmp);
-    fail(fmt::format("unpacking the selftests of {} failed: {}", deb->string(), r ? r->output : r.error().message));
+    cannot_run(fmt::format("unpacking the selftests of {} failed: {}", deb->string(), r ? r->output : r.error().message));
   }
   fs::path tree;
   for (const auto& e : fs::directory_iterator(tmp))
@@ -117,7 +115,7 @@ void add_coverage_command(CLI::App& app) {
     auto n = coverage::count(c);
     fmt::print("{} cases: {} covered, {} partly, {} open, {} not coverable; {} problem(s)\n", c.cases.size(),
                n.covered, n.partly, n.open, n.excused, problems.size());
-    if (!problems.empty()) std::exit(1);
+    if (!problems.empty()) exit_with(Exit::failed);
   });
 }
 

@@ -1,8 +1,24 @@
-// The guest options `tracebed run` and `tracebed shell` share.
+// The guest options `tracebed run` and `tracebed shell` share, and naming
+// a kernel with the exit status each failure means.
+#include <fmt/format.h>
+
 #include "framework/cli/commands.h"
+#include "framework/vm/catalogue.h"
 #include "framework/vm/guest.h"
 
 namespace tracebed::cli {
+
+vm::Catalogue load_catalogue() {
+  auto c = vm::Catalogue::load();
+  if (!c) cannot_run(c.error().message);
+  return std::move(c).value();
+}
+
+vm::KernelSpec resolve_kernel(const vm::Catalogue& catalogue, const std::string& name, std::string_view option) {
+  auto spec = catalogue.resolve(name.empty() ? catalogue.default_kernel() : name);
+  if (!spec) usage_error(option.empty() ? spec.error().message : fmt::format("{}: {}", option, spec.error().message));
+  return std::move(spec).value();
+}
 
 void add_guest_options(CLI::App& cmd, vm::GuestOptions& options) {
   cmd.add_option("-k,--kernel", options.kernel, "catalogue name or bzImage path (default: debian-6.12)");

@@ -1,4 +1,4 @@
-// `tracebed kernels list | fetch NAME | build NAME | info NAME`: the kernel catalogue.
+// `tracebed kernels list | fetch NAME | build NAME | info NAME | check K`: the kernel catalogue.
 #include <regex>
 #include <sstream>
 
@@ -13,12 +13,6 @@
 
 namespace tracebed::cli {
 namespace {
-
-vm::Catalogue load_catalogue() {
-  auto c = vm::Catalogue::load();
-  if (!c) fail(c.error().message);
-  return std::move(c).value();
-}
 
 // Options worth knowing before writing a tracing test (kernel/trace/Kconfig,
 // plus what probes, BTF arguments and RT depend on).
@@ -37,8 +31,9 @@ bool tracing_option(std::string_view name) {
 }  // namespace
 
 void add_kernels_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("kernels", "the kernel catalogue: list, fetch, build, info");
+  auto* cmd = app.add_subcommand("kernels", "the kernel catalogue: list, fetch, build, info, check");
   cmd->require_subcommand(1);
+  add_kernels_check_command(*cmd);
 
   cmd->add_subcommand("list", "list catalogue kernels and whether they are cached")->final_callback([] {
     auto c = load_catalogue();
@@ -70,10 +65,8 @@ void add_kernels_command(CLI::App& app) {
       }
     }
     for (const auto& name : names) {
-      auto spec = c.resolve(name);
-      if (!spec) fail(spec.error().message);
-      auto files = vm::fetch_kernel(c, *spec);
-      if (!files) fail(files.error().message);
+      auto files = vm::fetch_kernel(c, resolve_kernel(c, name));
+      if (!files) cannot_run(files.error().message);
       fmt::print("{} {} {}\n", name, files->release, files->vmlinuz.string());
     }
   });
@@ -91,11 +84,10 @@ void add_kernels_command(CLI::App& app) {
   build->add_option("--jobs", build_args->jobs, "parallel make jobs")->capture_default_str();
   build->final_callback([build_args] {
     auto c = load_catalogue();
-    auto spec = c.resolve(build_args->name);
-    if (!spec) fail(spec.error().message);
-    if (build_args->jobs < 1) fail("--jobs must be at least 1");
-    auto files = vm::build_kernel(c, *spec, {.fragment = build_args->fragment, .jobs = build_args->jobs});
-    if (!files) fail(files.error().message);
+    auto spec = resolve_kernel(c, build_args->name);
+    if (build_args->jobs < 1) usage_error("--jobs must be at least 1");
+    auto files = vm::build_kernel(c, spec, {.fragment = build_args->fragment, .jobs = build_args->jobs});
+    if (!files) cannot_run(files.error().message);
     fmt::print("{} {} {}\n", build_args->name, files->release, files->vmlinuz.string());
   });
 
@@ -104,12 +96,11 @@ void add_kernels_command(CLI::App& app) {
   info->add_option("name", *info_name, "catalogue name or bzImage path")->required();
   info->final_callback([info_name] {
     auto c = load_catalogue();
-    auto spec = c.resolve(*info_name);
-    if (!spec) fail(spec.error().message);
-    auto files = vm::fetch_kernel(c, *spec);
-    if (!files) fail(files.error().message);
+    auto spec = resolve_kernel(c, *info_name);
+    auto files = vm::fetch_kernel(c, spec);
+    if (!files) cannot_run(files.error().message);
     fmt::print("name:     {}\nrelease:  {}\nimage:    {}\n", files->name, files->release, files->vmlinuz.string());
-    for (const auto& p : spec->packages) fmt::print("package:  {} {}\n", p.name, p.version);
+    for (const auto& p : spec.packages) fmt::print("package:  {} {}\n", p.name, p.version);
     if (!files->modules_dir.empty()) fmt::print("modules:  {}\n", files->modules_dir.string());
     // One snapshot per guest image and command line (framework/vm/snapshot.h).
     auto snapshots = vm::snapshots_of(files->name);

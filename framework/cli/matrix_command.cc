@@ -76,34 +76,33 @@ void add_matrix_command(CLI::App& app) {
   cmd->add_flag("--force", args->force, "rerun kernels whose results are current");
   cmd->final_callback([args] {
     if (!args->compare.empty()) {
+      // Directories without readable results are a usage error (2), so a
+      // script reads 1 as "new failures" and nothing else.
       auto before = matrix::load_summary(args->compare);
-      if (!before) fail(before.error().message);
+      if (!before) usage_error(before.error().message);
       auto after = matrix::load_summary(args->out);
-      if (!after) fail(after.error().message);
+      if (!after) usage_error(after.error().message);
       auto changes = matrix::compare(*before, *after);
       fmt::print("{} -> {}\n{}", args->compare, args->out, matrix::format_changes(changes));
-      std::fflush(stdout);
       bool new_failures = !changes.empty() && changes.front().kind == matrix::Change::new_failure;
-      std::exit(new_failures ? 1 : 0);
+      exit_with(new_failures ? Exit::failed : Exit::passed);
     }
-    if (args->jobs < 1) fail("--jobs must be at least 1");
-    if (args->timeout_seconds < 1) fail("--timeout must be at least 1 second");
-    auto catalogue = vm::Catalogue::load();
-    if (!catalogue) fail(catalogue.error().message);
+    if (args->jobs < 1) usage_error("--jobs must be at least 1");
+    if (args->timeout_seconds < 1) usage_error("--timeout must be at least 1 second");
+    const vm::Catalogue catalogue = load_catalogue();
     std::vector<std::string> names = split_commas(args->kernels);
-    if (names.empty()) fail("--kernels: no kernel named");
+    if (names.empty()) usage_error("--kernels: no kernel named");
     if (names.size() == 1 && names[0] == "all") {
       names.clear();
-      for (const auto& [n, _] : catalogue->kernels()) names.push_back(n);
+      for (const auto& [n, _] : catalogue.kernels()) names.push_back(n);
     }
     matrix::RunOptions o;
     for (const auto& name : names) {
-      auto spec = catalogue->resolve(name);
-      if (!spec) fail(fmt::format("--kernels: {}", spec.error().message));
-      o.kernels.push_back({name, identity_of(*spec), spec->release, {}});
+      const vm::KernelSpec spec = resolve_kernel(catalogue, name, "--kernels");
+      o.kernels.push_back({name, identity_of(spec), spec.release, {}});
     }
     o.suites = matrix::built_suites();
-    if (o.suites.empty()) fail("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
+    if (o.suites.empty()) cannot_run("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
     // What every guest image carries, built beside the executable.
     fs::path bin = fs::read_symlink("/proc/self/exe").parent_path();
     o.stamp_files = {bin / "tracebed-agent", bin / "tracebed-probe-target"};
@@ -124,19 +123,18 @@ void add_matrix_command(CLI::App& app) {
     o.force = args->force;
     o.suite_timeout = std::chrono::seconds(args->timeout_seconds);
     auto m = matrix::run_matrix(o);
-    if (!m) fail(m.error().message);
-    if (Status st = matrix::write_outputs(*m, o.out); !st) fail(st.error().message);
-    int failed = 0;
+    if (!m) cannot_run(m.error().message);
+    if (Status st = matrix::write_outputs(*m, o.out); !st) cannot_run(st.error().message);
+    std::vector<matrix::TestResult> all;
     fmt::print("{:<16} {:<30} {:>5} {:>5} {:>5} {:>9}\n", "KERNEL", "RELEASE", "PASS", "SKIP", "FAIL", "SECONDS");
     for (const auto& k : m->kernels) {
       fmt::print("{:<16} {:<30} {:>5} {:>5} {:>5} {:>9.1f}\n", k.kernel, k.release.empty() ? "-" : k.release,
                  k.count(matrix::State::pass), k.count(matrix::State::skip), k.count(matrix::State::fail),
                  k.wall_seconds);
-      failed += k.count(matrix::State::fail);
+      all.insert(all.end(), k.tests.begin(), k.tests.end());
     }
     fmt::print("report: {}\n", (fs::path(o.out) / "report.html").string());
-    std::fflush(stdout);
-    std::exit(failed ? 1 : 0);
+    exit_with(exit_for(matrix::verdict(all)));
   });
 }
 

@@ -35,15 +35,22 @@ class MatrixCommand : public ::testing::Test {
 
 TEST_F(MatrixCommand, UnknownKernelIsNamed) {
   CliRun r = run("--kernels debian-6.12,no-such-kernel --out " + (dir_ / "mx").string());
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);  // usage
   EXPECT_NE(r.err.find("tracebed: --kernels: unknown kernel 'no-such-kernel'"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "mx" / "summary.json"));
 }
 
+// "Could not compare" is a usage error (2), never 1: 1 means new failures.
 TEST_F(MatrixCommand, CompareMissingDirectory) {
   CliRun r = run("--compare " + (dir_ / "nope").string() + " --out " + dir_.string());
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "tracebed: " + (dir_ / "nope").string() + ": no such directory\n");
+  fs::create_directories(dir_ / "torn");
+  std::ofstream(dir_ / "torn" / "summary.json") << R"({"format": "tracebed-matrix 1", "kernels": [)";
+  summary("new", "pass");
+  CliRun torn = run("--compare " + (dir_ / "torn").string() + " --out " + (dir_ / "new").string());
+  EXPECT_EQ(torn.status, 2) << torn.err;
+  EXPECT_EQ(torn.out, "");
 }
 
 TEST_F(MatrixCommand, CompareListsANewFailureAndFails) {

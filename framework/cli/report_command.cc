@@ -137,7 +137,7 @@ void add_report_command(CLI::App& app) {
   cmd->final_callback([args, cmd] {
     if (!args->file.empty()) {
       if (args->input != "trace.dat" && args->input != args->file)
-        fail(fmt::format("two input files: {} and -i {}", args->file, args->input));
+        usage_error(fmt::format("two input files: {} and -i {}", args->file, args->input));
       args->input = args->file;
     }
     ReportOptions options;
@@ -147,7 +147,7 @@ void add_report_command(CLI::App& app) {
     options.no_softirqs = args->no_softirqs;
     if (!args->cpus.empty()) {
       auto cpus = parse_cpu_list(args->cpus);
-      if (!cpus) fail(cpus.error().message);
+      if (!cpus) usage_error(cpus.error().message);
       options.cpus = *cpus;
     }
     options.latency_format = args->latency;

@@ -62,7 +62,7 @@ TEST(ReportCommand, PositionalFileAsTraceCmdTakesIt) {
   ASSERT_EQ(pclose(p), 0) << "trace-cmd report " << path;
   EXPECT_EQ(positional.out, expected);
   CliRun both = run_tracebed("report " + path + " -i /elsewhere.dat");
-  EXPECT_EQ(both.status, 1);
+  EXPECT_EQ(both.status, 2);  // usage
   EXPECT_NE(both.err.find("two input files"), std::string::npos) << both.err;
 }
 
@@ -76,7 +76,7 @@ TEST(ReportCommand, MissingFileSaysSo) {
 TEST(ReportCommand, BadCpuListIsRefused) {
   std::string path = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/edge/e08-empty-cpus-v7none.dat";
   CliRun run = run_tracebed("report --cpu 3-1 -i " + path);
-  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.status, 2);  // usage
   EXPECT_NE(run.err.find("bad CPU list '3-1'"), std::string::npos) << run.err;
 }
 

@@ -1,14 +1,18 @@
 // `tracebed run --kernel NAME [--copy-in HOST:GUEST] [--copy-out GUEST:HOST]
 // -- CMD...`: boot, copy files in, run CMD in the guest with its output
-// passed on as it comes, copy files out, exit with CMD's status. A guest
-// fault exits 1 with the console.
-#include <cstdio>
+// passed on as it comes, copy files out, exit with CMD's status (124 when
+// it timed out). A guest fault during CMD exits 1 with the console; a
+// kernel that cannot be fetched or booted, 125.
 #include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "framework/base/files.h"
 #include "framework/cli/commands.h"
+#include "framework/vm/catalogue.h"
 #include "framework/vm/guest.h"
 #include "framework/vm/guest_stream.h"
 #include "framework/vm/process.h"
@@ -22,7 +26,7 @@ std::vector<std::pair<std::string, std::string>> copies(const std::vector<std::s
   for (const auto& spec : specs) {
     size_t colon = spec.find(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size())
-      fail(fmt::format("{} {}: expected FROM:TO", option, spec));
+      usage_error(fmt::format("{} {}: expected FROM:TO", option, spec));
     out.emplace_back(spec.substr(0, colon), spec.substr(colon + 1));
   }
   return out;
@@ -66,18 +70,23 @@ void add_run_command(CLI::App& app) {
     vm::GuestOptions options = args->guest;
     if (!args->bootconfig.empty()) {
       auto text = base::read_file(args->bootconfig);
-      if (!text) fail(text.error().message);
-      if (text->empty()) fail(fmt::format("--bootconfig {}: the file is empty", args->bootconfig));
+      if (!text) usage_error(text.error().message);
+      if (text->empty()) usage_error(fmt::format("--bootconfig {}: the file is empty", args->bootconfig));
       options.bootconfig = std::move(*text);
     }
+    for (const auto& [from, to] : ins)
+      if (std::error_code ec; !std::filesystem::is_regular_file(from, ec))
+        usage_error(fmt::format("--copy-in {}: no such file", from));
+    (void)resolve_kernel(load_catalogue(), options.kernel, "--kernel");
     auto guest = vm::Guest::boot(options);
-    if (!guest) fail(guest.error().message);
+    if (!guest) cannot_run(guest.error().message);
     auto& g = **guest;
     if (args->verbose)
       fmt::print(stderr, "tracebed: {} ({}) ready in {:.2f} s under {} ({} launcher)\n", g.kernel_name(),
                  g.release(), g.boot_seconds(), g.accelerator(), g.launcher());
     for (const auto& [from, to] : ins)
-      if (Status st = g.agent().copy_in(from, to); !st) fail(fmt::format("--copy-in {}: {}", from, st.error().message));
+      if (Status st = g.agent().copy_in(from, to); !st)
+        cannot_run(fmt::format("--copy-in {}: {}", from, st.error().message));
     auto pass_on = [](FILE* to) {
       return [to](std::string_view data) {
         std::fwrite(data.data(), 1, data.size(), to);
@@ -90,7 +99,7 @@ void add_run_command(CLI::App& app) {
     int status = r->shell_status();
     if (r->timed_out) {
       fmt::print(stderr, "tracebed: {} timed out after {} s in the guest\n", args->command[0], args->timeout);
-      status = 124;
+      status = static_cast<int>(Exit::timeout);
     }
     for (const auto& [from, to] : outs) {
       if (Status st = g.agent().copy_out(from, to); !st) {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "framework/cli/commands.h"
+#include "framework/vm/catalogue.h"
 #include "framework/vm/guest.h"
 
 namespace tracebed::cli {
@@ -13,8 +14,9 @@ void add_shell_command(CLI::App& app) {
   cmd->final_callback([options] {
     options->interactive = true;
     fmt::print(stderr, "tracebed: exit the shell (or press Ctrl-A X) to power the guest off\n");
+    (void)resolve_kernel(load_catalogue(), options->kernel, "--kernel");
     auto guest = vm::Guest::boot(*options);
-    if (!guest) fail(guest.error().message);
+    if (!guest) cannot_run(guest.error().message);
     std::exit((*guest)->wait());
   });
 }

@@ -12,6 +12,7 @@
 #include "framework/cli/commands.h"
 #include "framework/tracefs/guest_file_ops.h"
 #include "framework/tracefs/sql.h"
+#include "framework/vm/catalogue.h"
 #include "framework/vm/guest.h"
 
 namespace tracebed::cli {
@@ -29,7 +30,7 @@ struct Args {
 
 std::string read_sql_file(const std::string& file) {
   auto text = base::read_file(file == "-" ? "/dev/stdin" : file);
-  if (!text) fail(text.error().message);
+  if (!text) usage_error(text.error().message);
   return std::move(text).value();
 }
 
@@ -40,7 +41,7 @@ std::vector<tracefs::SqlHistDef> compile_all(const Args& a, const tracefs::SqlRe
   for (size_t i = 0; i < a.sql.size(); ++i) {
     std::string name = i < a.names.size() ? a.names[i] : "Anonymous";  // sqlhist's default
     auto r = tracefs::compile_sql(a.sql[i], name, base.with(made), {.old_action_form = old_form});
-    if (!r) fail(r.error().message);
+    if (!r) usage_error(r.error().message);  // the statement is the argument
     if (r->synth) made.push_back(*r->synth);
     out.push_back(std::move(*r));
   }
@@ -106,11 +107,11 @@ void add_sqlhist_command(CLI::App& app) {
   cmd->add_option("sql", args->sql, "SQL statements, in order");
   cmd->final_callback([args] {
     if (!args->file.empty()) args->sql.insert(args->sql.begin(), read_sql_file(args->file));
-    if (args->sql.empty()) fail("sqlhist: no SQL (give it as an argument or with -f)");
+    if (args->sql.empty()) usage_error("sqlhist: no SQL (give it as an argument or with -f)");
     if (args->names.size() > args->sql.size())
-      fail(fmt::format("sqlhist: {} names for {} statements", args->names.size(), args->sql.size()));
+      usage_error(fmt::format("sqlhist: {} names for {} statements", args->names.size(), args->sql.size()));
     if (args->kernel.empty()) {
-      if (args->execute) fail("sqlhist: -e needs --kernel: the events are created in a guest");
+      if (args->execute) usage_error("sqlhist: -e needs --kernel: the events are created in a guest");
       fmt::print(stderr, "tracebed: events resolved from the built-in formats of {}; --kernel uses a guest's\n",
                  tracefs::offline_release());
       print_commands(compile_all(*args, tracefs::offline_resolver(), false), tracefs::kDefaultRoot, args->dynamic);
@@ -119,13 +120,14 @@ void add_sqlhist_command(CLI::App& app) {
     vm::GuestOptions options;
     options.kernel = args->kernel;
     options.accel = args->accel;
+    (void)resolve_kernel(load_catalogue(), options.kernel, "--kernel");
     auto guest = vm::Guest::boot(options);
-    if (!guest) fail(guest.error().message);
+    if (!guest) cannot_run(guest.error().message);
     auto& g = **guest;
     tracefs::Tracefs fs(std::make_shared<tracefs::GuestFileOps>(g.agent(), g.release()),
                         std::string(tracefs::kDefaultRoot));
     auto readme = fs.readme();
-    if (!readme) fail(readme.error().message);
+    if (!readme) cannot_run(readme.error().message);
     // libtracefs has_new_format(): the README names trace() where it exists.
     bool old_form = readme->find("trace(<synthetic_event>,param list)") == std::string::npos;
     fmt::print(stderr, "tracebed: {} ({}){}\n", g.kernel_name(), g.release(),

@@ -130,7 +130,32 @@ std::vector<std::string> gtest_groups(const fs::path& suite) {
   return out;
 }
 
+// One row per test (skips with their reason), then the counts.
+void print_table(FILE* table, const matrix::KernelRun& run) {
+  size_t width = 20;
+  for (const auto& t : run.tests) width = std::max(width, t.full_name().size());
+  fmt::print(table, "\n{:<{}}  {:<6} {:>8}\n", "TEST", width, "RESULT", "SECONDS");
+  for (const auto& t : run.tests) {
+    static constexpr std::string_view kShown[] = {"PASS", "SKIP", "FAIL"};
+    fmt::print(table, "{:<{}}  {:<6} {:>8.2f}", t.full_name(), width, kShown[static_cast<int>(t.state)], t.seconds);
+    if (t.state == matrix::State::skip) fmt::print(table, "  {}", t.summary());
+    fmt::print(table, "\n");
+  }
+  fmt::print(table, "\n{}: {} passed, {} skipped, {} failed\n", run.kernel, run.count(matrix::State::pass),
+             run.count(matrix::State::skip), run.count(matrix::State::fail));
+}
+
 }  // namespace
+
+Exit exit_for(matrix::Verdict verdict) {
+  switch (verdict) {
+    case matrix::Verdict::passed: return Exit::passed;
+    case matrix::Verdict::failed: return Exit::failed;
+    case matrix::Verdict::timed_out: return Exit::timeout;
+    case matrix::Verdict::not_tested: return Exit::infrastructure;
+  }
+  return Exit::failed;
+}
 
 std::vector<std::string> launcher_args(const std::string& launcher, const std::string& libvirt_uri) {
   std::vector<std::string> out;
@@ -175,27 +200,26 @@ void add_test_command(CLI::App& app) {
                   "libvirt connection (default: $TRACEBED_LIBVIRT_URI, else libvirt's)");
   cmd->final_callback([args] {
     if (args->local && (!args->kernel.empty() || !args->launcher.empty() || !args->libvirt_uri.empty()))
-      fail("--local tests this machine's kernel: it takes no --kernel, --launcher or --libvirt-uri");
+      usage_error("--local tests this machine's kernel: it takes no --kernel, --launcher or --libvirt-uri");
     if (args->local) {
       args->kernel = "local";
       args->launcher = "local";
     }
-    if (args->kernel.empty()) {
-      auto c = vm::Catalogue::load();
-      if (!c) fail(c.error().message);
-      args->kernel = c->default_kernel();
+    if (!args->local) {
+      const vm::Catalogue c = load_catalogue();
+      if (args->kernel.empty()) args->kernel = c.default_kernel();
+      (void)resolve_kernel(c, args->kernel, "--kernel");
     }
     auto suites = matrix::built_suites();
-    if (suites.empty()) fail("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
+    if (suites.empty()) cannot_run("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
     if (!args->suites.empty()) {
       auto chosen = matrix::choose_suites(suites, args->suites, gtest_groups);
-      if (!chosen) fail(chosen.error().message);
+      if (!chosen) usage_error(chosen.error().message);
       suites = std::move(chosen).value();
     }
     if (args->list) {
       print_list(suites, args->filter);
-      std::fflush(stdout);
-      std::exit(0);
+      exit_with(Exit::passed);
     }
     if (args->no_snapshot) setenv("TRACEBED_NO_SNAPSHOT", "1", 1);
     fs::path tmp = vm::cache_dir() / "run" / fmt::format("test-{}", getpid());
@@ -226,18 +250,7 @@ void add_test_command(CLI::App& app) {
     }
     // With --ktap, stdout carries only KTAP; people read the table on stderr.
     FILE* table = args->ktap ? stderr : stdout;
-    size_t width = 20;
-    for (const auto& t : run.tests) width = std::max(width, t.full_name().size());
-    fmt::print(table, "\n{:<{}}  {:<6} {:>8}\n", "TEST", width, "RESULT", "SECONDS");
-    for (const auto& t : run.tests) {
-      static constexpr std::string_view kShown[] = {"PASS", "SKIP", "FAIL"};
-      fmt::print(table, "{:<{}}  {:<6} {:>8.2f}", t.full_name(), width, kShown[static_cast<int>(t.state)], t.seconds);
-      if (t.state == matrix::State::skip) fmt::print(table, "  {}", t.summary());
-      fmt::print(table, "\n");
-    }
-    const int failed = run.count(matrix::State::fail);
-    fmt::print(table, "\n{}: {} passed, {} skipped, {} failed\n", args->kernel, run.count(matrix::State::pass),
-               run.count(matrix::State::skip), failed);
+    print_table(table, run);
     fmt::print(table, "{}\n", time_summary(outcomes, run.wall_seconds, run_args.jobs));
     for (const auto& t : run.tests) {
       if (t.state != matrix::State::fail) continue;
@@ -257,8 +270,11 @@ void add_test_command(CLI::App& app) {
       }
     }
     if (args->ktap) fmt::print("{}", matrix::write_ktap(run));
-    std::fflush(stdout);
-    std::exit(failed || run.tests.empty() || junit_failed ? 1 : 0);
+    // No test at all: a --filter that matches nothing is a usage error;
+    // without one, the suites ran nothing, which tests nothing.
+    if (run.tests.empty()) exit_with(args->filter.empty() ? Exit::infrastructure : Exit::usage);
+    Exit status = exit_for(matrix::verdict(run.tests));
+    exit_with(status == Exit::passed && junit_failed ? Exit::failed : status);
   });
 }
 

@@ -13,7 +13,7 @@ using ::testing::HasSubstr;
 using tracebed::cli::test::CliRun;
 using tracebed::cli::test::run_tracebed;
 
-TEST(Cli, VersionAndEnvironmentInHelp) {
+TEST(Cli, VersionEnvironmentAndExitStatusInHelp) {
   CliRun v = run_tracebed("--version");
   EXPECT_EQ(v.status, 0);
   EXPECT_THAT(v.out, ::testing::StartsWith("tracebed 0."));
@@ -21,8 +21,10 @@ TEST(Cli, VersionAndEnvironmentInHelp) {
   EXPECT_EQ(h.status, 0);
   for (const char* var : {"TRACEBED_CACHE", "TRACEBED_CATALOGUE", "TRACEBED_LAUNCHER", "TRACEBED_NO_SNAPSHOT"})
     EXPECT_THAT(h.out, HasSubstr(var));
+  EXPECT_THAT(h.out, HasSubstr("Exit status (every command):\n  0 "));
+  for (const char* code : {"\n  1 ", "\n  2 ", "\n  124 ", "\n  125 "}) EXPECT_THAT(h.out, HasSubstr(code));
   CliRun none = run_tracebed("");
-  EXPECT_EQ(none.status, 1);
+  EXPECT_EQ(none.status, 2);  // usage
   EXPECT_THAT(none.err, HasSubstr("Subcommands:"));
 }
 
@@ -35,13 +37,13 @@ TEST(TestCommand, ListsTheChosenSuitesCases) {
 
 TEST(TestCommand, AnUnknownSuiteListsTheValidOnes) {
   CliRun r = run_tracebed("test --suites no_such_suite");
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);  // usage
   EXPECT_THAT(r.err, HasSubstr("no suite named no_such_suite (suites: smoke, "));
 }
 
 TEST(TestCommand, AcceleratorAndTimeoutAreChecked) {
   EXPECT_THAT(run_tracebed("test --accel kvmm --list").err, HasSubstr("--accel: kvmm not in {kvm,tcg}"));
-  EXPECT_NE(run_tracebed("test --timeout 0 --list").status, 0);
+  EXPECT_EQ(run_tracebed("test --timeout 0 --list").status, 2);
   EXPECT_THAT(run_tracebed("run --accel qemu -- true").err, HasSubstr("not in {kvm,tcg}"));
 }
 

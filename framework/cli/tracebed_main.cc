@@ -11,11 +11,20 @@
 
 namespace tracebed::cli {
 
-void fail(std::string_view message) {
+void exit_with(Exit status) {
+  std::fflush(stdout);
+  std::exit(static_cast<int>(status));
+}
+
+void fail(std::string_view message, Exit status) {
   std::fflush(stdout);
   fmt::print(stderr, "tracebed: {}\n", message);
-  std::exit(1);
+  exit_with(status);
 }
+
+void usage_error(std::string_view message) { fail(message, Exit::usage); }
+
+void cannot_run(std::string_view message) { fail(message, Exit::infrastructure); }
 
 }  // namespace tracebed::cli
 
@@ -43,6 +52,16 @@ int main(int argc, char** argv) {
   TRACEBED_AGENT         guest agent binary to put in guest images (default: beside tracebed)
   TRACEBED_PROBE_TARGET  probe target binary the uprobe suites run (default: beside tracebed)
   TRACEBED_BENCH_KERNELS kernels tracebed_vm_benchmarks boots (comma-separated; default debian-6.12)
+
+Exit status (every command):
+  0    everything passed (report, sqlhist, kernels ...: done)
+  1    a test failed (run: the guest command's own status; report: an input it cannot decode;
+       kernels check: a required option is missing; matrix --compare: new failures)
+  2    usage error: bad arguments, an unknown kernel or suite, a --compare directory without
+       readable results
+  124  timeout: the command in the guest (run --timeout) or a suite binary (test, matrix --timeout)
+  125  could not build, fetch or boot the kernel or reach the guest agent: nothing was tested
+       (git bisect run skips the commit)
 Each command's --help lists its options.)");
   app.require_subcommand(0, 1);
   // Setting up every command's options takes ~1 M instructions, a tenth of
@@ -57,10 +76,17 @@ Each command's --help lists its options.)");
   }
   if (!named)
     for (const auto& [name, add] : kCommands) add(app);
-  CLI11_PARSE(app, argc, argv);
+  // CLI11's own exit codes for parse errors (105-114) become the usage
+  // status; --help and --version still exit 0.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int status = app.exit(e);
+    return status == 0 ? 0 : static_cast<int>(tracebed::cli::Exit::usage);
+  }
   if (app.get_subcommands().empty()) {
     fmt::print(stderr, "{}", app.help());
-    return 1;
+    return static_cast<int>(tracebed::cli::Exit::usage);
   }
   return 0;
 }

@@ -38,6 +38,20 @@ TestResult TestResult::suite_row(std::string suite_binary, State state, std::str
   return t;
 }
 
+Verdict verdict(const std::vector<TestResult>& tests) {
+  bool not_tested = false, timed_out = false;
+  for (const auto& t : tests) {
+    if (t.state != State::fail) continue;
+    const bool no_guest = t.message.find("booting the ") != std::string::npos &&
+                          t.message.find(" guest failed: ") != std::string::npos;
+    const bool killed = t.name == "(suite)" && t.message.find(kDidNotFinish) != std::string::npos;
+    if (!no_guest && !killed) return Verdict::failed;
+    not_tested |= no_guest;
+    timed_out |= killed;
+  }
+  return not_tested ? Verdict::not_tested : timed_out ? Verdict::timed_out : Verdict::passed;
+}
+
 int KernelRun::count(State s) const {
   return static_cast<int>(std::count_if(tests.begin(), tests.end(), [s](const TestResult& t) { return t.state == s; }));
 }

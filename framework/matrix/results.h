@@ -42,6 +42,20 @@ struct TestResult {
   std::string summary() const;
 };
 
+// What a run's results add up to, for an exit status. Failed tests that
+// failed on their own come first; a test whose guest never booted
+// (framework/testing/guest_environment.cc: "booting the K guest failed: …")
+// tested nothing, and neither did a suite killed at its timeout.
+enum class Verdict { passed, failed, timed_out, not_tested };
+
+// The words the runner uses for a suite it killed at its timeout.
+inline constexpr std::string_view kDidNotFinish = "did not finish within";
+
+// failed if any test failed other than by a guest that did not boot or a
+// suite that timed out; else not_tested if a guest did not boot; else
+// timed_out if a suite did; else passed (skips pass; so does no test).
+Verdict verdict(const std::vector<TestResult>& tests);
+
 struct KernelRun {
   std::string kernel;            // catalogue name or image path
   std::string release;           // uname -r as the guest reported it; empty if no test got a guest

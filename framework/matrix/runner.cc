@@ -92,7 +92,7 @@ std::vector<TestResult> suite_results(const std::string& suite_binary, const fs:
     out.push_back(std::move(t));
   };
   if (timed_out) {
-    died(fmt::format("{} did not finish within {} s and was killed (hung guest?); log: {}", suite_binary,
+    died(fmt::format("{} {} {} s and was killed (hung guest?); log: {}", suite_binary, kDidNotFinish,
                      timeout.count(), log.filename().string()));
     // A report cannot exist: gtest writes it at the end.
     return out;

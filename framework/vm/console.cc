@@ -65,6 +65,14 @@ std::optional<ConsoleFault> find_fault(std::string_view console, size_t from) {
   return std::nullopt;
 }
 
+bool halted_instead_of_power_off(std::string_view console, size_t from) {
+  std::string_view rest = console.substr(std::min(from, console.size()));
+  // pr_emerg() with pr_fmt "reboot: " in kernel_halt().
+  for (std::string_view marker : {"reboot: Power off not available: System halted instead", "reboot: System halted"})
+    if (rest.find(marker) != std::string_view::npos) return true;
+  return false;
+}
+
 std::string console_tail(std::string_view console, size_t lines) {
   size_t pos = console.size();
   if (pos > 0 && console[pos - 1] == '\n') --pos;

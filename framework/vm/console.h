@@ -29,6 +29,14 @@ struct ConsoleFault {
 // Finds the first fault in console text at or after `from`.
 std::optional<ConsoleFault> find_fault(std::string_view console, size_t from = 0);
 
+// Whether the kernel halted instead of powering off: x86 without ACPI (or
+// with acpi=off) has no pm_power_off, so `poweroff -f` ends in
+// kernel_halt(), which prints "reboot: Power off not available: System
+// halted instead" (kernel/reboot.c) and leaves the CPUs halted; QEMU never
+// exits by itself. A plain halt prints "reboot: System halted". Looks at or
+// after `from`.
+bool halted_instead_of_power_off(std::string_view console, size_t from = 0);
+
 // The last `lines` lines of the console (for "the guest hung" messages).
 std::string console_tail(std::string_view console, size_t lines = 30);
 

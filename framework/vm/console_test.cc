@@ -54,6 +54,27 @@ TEST(Console, OopsAndHungTasks) {
   EXPECT_FALSE(find_fault("[ 0.1] Booting paravirtualized kernel on bare hardware\n").has_value());
 }
 
+// Captured from a debian-6.12 guest booted with acpi=off, told to power
+// off by Guest::stop() (suites/faults/faults_test.cc).
+constexpr std::string_view kHalted =
+    "[    2.892092] on the kernel command line\r\n"
+    "tracebed-init: agent on /dev/vport0p1\r\n"
+    "tracebed-agent: serving on /dev/vport0p1\r\n"
+    "[    3.696143] reboot: Power off not available: System halted instead\r\n";
+
+TEST(Console, HaltInsteadOfPowerOffIsRecognised) {
+  EXPECT_TRUE(halted_instead_of_power_off(kHalted));
+  size_t halt = kHalted.find("Power off not available");
+  ASSERT_NE(halt, std::string_view::npos);
+  // Only text at or after `from` counts: an earlier halt is not this one.
+  EXPECT_FALSE(halted_instead_of_power_off(kHalted, halt + 1));
+  EXPECT_FALSE(halted_instead_of_power_off(kHalted.substr(0, halt)));
+  EXPECT_TRUE(halted_instead_of_power_off("[ 9.9] reboot: System halted\r\n"));
+  // A powered-off guest says "Power down" and QEMU exits by itself.
+  EXPECT_FALSE(halted_instead_of_power_off("[ 9.9] reboot: Power down\r\n"));
+  EXPECT_FALSE(halted_instead_of_power_off(kPanic));
+}
+
 TEST(Console, TailKeepsTheLastLines) {
   EXPECT_EQ(console_tail("a\r\nb\r\nc\r\n", 2), "b\nc\n");
   EXPECT_EQ(console_tail("only", 5), "only");

@@ -664,9 +664,20 @@ Result<agent::RunResult> Guest::run(std::vector<std::string> argv, std::chrono::
 
 Status Guest::stop(std::chrono::seconds timeout) {
   if (!alive()) return dead_ ? Status(*dead_) : Status{};
+  read_console();
+  const size_t from = console_.size();
   if (!dead_ && client_) (void)client_->shutdown();
   auto until = Clock::now() + timeout;
-  while (alive() && Clock::now() < until) usleep(20000);
+  while (alive() && Clock::now() < until) {
+    read_console();
+    // A kernel that cannot power off halts and QEMU stays up: the guest is
+    // done, so end QEMU now rather than at the timeout.
+    if (halted_instead_of_power_off(console_, from)) {
+      kill();
+      return {};
+    }
+    usleep(20000);
+  }
   if (alive()) {
     kill();
     return explain(Error{fmt::format("{} guest did not power off within {} s", kernel_.name, timeout.count())});

@@ -91,7 +91,9 @@ class Guest {
   // Appends the console tail and log path to an error about this guest.
   Error explain(const Error& e);
 
-  // Asks the agent to power off; kills QEMU if it does not exit in time.
+  // Asks the agent to power off; kills QEMU if it does not exit in time
+  // (an error), or as soon as the console says the kernel halted instead
+  // (no ACPI: not an error, see halted_instead_of_power_off()).
   Status stop(std::chrono::seconds timeout = std::chrono::seconds(30));
   // Interactive guests: waits until QEMU exits, returns its status.
   int wait();

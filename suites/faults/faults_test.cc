@@ -95,6 +95,24 @@ TEST(Faults, MissingQemuSaysSo) {
   EXPECT_THAT(g.error().message, HasSubstr("cannot start qemu-system-does-not-exist"));
 }
 
+// A kernel without ACPI cannot power off: `poweroff -f` halts it and QEMU
+// stays up. acpi=off makes a Debian kernel one (no pm_power_off on x86).
+// stop() sees the halt on the console and ends QEMU at once, without an
+// error, instead of waiting out its timeout.
+TEST(Faults, HaltedGuestWithoutAcpiStopsAtOnce) {
+  vm::GuestOptions options = testing::environment().options();
+  options.cmdline_extra += (options.cmdline_extra.empty() ? "" : " ") + std::string("acpi=off");
+  options.snapshot = false;
+  auto g = vm::Guest::boot(options);
+  ASSERT_OK(g);
+  ASSERT_OK((*g)->run({"true"}));
+  auto t0 = Clock::now();
+  EXPECT_OK((*g)->stop(std::chrono::seconds(60)));
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(15));
+  EXPECT_FALSE((*g)->alive());
+  EXPECT_THAT((*g)->console_text(), HasSubstr("reboot: Power off not available: System halted instead"));
+}
+
 TEST(Faults, NextGuestStillWorks) {
   auto g = boot();
   auto r = g->run({"uname", "-r"});
