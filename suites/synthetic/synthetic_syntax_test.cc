@@ -13,19 +13,13 @@
 #include "framework/decode/event_format.h"
 #include "framework/tracefs/text.h"
 #include "framework/testing/tracefs_fixture.h"
+#include "suites/synthetic/synthetic_raw.h"
 
 namespace tracebed::suites {
 namespace {
 
 // The stacktrace type (6.10+, README "long[] stack").
 const Feature kSynthStack = Feature::readme("synthetic stacktrace fields", "long[]");
-
-// Removes the event, whatever the test left: raw writes own nothing.
-struct RemoveSynthAtEnd {
-  const tracefs::Files top;
-  std::string name;
-  ~RemoveSynthAtEnd() { (void)top.try_write("synthetic_events", "!" + name, true); }
-};
 
 struct Form {
   const char* name;
