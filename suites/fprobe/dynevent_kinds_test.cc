@@ -236,5 +236,28 @@ TEST_F(FprobeLife, EntryAndExitShareOneFunctionEntry) {
   }
 }
 
+const Feature kEntryArgsAtReturn = Feature::readme("entry arguments at %return", "kernel return probes support:");
+
+// $arg1 at vfs_open%return is the argument the call was made with: each
+// exit record carries the pointer its entry record had, in order.
+TEST_F(FprobeLife, ExitRecordsTheEntryArgument) {
+  TRACEBED_COVERS("ftracetest: dynevent/fprobe_entry_arg.tc");
+  TRACEBED_REQUIRE(features::fprobe_exit);
+  TRACEBED_REQUIRE(kEntryArgsAtReturn);
+  std::string group = unique("tests");
+  auto raw = [&](const std::string& event, const std::string& place) {
+    return RawDefinition{DynEventKind::fprobe, "f:" + group + "/" + event + " " + place + " arg=$arg1", group, event}.def();
+  };
+  auto entry = create_enabled(raw("myevent1", "vfs_open"));
+  auto exit = create_enabled(raw("myevent2", "vfs_open%return"));
+  ASSERT_OK(entry);
+  ASSERT_OK(exit);
+  ProbeRun run = run_target_only({"open", "/etc/tracebed/release", "/proc/self/stat", "/dev/null"});
+  std::vector<DecodedEvent> events = of_pid(decoded({*entry, *exit}), run.pid);
+  std::vector<int64_t> at_entry = int_fields(named(events, "myevent1"), "arg");
+  EXPECT_THAT(at_entry, SizeIs(Ge(3u))) << "three files opened (and the exec's own)";
+  EXPECT_EQ(int_fields(named(events, "myevent2"), "arg"), at_entry);
+}
+
 }  // namespace
 }  // namespace tracebed::suites
