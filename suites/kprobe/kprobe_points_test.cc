@@ -18,6 +18,7 @@
 
 #include "framework/testing/raw_definition.h"
 #include "framework/testing/tracefs_fixture.h"
+#include "framework/tracefs/text.h"
 
 namespace tracebed::suites {
 namespace {
@@ -208,6 +209,38 @@ TEST_F(KprobePoint, UserMemoryFetches) {
       ++faults;
     }
   EXPECT_EQ(faults, 1u) << *trace;
+}
+
+// With OPTPROBES, a kprobe at some offset of kernel_clone is turned into
+// a jump (debugfs kprobes/list says OPTIMIZED) and, optimized, still
+// records the probe target's one fork exactly once.
+TEST_F(KprobePoint, SomeOffsetIsOptimizedAndStillFires) {
+  TRACEBED_COVERS("ftracetest: kprobe/kprobe_opt_types.tc");
+  if (sh("test -e /proc/sys/debug/kprobes-optimization && test -e /sys/kernel/debug/kprobes/list && echo yes || true")
+          .find("yes") == std::string::npos)
+    GTEST_SKIP() << "needs /proc/sys/debug/kprobes-optimization and debugfs kprobes/list (OPTPROBES, DEBUG_FS)";
+  std::string saved(tracefs::trim(sh("cat /proc/sys/debug/kprobes-optimization")));
+  sh("echo 1 > /proc/sys/debug/kprobes-optimization");
+  std::string prefix = unique("opt");
+  bool optimized = false;
+  for (int i = 0; i < 256 && !optimized; ++i) {
+    auto ev = create(raw_kprobe(prefix + "_" + std::to_string(i), std::string(kFork) + "+" + std::to_string(i)).def());
+    if (!ev || !ev->enable(inst()).ok()) continue;
+    // kprobes/list names it kernel_clone+0x<offset>. The optimizer runs
+    // OPTIMIZE_DELAY (5) jiffies later: forks until then.
+    std::string at = " " + std::string(kFork) + "+" + hex(static_cast<uint64_t>(i)) + " ";
+    std::string line = sh("for t in 1 2 3 4 5 6 7 8 9 10; do (echo forked) > /dev/null; "
+                          "grep -q '" + at + ".*OPTIMIZED' /sys/kernel/debug/kprobes/list && break; done; "
+                          "grep '" + at + "' /sys/kernel/debug/kprobes/list || true");
+    if (line.find("[OPTIMIZED]") == std::string::npos) continue;
+    optimized = true;
+    SCOPED_TRACE(line);
+    ASSERT_OK(inst().clear_trace());
+    ProbeRun run = run_target_only({"wake", "1"});
+    EXPECT_THAT(of_pid(decoded(*ev), run.pid), SizeIs(1)) << "one fork through the optimized probe";
+  }
+  sh("echo " + saved + " > /proc/sys/debug/kprobes-optimization");
+  EXPECT_TRUE(optimized) << "no offset of " << kFork << " was optimized";
 }
 
 }  // namespace

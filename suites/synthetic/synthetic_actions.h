@@ -48,6 +48,18 @@ class SyntheticActions : public TracefsTest {
   }
   RawTriggers& triggers() { return *triggers_; }
 
+  // The .tc's recipe: sched_wakeup saves ts0 for the probe target's
+  // tasks, sched_switch to one of them runs onmatch(sched.sched_wakeup)
+  // `action` on $wakeup_lat, the synthetic event `syn` gets a hist; all
+  // enabled.
+  void wakeup_latency(const Event& syn, const std::string& action) {
+    ASSERT_OK(triggers().add(wakeup(), "hist:keys=pid:ts0=common_timestamp.usecs if " + kIsTarget));
+    ASSERT_OK(triggers().add(sw(), "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:"
+                                   "onmatch(sched.sched_wakeup)" + action + " if " + kNextIsTarget));
+    ASSERT_OK(triggers().add(syn, "hist:keys=comm,pid,lat:wakeup_lat=lat:sort=lat"));
+    for (const Event& ev : {wakeup(), sw(), syn}) ASSERT_OK(ev.enable());
+  }
+
   // The probe target wakes its child `count` times; the child's pid.
   int wake(int count) {
     ProbeRun probe = run_target({"wake", std::to_string(count)});

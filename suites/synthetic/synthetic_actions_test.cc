@@ -29,11 +29,7 @@ TEST_F(SyntheticActions, TraceActionTracesTheWakeupLatency) {
   TRACEBED_REQUIRE(features::hist_trace_action);
   std::string name = synth("wakeup_latency", "u64 lat; pid_t pid; char comm[16]");
   Event syn = inst().event("synthetic", name);
-  ASSERT_OK(triggers().add(wakeup(), "hist:keys=pid:ts0=common_timestamp.usecs if " + kIsTarget));
-  ASSERT_OK(triggers().add(sw(), "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup)"
-                                 ".trace(" + name + ",$wakeup_lat,next_pid,next_comm) if " + kNextIsTarget));
-  ASSERT_OK(triggers().add(syn, "hist:keys=comm,pid,lat:wakeup_lat=lat:sort=lat"));
-  for (const Event& ev : {wakeup(), sw(), syn}) ASSERT_OK(ev.enable());
+  ASSERT_NO_FATAL_FAILURE(wakeup_latency(syn, ".trace(" + name + ",$wakeup_lat,next_pid,next_comm)"));
   int sleeper = wake(20);
   std::vector<DecodedEvent> events = decoded({wakeup(), sw(), syn});
   std::vector<int64_t> lats = expect_latencies(events, name, "sched_wakeup", sleeper);
@@ -54,12 +50,8 @@ TEST_F(SyntheticActions, OnmatchAndOnmaxOnOneTrigger) {
   TRACEBED_COVERS("ftracetest: trigger/inter-event/trigger-onmatch-onmax-action-hist.tc");
   std::string name = synth("wakeup_latency", "u64 lat; pid_t pid; char comm[16]");
   Event syn = inst().event("synthetic", name);
-  ASSERT_OK(triggers().add(wakeup(), "hist:keys=pid:ts0=common_timestamp.usecs if " + kIsTarget));
-  ASSERT_OK(triggers().add(sw(), "hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_wakeup)." +
-                                     name + "($wakeup_lat,next_pid,next_comm):onmax($wakeup_lat).save(next_comm,"
-                                     "prev_pid,prev_prio,prev_comm) if " + kNextIsTarget));
-  ASSERT_OK(triggers().add(syn, "hist:keys=comm,pid,lat:wakeup_lat=lat:sort=lat"));
-  for (const Event& ev : {wakeup(), sw(), syn}) ASSERT_OK(ev.enable());
+  ASSERT_NO_FATAL_FAILURE(wakeup_latency(
+      syn, "." + name + "($wakeup_lat,next_pid,next_comm):onmax($wakeup_lat).save(next_comm,prev_pid,prev_prio,prev_comm)"));
   int sleeper = wake(20);
   std::vector<int64_t> lats = expect_latencies(decoded({wakeup(), sw(), syn}), name, "sched_wakeup", sleeper);
   ASSERT_THAT(lats, Not(IsEmpty()));
