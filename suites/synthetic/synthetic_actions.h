@@ -111,12 +111,21 @@ inline std::vector<int64_t> expect_latencies(const std::vector<DecodedEvent>& ev
   return lats;
 }
 
-// The entries of a hist whose `field` key is `pid`, and their hitcounts.
+// The hitcount of a hist's entries whose `field` key is `pid`.
 inline uint64_t hits_of_key(const HistSection& s, const std::string& field, int64_t pid) {
   uint64_t hits = 0;
   for (const auto& entry : s.entries)
     if (::testing::Matches(HistKeyEq(field, pid))(entry)) hits += entry.hitcount();
   return hits;
+}
+
+// The same in the one hist trigger on `ev`.
+inline uint64_t hits_of_key(const Event& ev, const std::string& field, int64_t pid) {
+  auto hist = tracefs::read_hist(ev);
+  EXPECT_OK(hist);
+  if (!hist) return 0;
+  EXPECT_THAT(hist->sections, SizeIs(1));
+  return hist->sections.empty() ? 0 : hits_of_key(hist->sections[0], field, pid);
 }
 
 }  // namespace tracebed::suites
