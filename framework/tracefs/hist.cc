@@ -426,6 +426,24 @@ Result<HistEntry> parse_entry(std::string_view text, const HistSection& sec, siz
   return e;
 }
 
+// "\ttriggering value { onchange($newprio) }:        121\ttriggered by event with key: { comm: ping }"
+Result<HistSnapshot> parse_snapshot_details(std::string_view line, size_t line_no) {
+  constexpr std::string_view head = "triggering value { ", by = "triggered by event with key: ";
+  std::string_view t = trim(line);
+  size_t close = t.find(" }:");
+  size_t key = t.find(by);
+  if (!t.starts_with(head) || close == std::string_view::npos || key == std::string_view::npos || key < close)
+    return Error{fmt::format("hist line {}: expected \"triggering value {{ <handler> }}: <n>\ttriggered by event with "
+                             "key: <key>\", read \"{}\"", line_no, line)};
+  HistSnapshot s;
+  s.handler = t.substr(head.size(), close - head.size());
+  auto value = parse_uint(trim(t.substr(close + 3, key - close - 3)));
+  if (!value) return Error{fmt::format("hist line {}: no triggering value in \"{}\"", line_no, line)};
+  s.value = *value;
+  s.key = trim(t.substr(key + by.size()));
+  return s;
+}
+
 }  // namespace
 
 Result<HistFile> parse_hist_file(std::string_view text) {
@@ -467,6 +485,13 @@ Result<HistFile> parse_hist_file(std::string_view text) {
       if (name == "Hits") sec->totals.hits = *n;
       else if (name == "Entries") sec->totals.entries = *n;
       else if (name == "Dropped") sec->totals.dropped = *n;
+      continue;
+    }
+    if (trim(line) == "Snapshot taken (see tracing/snapshot).  Details:") {
+      if (i + 1 >= lines.size()) return Error{fmt::format("hist line {}: snapshot details missing", line_no)};
+      TRACEBED_ASSIGN_OR_RETURN(HistSnapshot snap, parse_snapshot_details(lines[i + 1], line_no + 1));
+      sec->snapshot = std::move(snap);
+      ++i;
       continue;
     }
     if (line.starts_with("{")) {

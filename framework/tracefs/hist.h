@@ -196,11 +196,23 @@ struct HistTotals {
 };
 
 // One "# event histogram" section: one hist trigger's table.
+// What an onmax()/onchange() .snapshot() action took, printed before the
+// Totals once it fired (kernel/trace/trace_events_hist.c
+// track_data_snapshot_print):
+//   Snapshot taken (see tracing/snapshot).  Details:
+//   \ttriggering value { onchange($newprio) }:        121\ttriggered by event with key: { comm: ping }
+struct HistSnapshot {
+  std::string handler;  // "onchange($newprio)"
+  uint64_t value = 0;   // the tracked value that took it
+  std::string key;      // the entry's key as printed: "{ comm: ping }"
+};
+
 struct HistSection {
   std::string trigger_info;  // the "# trigger info: " line's spec
   HistTrigger trigger;       // trigger_info parsed
   std::vector<HistEntry> entries;
   HistTotals totals;
+  std::optional<HistSnapshot> snapshot;
 };
 
 struct HistFile {

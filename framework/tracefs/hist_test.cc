@@ -153,7 +153,8 @@ TEST(HistFile, EntriesAgreeWithTotals) {
   for (const char* name :
        {"hist-kmalloc-three-6.12.txt", "hist-kmem_cache_alloc-nohitcount-hex-6.12.txt",
         "hist-sys_enter-syscall-execname-6.12.txt", "hist-sched_process_exec-stacktrace-6.12.txt",
-        "hist-sched_switch-onmax-save-6.12.txt", "hist-wakeup_lat-6.12.txt", "hist-kmalloc-buckets-6.12.txt"}) {
+        "hist-sched_switch-onmax-save-6.12.txt", "hist-wakeup_lat-6.12.txt", "hist-kmalloc-buckets-6.12.txt",
+        "hist-sched_waking-onchange-snapshot-7.2.txt"}) {
     SCOPED_TRACE(name);
     auto f = parse_hist_file(testdata(name));
     ASSERT_TRUE(f.ok()) << f.error().message;
@@ -167,6 +168,25 @@ TEST(HistFile, EntriesAgreeWithTotals) {
       }
     }
   }
+}
+
+// onchange().snapshot(): the saved values stay with their entry, the
+// snapshot's details are the section's, not another entry's.
+TEST(HistFile, SnapshotDetailsBeforeTheTotals) {
+  auto f = parse_hist_file(testdata("hist-sched_waking-onchange-snapshot-7.2.txt"));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ(f->sections.size(), 1u);
+  const HistSection& s = f->sections[0];
+  ASSERT_EQ(s.entries.size(), 1u);
+  ASSERT_EQ(s.entries[0].saved.size(), 3u);
+  EXPECT_EQ(s.entries[0].saved[0].field, "changed");
+  EXPECT_EQ(s.entries[0].saved[0].number, 121u);
+  ASSERT_TRUE(s.snapshot.has_value());
+  EXPECT_EQ(s.snapshot->handler, "onchange($newprio)");
+  EXPECT_EQ(s.snapshot->value, 121u);
+  EXPECT_EQ(s.snapshot->key, "{ comm: tracebed-probe-                                    }");
+  EXPECT_EQ(s.totals.hits, 14u);
+  EXPECT_FALSE(parse_hist_file("# event histogram\n\nSnapshot taken (see tracing/snapshot).  Details:\n\tbad\n").ok());
 }
 
 TEST(HistFile, ThreeTriggersOnKmalloc) {

@@ -10,24 +10,17 @@
 // target has exited by then: its entries are exact.
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <map>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/hist.h"
-#include "framework/testing/tracefs_fixture.h"
+#include "suites/hist/hist_fixture.h"
 
 namespace tracebed::suites {
 namespace {
 
 using ::testing::Pointee;
-
-const tracefs::Feature kmalloc_event = tracefs::Feature::event("kmem", "kmalloc");
-const tracefs::Feature sys_enter_event = tracefs::Feature::event("raw_syscalls", "sys_enter");
-const tracefs::Feature getpid_event = tracefs::Feature::event("syscalls", "sys_enter_getpid");
-const tracefs::Feature sched_events_exec = tracefs::Feature::event("sched", "sched_process_exec");
 
 // kernel/trace/trace_events_hist.c hist_field_log2: ilog2(roundup_pow_of_two(v)).
 uint32_t kernel_log2(uint64_t v) {
@@ -35,38 +28,6 @@ uint32_t kernel_log2(uint64_t v) {
   uint32_t bits = 64 - static_cast<uint32_t>(__builtin_clzll(v - 1));
   return bits;
 }
-
-class Hist : public TracefsTest {
- public:
-  Hist() : TracefsTest({features::hist_triggers}) {}
-
- protected:
-  // Adds the trigger, enables the event, runs the work, stops tracing.
-  void record(const Event& ev, const std::vector<HistTrigger>& hists, const std::function<void()>& work) {
-    for (const HistTrigger& h : hists) ASSERT_OK(ev.add_trigger(h.trigger()));
-    ASSERT_OK(ev.enable());
-    work();
-    ASSERT_OK(inst().set_tracing_on(false));
-  }
-
-  HistFile hist_of(const Event& ev) {
-    auto file = tracefs::read_hist(ev);
-    EXPECT_OK(file);
-    return file.ok() ? std::move(*file) : HistFile{};
-  }
-
-  // Only the probe target's events count, in the buffer and the hists alike.
-  ProbeRun work(std::vector<std::string> args) { return run_target_only(std::move(args)); }
-  ProbeRun kmalloc_work() { return work({"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"}); }
-
-  // The entries whose common_pid key is pid.
-  static std::vector<const tracefs::HistEntry*> entries_of_pid(const HistSection& s, int pid) {
-    std::vector<const tracefs::HistEntry*> out;
-    for (const auto& entry : s.entries)
-      if (::testing::Matches(HistKeyEq("common_pid", pid))(entry)) out.push_back(&entry);
-    return out;
-  }
-};
 
 // The example: keys=common_pid.execname. Each pid's hitcount is its
 // number of decoded events, and the probe target's getpid calls (one for

@@ -1,0 +1,137 @@
+// ftracetest trigger/trigger-multihist.tc (a hist shared by name= across
+// events), trigger-trace-marker-hist.tc (a hist on ftrace:print) and
+// trigger-hist-expressions.tc (constant expressions in a variable), each
+// checked against decoded events or the arithmetic the row states.
+#include <cstdint>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "suites/hist/hist_fixture.h"
+
+namespace tracebed::suites {
+namespace {
+
+const Feature kExitEvent = Feature::event("sched", "sched_process_exit");
+const Feature kMarkerTrigger = Feature::file("ftrace:print triggers", "events/ftrace/print/trigger");
+
+// The hitcount per common_pid of a section, for the pids in `pids`.
+std::map<int64_t, uint64_t> hits_of(const HistSection& s, const std::set<int64_t>& pids) {
+  std::map<int64_t, uint64_t> out;
+  for (const auto& entry : s.entries) {
+    const tracefs::HistKey* key = entry.key("common_pid");
+    if (key && key->number && pids.count(static_cast<int64_t>(*key->number)))
+      out[static_cast<int64_t>(*key->number)] += entry.hitcount();
+  }
+  return out;
+}
+
+// Two events' triggers with one name= fill one table: both hist files
+// show it, and each pid's hitcount is its forks plus its exit.
+TEST_F(Hist, NamedHistIsSharedByTwoEvents) {
+  TRACEBED_COVERS("ftracetest: trigger/trigger-multihist.tc");
+  TRACEBED_REQUIRE(fork_event);
+  TRACEBED_REQUIRE(kExitEvent);
+  Event fork = inst().event("sched", "sched_process_fork");
+  Event exit = inst().event("sched", "sched_process_exit");
+  std::string name = unique("test_hist");
+  HistTrigger shared = HistTrigger().name(name).key("common_pid");
+  ASSERT_OK(fork.add_trigger(shared.trigger()));
+  ASSERT_OK(exit.add_trigger(shared.trigger()));
+  ASSERT_OK(fork.enable());
+  ASSERT_OK(exit.enable());
+  Forker shell = fork_work(10, unique("forker"));
+
+  std::set<int64_t> pids = {shell.pid};
+  std::map<int64_t, uint64_t> expected;
+  std::vector<DecodedEvent> events = decoded({fork, exit});
+  for (const DecodedEvent& e : events) {
+    if (e.name == "sched_process_fork" && int_field(e, "parent_pid") == shell.pid)
+      pids.insert(int_field(e, "child_pid"));
+  }
+  for (const DecodedEvent& e : events)
+    if (pids.count(e.pid)) expected[e.pid]++;
+  ASSERT_THAT(pids, SizeIs(11)) << "the shell and its 10 children";
+  EXPECT_EQ(expected[shell.pid], 11u) << "10 forks and its exit";
+
+  HistFile of_fork = hist_of(fork), of_exit = hist_of(exit);
+  ASSERT_THAT(of_fork.sections, SizeIs(1));
+  ASSERT_THAT(of_exit.sections, SizeIs(1));
+  EXPECT_EQ(of_fork.sections[0].trigger.name_value(), name);
+  EXPECT_EQ(of_exit.sections[0].trigger.name_value(), name);
+  EXPECT_EQ(hits_of(of_fork.sections[0], pids), expected);
+  EXPECT_EQ(hits_of(of_exit.sections[0], pids), expected);
+}
+
+// keys=common_pid on ftrace:print counts every marker a shell writes, and
+// the decoded markers are the ones written, in order.
+TEST_F(Hist, MarkerHistCountsEveryMarker) {
+  TRACEBED_COVERS("ftracetest: trigger/trigger-trace-marker-hist.tc");
+  TRACEBED_REQUIRE(kMarkerTrigger);
+  constexpr int kMarkers = 60;
+  Event print = inst().event("ftrace", "print");
+  ASSERT_OK(print.add_trigger(HistTrigger().key("common_pid").trigger()));
+  // Builtin echo only: every marker is the shell's own write.
+  std::string out = sh("sh -c 'i=0; while [ $i -lt " + std::to_string(kMarkers) + " ]; do echo \"tb marker $i\" > " +
+                       inst().path("trace_marker") + "; i=$((i+1)); done; echo $$'");
+  int pid = std::stoi(out);
+  std::vector<std::string> expected;
+  for (int i = 0; i < kMarkers; ++i) expected.push_back("tb marker " + std::to_string(i) + "\n");
+  EXPECT_THAT(str_fields(of_pid(decoded(print), pid), "buf"), ElementsAreArray(expected));
+  HistFile file = hist_of(print);
+  ASSERT_THAT(file.sections, SizeIs(1));
+  EXPECT_THAT(entries_of_pid(file.sections[0], pid), ElementsAre(::testing::Pointee(HitCount(kMarkers))));
+}
+
+struct Expr {
+  const char* name;
+  const char* expr;
+  uint64_t value;
+};
+
+void PrintTo(const Expr& e, std::ostream* os) { *os << e.expr; }
+
+// The .tc's rows; the values are the arithmetic, left to right within a
+// precedence level.
+const Expr kExprs[] = {
+    {"assignment", "123", 123},
+    {"subtraction_left_to_right", "16-8-4-2", 2},
+    {"division_left_to_right", "64/8/4/2", 1},
+    {"plus_minus_left_to_right", "16-8+4+2", 14},
+    {"mult_div_left_to_right", "4*3/2*2", 12},
+    {"mult_before_add", "4+3*2-2", 8},
+    {"div_before_add", "4+6/2-2", 5},
+};
+
+class HistExpr : public Hist, public ::testing::WithParamInterface<Expr> {};
+
+// The kernel folds a constant expression when it parses it: the trigger it
+// lists has the value.
+TEST_P(HistExpr, ConstantExpressionIsFoldedToItsValue) {
+  TRACEBED_COVERS("ftracetest: trigger/trigger-hist-expressions.tc");
+  TRACEBED_REQUIRE(fork_event);
+  TRACEBED_REQUIRE(hist_literals);
+  const Expr& e = GetParam();
+  Event fork = inst().event("sched", "sched_process_fork");
+  ASSERT_OK(fork.add_trigger(HistTrigger().key("common_pid").var("x", e.expr).trigger()));
+  ASSERT_OK(fork.enable());
+  Forker shell = fork_work(10, unique("forker"));
+  // The variable does not disturb the table: the shell's 10 forks count.
+  HistFile file = hist_of(fork);
+  ASSERT_THAT(file.sections, SizeIs(1));
+  EXPECT_THAT(entries_of_pid(file.sections[0], shell.pid), ElementsAre(::testing::Pointee(HitCount(10))));
+  auto triggers = fork.triggers();
+  ASSERT_OK(triggers);
+  ASSERT_THAT(*triggers, SizeIs(1));
+  EXPECT_THAT(triggers->at(0).line, HasSubstr(":x=" + std::to_string(e.value) + ":")) << e.expr;
+}
+
+INSTANTIATE_TEST_SUITE_P(Hist, HistExpr, ::testing::ValuesIn(kExprs),
+                         [](const ::testing::TestParamInfo<Expr>& p) { return std::string(p.param.name); });
+
+}  // namespace
+}  // namespace tracebed::suites
