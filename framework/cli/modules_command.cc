@@ -25,19 +25,18 @@ void add_modules_command(CLI::App& app) {
   build->add_option("dirs", args->dirs, "module source directories (each with a kbuild Makefile)");
   build->add_option("--jobs", args->jobs, "parallel make jobs")->capture_default_str();
   build->final_callback([args] {
-    auto c = vm::Catalogue::load();
-    if (!c) fail(c.error().message);
-    auto spec = c->resolve(args->kernel);
-    if (!spec) fail(spec.error().message);
-    auto files = vm::fetch_kernel(*c, *spec);
-    if (!files) fail(files.error().message);
+    vm::Catalogue c = load_catalogue();
+    vm::KernelSpec spec = resolve_kernel(c, args->kernel, "--kernel");
+    auto files = vm::fetch_kernel(c, spec);
+    if (!files) cannot_run(files.error().message);
     std::vector<std::filesystem::path> installed;
     if (args->dirs.empty()) {
       auto kos = vm::build_own_modules(*files, args->jobs);
-      if (!kos) fail(kos.error().message);
+      if (!kos) cannot_run(kos.error().message);
       installed = *kos;
     }
     for (const auto& dir : args->dirs) {
+      // A module that does not build is the user's input: exit 1, not 125.
       auto kos = vm::build_module(*files, dir, args->jobs);
       if (!kos) fail(kos.error().message);
       installed.insert(installed.end(), kos->begin(), kos->end());
