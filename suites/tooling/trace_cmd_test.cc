@@ -329,13 +329,7 @@ TEST_F(TraceCmd, RecordFunctionGraphWithGraphFunction) {
   TRACEBED_REQUIRE(features::function_graph_tracer);
   TRACEBED_REQUIRE(features::set_graph_function);
   REQUIRE_OPEN_FUNCTION();
-  std::vector<std::string> args = {"-p", "function_graph", "-g", open_function(), "-l", open_function()};
-  // -l keeps the graph to the open path: fewer records to fetch and compare.
-  for (const std::string& f : traceable({"path_openat", "link_path_walk", "do_open", "vfs_open", "do_dentry_open",
-                                          "may_open", "alloc_empty_file", "path_init", "complete_walk",
-                                          "terminate_walk", "open_last_lookups", "lookup_fast", "walk_component"}))
-    args.insert(args.end(), {"-l", f});
-  args.insert(args.end(), {"cat", "/proc/version"});
+  std::vector<std::string> args = {"-p", "function_graph", "-g", open_function(), "cat", "/proc/version"};
   auto rec = record_and_compare(args, {"ftrace:funcgraph_entry", "ftrace:funcgraph_exit"});
   EXPECT_THAT(rec.report, HasSubstr(open_function() + "() {")) << where(rec.cmdline);
 }
