@@ -92,6 +92,13 @@ std::string hex(std::string_view b) {
   return out;
 }
 
+std::string unhex(std::string_view h) {
+  std::string out;
+  for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
+  EXPECT_TRUE(h == "-" || h.size() % 2 == 0) << "odd hex: " << h;
+  return out;
+}
+
 std::string producer_string(std::string_view s) {
   std::string out = "s:";
   for (unsigned char c : s) {

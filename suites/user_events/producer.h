@@ -53,6 +53,8 @@ std::string producer_string(std::string_view s);
 // "x:" + hex, the producer's byte argument (struct fields).
 std::string producer_bytes(std::string_view b);
 std::string hex(std::string_view b);
+// The bytes of the producer's hex ("sample r ok raw=HEX"); "-" is none.
+std::string unhex(std::string_view h);
 
 class BackgroundProducer {
  public:

@@ -25,10 +25,25 @@
 //   open | close                             the user_events_data file (opened at start)
 //   fork ... endfork | wait                  the lines between run in a child; wait reaps it
 //   exec                                     execs this program on the remaining lines
+//   faultwrite ID MODE VALUE...              writev of the index and a payload page that is
+//                                            "mapped", "paged" (replaced by an untouched page)
+//                                            or "unmapped"
+//   clone WORD BIT MS                        a CLONE_VM child waits for the bit to be set, sets
+//                                            bit 0 of w7, waits for it to clear, clears w7;
+//                                            exits 0, 1 (never set) or 2 (never cleared); wait reaps it
+//   perfopen ID PAGES | perfread ID | perfclose ID
+//                                            perf_event_open on the event's id (PERF_SAMPLE_RAW,
+//                                            every hit), a ring of PAGES pages; perfread prints a
+//                                            "sample ID ok raw=HEX" line per record
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +88,13 @@ std::map<std::string, Registration> g_regs;
 std::optional<UserEventsData> g_data;
 std::string g_prefix;  // "child." in a forked child
 std::vector<pid_t> g_children;
+
+struct PerfRing {
+  int fd = -1;
+  void* base = MAP_FAILED;
+  size_t len = 0;
+};
+std::map<std::string, PerfRing> g_perf;
 
 void out(const std::string& line) {
   std::string l = g_prefix + line + "\n";
@@ -263,6 +285,114 @@ long now_ms() {
   return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+// The payload from a page of its own, as ftrace_test.c write_fault: the
+// kernel copies it with page faults allowed, so a paged-out page reads as
+// zeros and an unmapped one fails the write.
+UserCall fault_write(const Registration& r, const std::string& mode, const std::string& payload) {
+  long page = sysconf(_SC_PAGESIZE);
+  if (payload.size() > static_cast<size_t>(page)) return UserCall{EINVAL, "payload larger than a page"};
+  void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return UserCall{errno, "mmap"};
+  std::memcpy(p, payload.data(), payload.size());
+  // Paged out: a fresh read-only mapping over it, never touched, as the
+  // selftest's page after MADV_DONTNEED (tinyconfig has no madvise).
+  if (mode == "paged" &&
+      mmap(p, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+    return UserCall{errno, "mmap MAP_FIXED over the payload page"};
+  if (mode == "unmapped") munmap(p, page);
+  int32_t index = r.index;
+  struct iovec io[2] = {{&index, sizeof(index)}, {p, payload.size()}};
+  ssize_t n = writev(g_data->fd(), io, 2);
+  UserCall c{n < 0 ? errno : 0, fmt::format("writev of index {} and {} bytes from a {} page", index, payload.size(), mode)};
+  if (mode != "unmapped") munmap(p, page);
+  return c;
+}
+
+// The CLONE_VM child of "clone": it shares this address space, so it reads
+// the parent's enable word and reports through w7 without any allocation.
+struct CloneArgs {
+  void* word;
+  uint8_t bit;
+  long ms;
+};
+CloneArgs g_clone_args;
+
+int clone_child(void* arg) {
+  auto* a = static_cast<CloneArgs*>(arg);
+  auto wait_for = [&](bool want) {
+    long deadline = now_ms() + a->ms;
+    while (user_event_bit(a->word, 4, a->bit) != want)
+      if (now_ms() >= deadline) return false;
+      else sleep_ms(2);
+    return true;
+  };
+  if (!wait_for(true)) return 1;
+  __atomic_store_n(&g_words[7], 1, __ATOMIC_SEQ_CST);
+  if (!wait_for(false)) return 2;
+  __atomic_store_n(&g_words[7], 0, __ATOMIC_SEQ_CST);
+  return 0;
+}
+
+UserCall perf_open(const Registration& r, const std::string& id, long pages) {
+  auto text = read_file(fmt::format("{}/events/{}/{}/id", kTracefs, kUserEventsSystem, r.name));
+  if (!text) return UserCall{ENOENT, "reading the event's id file"};
+  struct perf_event_attr pe = {};
+  pe.type = PERF_TYPE_TRACEPOINT;
+  pe.size = sizeof(pe);
+  pe.config = std::strtoull(text->c_str(), nullptr, 10);
+  pe.sample_type = PERF_SAMPLE_RAW;
+  pe.sample_period = 1;
+  pe.wakeup_events = 1;
+  int fd = static_cast<int>(syscall(__NR_perf_event_open, &pe, 0, -1, -1, 0));
+  if (fd < 0) return UserCall{errno, fmt::format("perf_event_open on tracepoint {}", pe.config)};
+  PerfRing ring;
+  ring.fd = fd;
+  ring.len = static_cast<size_t>(pages + 1) * sysconf(_SC_PAGESIZE);
+  ring.base = mmap(nullptr, ring.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (ring.base == MAP_FAILED) {
+    int e = errno;
+    ::close(fd);
+    return UserCall{e, fmt::format("mmap of {} perf pages", pages + 1)};
+  }
+  g_perf[id] = ring;
+  return UserCall{};
+}
+
+// Prints each PERF_RECORD_SAMPLE's raw data (struct perf_event_header, u32
+// size, data: include/uapi/linux/perf_event.h) and consumes the ring.
+void perf_read(const std::string& id, PerfRing& ring) {
+  auto* meta = static_cast<perf_event_mmap_page*>(ring.base);
+  const char* data = static_cast<const char*>(ring.base) + meta->data_offset;
+  uint64_t size = meta->data_size;
+  uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+  uint64_t tail = meta->data_tail;
+  auto copy = [&](uint64_t at, size_t n) {
+    std::string b(n, '\0');
+    for (size_t i = 0; i < n; ++i) b[i] = data[(at + i) % size];
+    return b;
+  };
+  size_t samples = 0, other = 0;
+  while (tail < head) {
+    perf_event_header h;
+    std::memcpy(&h, copy(tail, sizeof(h)).data(), sizeof(h));
+    if (h.size < sizeof(h)) break;
+    if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 4) {
+      uint32_t n;
+      std::memcpy(&n, copy(tail + sizeof(h), 4).data(), 4);
+      std::string raw = copy(tail + sizeof(h) + 4, std::min<size_t>(n, h.size - sizeof(h) - 4));
+      std::string hex;
+      for (unsigned char c : raw) hex += fmt::format("{:02x}", c);
+      out(fmt::format("sample {} ok raw={}", id, hex.empty() ? "-" : hex));
+      ++samples;
+    } else {
+      ++other;
+    }
+    tail += h.size;
+  }
+  __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+  out(fmt::format("perfread {} ok samples={} other={}", id, samples, other));
+}
+
 [[noreturn]] void exec_rest(const char* self, const std::vector<std::string>& lines, size_t from) {
   std::vector<std::string> args = {self, "--"};
   for (size_t i = from; i < lines.size(); ++i) args.push_back(lines[i]);
@@ -444,6 +574,60 @@ int run(const char* self, const std::vector<std::string>& lines) {
         out(fmt::format("wait - ok child={} status={}", c, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)));
       }
       g_children.clear();
+    } else if (op == "faultwrite") {
+      if (!need(3) || !ensure_open(op, id)) continue;
+      auto it = g_regs.find(id);
+      if (it == g_regs.end()) {
+        fail(op, id, "no registration " + id);
+        continue;
+      }
+      auto payload = payload_of(it->second, w, 3, op, id);
+      if (!payload) continue;
+      report(op, id, fault_write(it->second, w[2], *payload));
+    } else if (op == "clone") {
+      if (!need(4)) continue;
+      void* addr = word_addr(id);
+      auto bit = number(w[2]);
+      auto ms = number(w[3]);
+      if (!addr || !bit || !ms) {
+        fail(op, id, "bad clone arguments");
+        continue;
+      }
+      g_clone_args = {addr, static_cast<uint8_t>(*bit), static_cast<long>(*ms)};
+      constexpr size_t kStack = 64 * 1024;
+      void* stack = mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+      pid_t pid = stack == MAP_FAILED ? -1
+                                      : ::clone(clone_child, static_cast<char*>(stack) + kStack, CLONE_VM | SIGCHLD,
+                                                &g_clone_args);
+      if (pid < 0) {
+        report(op, id, UserCall{errno, "clone(CLONE_VM)"});
+      } else {
+        g_children.push_back(pid);  // its stack stays mapped until this program ends
+        out(fmt::format("clone {} ok child={}", id, pid));
+      }
+    } else if (op == "perfopen") {
+      if (!need(3)) continue;
+      auto it = g_regs.find(id);
+      auto pages = number(w[2]);
+      if (it == g_regs.end() || !pages || *pages < 1 || (*pages & (*pages - 1))) {
+        fail(op, id, "no registration, or PAGES is not a power of two");
+        continue;
+      }
+      report(op, id, perf_open(it->second, id, *pages));
+    } else if (op == "perfread" || op == "perfclose") {
+      auto it = g_perf.find(id);
+      if (it == g_perf.end()) {
+        fail(op, id, "no perfopen " + id);
+        continue;
+      }
+      if (op == "perfread") {
+        perf_read(id, it->second);
+        continue;
+      }
+      munmap(it->second.base, it->second.len);
+      ::close(it->second.fd);
+      g_perf.erase(it);
+      out("perfclose " + id + " ok");
     } else if (op == "exec") {
       out("exec - ok");
       exec_rest(self, lines, li + 1);
