@@ -72,6 +72,8 @@ inline const Feature set_event_notrace_pid = Feature::file("set_event_notrace_pi
 inline const Feature event_fork = Feature::option("event-fork");
 inline const Feature pause_on_trace = Feature::option("pause-on-trace");
 inline const Feature sched_events = Feature::event("sched", "sched_switch");
+// Triggers on the trace_marker event (kernel/trace/trace.c tracing_mark_write).
+inline const Feature marker_triggers = Feature::file("ftrace:print triggers", "events/ftrace/print/trigger");
 // README strings, as kernel/trace/trace.c readme_msg prints them.
 inline const Feature event_triggers = Feature::readme("event triggers", "trigger\t\t- If set, a command to perform when event is hit");
 inline const Feature function_triggers = Feature::readme("function triggers", "<function>:<trigger>[:count]");

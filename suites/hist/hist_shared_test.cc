@@ -17,7 +17,6 @@ namespace tracebed::suites {
 namespace {
 
 const Feature kExitEvent = Feature::event("sched", "sched_process_exit");
-const Feature kMarkerTrigger = Feature::file("ftrace:print triggers", "events/ftrace/print/trigger");
 
 // The hitcount per common_pid of a section, for the pids in `pids`.
 std::map<int64_t, uint64_t> hits_of(const HistSection& s, const std::set<int64_t>& pids) {
@@ -71,7 +70,7 @@ TEST_F(Hist, NamedHistIsSharedByTwoEvents) {
 // the decoded markers are the ones written, in order.
 TEST_F(Hist, MarkerHistCountsEveryMarker) {
   TRACEBED_COVERS("ftracetest: trigger/trigger-trace-marker-hist.tc");
-  TRACEBED_REQUIRE(kMarkerTrigger);
+  TRACEBED_REQUIRE(features::marker_triggers);
   constexpr int kMarkers = 60;
   Event print = inst().event("ftrace", "print");
   ASSERT_OK(print.add_trigger(HistTrigger().key("common_pid").trigger()));

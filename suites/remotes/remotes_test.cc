@@ -129,5 +129,80 @@ TEST_F(Remotes, ResetEmptiesTheBufferAndKeepsItWritable) {
   }
 }
 
+// A CPU taken offline for a test, put back online when it ends, pass or fail.
+class OfflineCpu {
+ public:
+  OfflineCpu(TracefsTest& test, int cpu) : test_(test), cpu_(cpu) {}
+  OfflineCpu(const OfflineCpu&) = delete;
+  OfflineCpu& operator=(const OfflineCpu&) = delete;
+  ~OfflineCpu() { online(); }
+  void online() {
+    if (offline_) test_.sh(fmt::format("echo 1 > /sys/devices/system/cpu/cpu{}/online", cpu_));
+    offline_ = false;
+  }
+  // False when the kernel refuses (no CPU hotplug, the last CPU).
+  bool offline() {
+    offline_ = test_.sh(fmt::format("echo 0 > /sys/devices/system/cpu/cpu{}/online 2>/dev/null && echo off || true",
+                                    cpu_)) == "off\n";
+    return offline_;
+  }
+
+ private:
+  TracefsTest& test_;
+  int cpu_;
+  bool offline_ = false;
+};
+
+class RemotesHotplug : public Remotes {
+ protected:
+  // Writes 1..8, reads them from `trace` and `trace_pipe` of `dir`
+  // ("" or "per_cpu/cpuN/"): remotes/hotplug.tc check_read.
+  void check_read(const std::string& dir = "", const std::string& write_prefix = "") {
+    SCOPED_TRACE(dir.empty() ? "all CPUs" : dir);
+    if (write_prefix.empty()) {
+      write_ids(1, 8);
+    } else {
+      sh(write_prefix + " sh -c 'i=1; while [ $i -le 8 ]; do echo $i > " + path("write_event") + "; i=$((i+1)); done'");
+    }
+    EXPECT_EQ(ids(read(dir + "trace")), range(1, 8));
+    std::string piped = sh(fmt::format("timeout 1 cat {} || true", path(dir + "trace_pipe")));
+    EXPECT_EQ(ids(piped), range(1, 8)) << "trace_pipe";
+  }
+};
+
+// remotes/hotplug.tc: the remote's buffer with a CPU offline, reloaded
+// while it is missing, and with it back: every id written is read once,
+// in order; written from the CPU that came back, its own per_cpu files
+// hold them.
+TEST_F(RemotesHotplug, BufferFollowsACpuGoingAndComingBack) {
+  TRACEBED_COVERS("ftracetest: remotes/hotplug.tc");
+  // The highest CPU with an online switch (cpu0 often has none).
+  std::string last = sh("ls -d /sys/devices/system/cpu/cpu[0-9]*/online 2>/dev/null | "
+                        "sed 's|.*/cpu\\([0-9]*\\)/online|\\1|' | sort -n | tail -1");
+  if (last.empty()) GTEST_SKIP() << "needs CPU hotplug: no /sys/devices/system/cpu/cpu*/online";
+  int cpu = std::stoi(last);
+  ASSERT_THAT(read("buffer_size_kb"), HasSubstr("(loaded)"));
+  OfflineCpu off(*this, cpu);
+  if (!off.offline()) GTEST_SKIP() << "needs CPU hotplug: cpu" << cpu << " refused to go offline";
+  {
+    SCOPED_TRACE("cpu" + std::to_string(cpu) + " offline");
+    check_read();
+  }
+  {
+    SCOPED_TRACE("reloaded without cpu" + std::to_string(cpu));
+    ASSERT_OK(write("tracing_on", "0"));
+    ASSERT_OK(write("trace", ""));
+    EXPECT_THAT(read("buffer_size_kb"), HasSubstr("(unloaded)"));
+    ASSERT_OK(write("tracing_on", "1"));
+    EXPECT_THAT(read("buffer_size_kb"), HasSubstr("(loaded)"));
+    check_read();
+  }
+  off.online();
+  SCOPED_TRACE("cpu" + std::to_string(cpu) + " back");
+  EXPECT_THAT(read("buffer_size_kb"), HasSubstr("(loaded)"));
+  check_read();
+  check_read(fmt::format("per_cpu/cpu{}/", cpu), fmt::format("taskset -c {}", cpu));
+}
+
 }  // namespace
 }  // namespace tracebed::suites

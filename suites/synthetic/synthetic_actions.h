@@ -72,6 +72,10 @@ class SyntheticActions : public TracefsTest {
   std::unique_ptr<RawTriggers> triggers_ = std::make_unique<RawTriggers>();
 };
 
+// A raw trace clock as common_timestamp.usecs gives it: ns2usecs, rounded
+// to the nearest microsecond (kernel/trace/trace.h).
+inline int64_t usecs(uint64_t ns) { return static_cast<int64_t>((ns + 500) / 1000); }
+
 // Every `synth` event of `pid` in time-ordered `events`: traced at the
 // sched_switch to pid just before it on its CPU, its lat is that switch's
 // time minus the last `from` event's (sched_waking or sched_wakeup) of pid,
@@ -80,7 +84,6 @@ class SyntheticActions : public TracefsTest {
 // Returns their latencies.
 inline std::vector<int64_t> expect_latencies(const std::vector<DecodedEvent>& events, const std::string& synth,
                                       const std::string& from, int64_t pid) {
-  auto usecs = [](uint64_t ns) { return static_cast<int64_t>((ns + 500) / 1000); };
   std::vector<int64_t> lats;
   std::optional<uint64_t> from_ts;
   size_t switch_ins = 0;

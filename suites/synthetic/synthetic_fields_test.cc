@@ -82,7 +82,6 @@ TEST_F(SyntheticActions, DynamicStringCarriesTheExecFilename) {
   ASSERT_OK(triggers().add(syn, "hist:keys=filename,lat:sort=filename,lat"));
   for (const Event& ev : {exec, exit, syn}) ASSERT_OK(ev.enable());
   ProbeRun probe = run_target({"pid"});
-  auto usecs = [](uint64_t ns) { return static_cast<int64_t>((ns + 500) / 1000); };
   std::optional<DecodedEvent> exec_ev, exit_ev, traced;
   for (const DecodedEvent& e : of_pid(decoded({exec, exit, syn}), probe.pid)) {
     if (e.name == "sched_process_exec") exec_ev = e;

@@ -14,6 +14,7 @@
  *   tracebed-probe-target sleep MS [COUNT]           sleep MS
  *   tracebed-probe-target wake COUNT                 wake WAKER_PID SLEEPER_PID
  *   tracebed-probe-target getpid COUNT               getpid COUNT
+ *   tracebed-probe-target poll in|pri FILE MS        poll FILE REVENTS_HEX ELAPSED_MS
  *
  * The probed functions are global, never inlined and kept in the symbol
  * table (the binary is not stripped): uprobe offsets come from the ELF
@@ -23,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,10 +178,36 @@ static int cmd_getpid(int argc, char** argv) {
   return 0;
 }
 
+/* poll(2) on FILE for POLLIN or POLLPRI, after reading it to the end as
+ * a reader would: REVENTS 0 is a timeout. For the hist file's poll (the
+ * kernel's trigger-hist-poll.tc uses a poll.c of its own for this). */
+static int cmd_poll(int argc, char** argv) {
+  long ms;
+  if (argc < 3 || (strcmp(argv[0], "in") && strcmp(argv[0], "pri")) || parse_long(argv[2], &ms)) return 2;
+  int fd = open(argv[1], O_RDONLY);
+  if (fd < 0) {
+    printf("poll %s %d\n", argv[1], -errno);
+    return 1;
+  }
+  char buf[4096];
+  while (read(fd, buf, sizeof buf) > 0) {
+  }
+  struct pollfd pfd = {fd, !strcmp(argv[0], "in") ? POLLIN : POLLPRI, 0};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int ret = poll(&pfd, 1, (int)ms);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  long elapsed = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+  close(fd);
+  if (ret < 0) return 1;
+  printf("poll %s 0x%x %ld\n", argv[1], ret ? (unsigned)pfd.revents : 0u, elapsed);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) {
-    fprintf(stderr, "usage: tracebed-probe-target pid|add|mix|open|sleep|wake|getpid ARGS...\n");
+    fprintf(stderr, "usage: tracebed-probe-target pid|add|mix|open|sleep|wake|getpid|poll ARGS...\n");
     return 2;
   }
   const char* cmd = argv[1];
@@ -194,6 +222,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(cmd, "sleep")) status = cmd_sleep(n, args);
   else if (!strcmp(cmd, "wake")) status = cmd_wake(n, args);
   else if (!strcmp(cmd, "getpid")) status = cmd_getpid(n, args);
+  else if (!strcmp(cmd, "poll")) status = cmd_poll(n, args);
   else {
     fprintf(stderr, "tracebed-probe-target: unknown command %s\n", cmd);
     return 2;
