@@ -150,6 +150,37 @@ Result<std::string> Client::read_file(const std::string& path, uint32_t max, uin
   return data;
 }
 
+Result<std::vector<Result<std::string>>> Client::read_files(const std::vector<std::string>& paths,
+                                                             uint32_t max_each) {
+  std::vector<Result<std::string>> out;
+  out.reserve(paths.size());
+  while (out.size() < paths.size()) {
+    size_t first = out.size();
+    size_t count = std::min<size_t>(paths.size() - first, kMaxReadFiles);
+    std::vector<std::string> batch(paths.begin() + first, paths.begin() + first + count);
+    auto fields = [&](Decoder& d) -> Status {
+      TRACEBED_ASSIGN_OR_RETURN(uint32_t n, d.u32("count"));
+      if (n > batch.size()) return Error{fmt::format("read_files reply: {} files for {} asked", n, batch.size())};
+      if (n == 0) return Error{fmt::format("read_files reply: no file of {} fits a reply", batch.size())};
+      for (uint32_t i = 0; i < n; ++i) {
+        TRACEBED_ASSIGN_OR_RETURN(int32_t err, d.i32("errno"));
+        TRACEBED_ASSIGN_OR_RETURN(std::string_view data, d.bytes("data"));
+        if (err) out.emplace_back(guest_error("read", batch[i], err));
+        else out.emplace_back(std::string(data));
+      }
+      return {};
+    };
+    TRACEBED_ASSIGN_OR_RETURN(int err, exchange(Op::read_files, Encoder().strs(batch).u32(max_each), default_timeout,
+                                                fields));
+    if (err == ENOSYS) {
+      for (const std::string& path : batch) out.push_back(read_file(path, max_each));
+    } else if (err) {
+      return guest_error("read_files", batch.front(), err);
+    }
+  }
+  return out;
+}
+
 Result<int> Client::write_file(const std::string& path, std::string_view data, uint32_t flags, uint32_t mode) {
   // The agent writes all of it or fails with an errno; the count it sends
   // back says nothing more.

@@ -78,6 +78,11 @@ class Client {
 
   Result<Hello> hello(std::chrono::milliseconds timeout);
   Result<std::string> read_file(const std::string& path, uint32_t max = 16u << 20, uint64_t offset = 0);
+  // Each file whole (up to max_each bytes), in as few round trips as the
+  // reply size allows: the file's data or the guest's error for it. An
+  // agent without read_files (ENOSYS) is asked file by file.
+  Result<std::vector<Result<std::string>>> read_files(const std::vector<std::string>& paths,
+                                                      uint32_t max_each = 1u << 20);
   // Returns the errno from write(2) (0 on success) so tests can assert on
   // the kernel rejecting a write; transport failures are the Error.
   Result<int> write_file(const std::string& path, std::string_view data, uint32_t flags = 0, uint32_t mode = 0);

@@ -19,6 +19,7 @@ std::string_view op_name(uint16_t op) {
     case Op::read_pages: return "read_pages";
     case Op::stream_pages: return "stream_pages";
     case Op::shutdown: return "shutdown";
+    case Op::read_files: return "read_files";
   }
   return "unknown";
 }

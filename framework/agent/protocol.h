@@ -29,6 +29,9 @@ inline constexpr size_t kHeaderSize = 16;
 // enough that a corrupt length cannot make the host allocate gigabytes.
 inline constexpr uint32_t kMaxPayload = 32u << 20;
 
+// Paths in one read_files request: more than any kernel has events.
+inline constexpr uint32_t kMaxReadFiles = 16384;
+
 inline constexpr uint16_t kReply = 0x8000;
 inline constexpr uint8_t kMore = 0x01;
 
@@ -49,6 +52,8 @@ enum class Op : uint16_t {
   stream_pages = 12, // str tracing_dir, strs cpus, u32 page_size, u32 duration_ms, u64 max_bytes
                      //   -> (kMore frames: u32 cpu, bytes pages)... final: u64 total_bytes
   shutdown = 13,     // -> (nothing); the guest powers off after replying
+  read_files = 14,   // strs paths, u32 max_each -> u32 n, n x (i32 errno, bytes data) for the first n
+                     //   paths (fewer than asked when the reply would exceed kMaxPayload)
 };
 
 enum WriteFlags : uint32_t {

@@ -1,6 +1,7 @@
 #include "framework/agent/transport.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,7 +23,10 @@ Result<bool> wait_for(int fd, short events, std::chrono::milliseconds wait) {
 
 Result<Transfer> FdTransport::write_some(const uint8_t* data, size_t size, std::chrono::milliseconds wait) {
   for (bool waited = false;; waited = true) {
-    ssize_t w = ::write(fd_, data, size);
+    // A guest that died has closed its end: a plain write(2) to the socket
+    // would kill this process with SIGPIPE instead of returning EPIPE.
+    ssize_t w = ::send(fd_, data, size, MSG_NOSIGNAL);
+    if (w < 0 && errno == ENOTSOCK) w = ::write(fd_, data, size);
     if (w >= 0) return Transfer{static_cast<size_t>(w), false};
     if (errno == EINTR) continue;
     if (errno != EAGAIN) return Error{fmt::format("send failed: {}", std::strerror(errno))};

@@ -57,6 +57,18 @@ TEST_F(FdTransportTest, PeerCloseReadsAsClosed) {
   EXPECT_TRUE(r->closed);
 }
 
+// A guest that died closed its end: writing is an error, not SIGPIPE (which
+// would end the whole test binary with status 141).
+TEST_F(FdTransportTest, WritingToAClosedPeerIsAnErrorNotASignal) {
+  FdTransport t(fds_[0]);
+  close(fds_[1]);
+  fds_[1] = -1;
+  const uint8_t msg[] = {1, 2, 3};
+  auto w = t.write_some(msg, sizeof msg, 10ms);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error().message.find("Broken pipe"), std::string::npos) << w.error().message;
+}
+
 TEST_F(FdTransportTest, FullSocketWritesNothingAfterTheWait) {
   FdTransport t(fds_[0]);
   std::vector<uint8_t> chunk(1 << 16, 0xab);

@@ -1,6 +1,7 @@
 // Sub-commands of the `tracebed` executable; each file adds one.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +17,12 @@ enum class Verdict;
 namespace tracebed::vm {
 struct GuestOptions;
 class Catalogue;
+class Guest;
 struct KernelSpec;
+}
+
+namespace tracebed::tracefs {
+class Tracefs;
 }
 
 namespace tracebed::cli {
@@ -48,6 +54,12 @@ Exit exit_for(matrix::Verdict verdict);
 vm::Catalogue load_catalogue();
 vm::KernelSpec resolve_kernel(const vm::Catalogue& catalogue, const std::string& name, std::string_view option = "");
 
+// A guest of --kernel booted for a command that reads its tracefs (sqlhist,
+// bpf-ctx), or exit 2 (no such kernel) or 125 (it does not boot); and that
+// guest's tracefs through its agent.
+std::unique_ptr<vm::Guest> boot_guest(const std::string& kernel, const std::string& accel);
+tracefs::Tracefs tracefs_of(vm::Guest& guest);
+
 // The suite binaries' flags for --launcher / --libvirt-uri (empty: unset).
 std::vector<std::string> launcher_args(const std::string& launcher, const std::string& libvirt_uri);
 
@@ -67,7 +79,11 @@ void add_shell_command(CLI::App& app);
 void add_test_command(CLI::App& app);
 void add_matrix_command(CLI::App& app);
 void add_sqlhist_command(CLI::App& app);
+void add_bpf_ctx_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
 void add_coverage_command(CLI::App& app);
+void add_bisect_command(CLI::App& app);
+// The hidden step `git bisect run` runs for `tracebed bisect`.
+void add_bisect_step_command(CLI::App& app);
 
 }  // namespace tracebed::cli

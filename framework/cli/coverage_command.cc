@@ -1,6 +1,7 @@
 // `tracebed coverage cases | report | check`: which kernel selftest cases
 // the suites cover (framework/coverage).
 #include <chrono>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -9,6 +10,8 @@
 #include "framework/base/process.h"
 #include "framework/cli/commands.h"
 #include "framework/coverage/coverage.h"
+#include "framework/matrix/crosscheck.h"
+#include "framework/matrix/junit.h"
 #include "framework/vm/catalogue.h"
 
 namespace tracebed::cli {
@@ -20,6 +23,7 @@ namespace fs = std::filesystem;
 struct Options {
   std::string root;
   std::string out;
+  std::vector<std::string> junit;
   std::string kernel = "tracebed-7.2";
   bool strict = false;
 };
@@ -74,6 +78,34 @@ void write_cases(const Options& o) {
   fmt::print("{} cases written to {}\n", cases->size(), out.string());
 }
 
+// The cross-check of JUnit files written apart (`tracebed test --junit` of
+// the kselftest suite and of the others, or a matrix's junit/<kernel>.xml):
+// the cases grouped by the kernel each was stamped with.
+void cross_check_files(const Options& o) {
+  std::map<std::string, matrix::KernelRun> by_kernel;
+  for (const auto& file : o.junit) {
+    auto text = base::read_file(file);
+    if (!text) usage_error(text.error().message);
+    auto junit = matrix::read_junit(*text, file);
+    if (!junit) usage_error(junit.error().message);
+    for (auto& t : junit->tests) {
+      std::string kernel;
+      for (const auto& [k, v] : t.properties)
+        if (k == "tracebed_kernel") kernel = v;
+      if (kernel.empty()) {
+        auto it = junit->properties.find("tracebed_kernel");
+        kernel = it == junit->properties.end() ? "unknown" : it->second;
+      }
+      by_kernel[kernel].kernel = kernel;
+      by_kernel[kernel].tests.push_back(std::move(t));
+    }
+  }
+  std::vector<matrix::KernelRun> runs;
+  for (auto& [_, r] : by_kernel) runs.push_back(std::move(r));
+  std::string report = matrix::cross_check_report(runs);
+  fmt::print("{}", report.empty() ? "no selftest case (suites/kselftest) in these files\n" : report);
+}
+
 }  // namespace
 
 void add_coverage_command(CLI::App& app) {
@@ -105,6 +137,11 @@ void add_coverage_command(CLI::App& app) {
     fmt::print("{}: {} covered, {} partly, {} open, {} not coverable\n", out.string(), n.covered, n.partly, n.open,
                n.excused);
   });
+
+  auto* cross =
+      cmd->add_subcommand("crosscheck", "the kernel's selftests against the tests covering them, from JUnit files");
+  cross->add_option("junit", o->junit, "JUnit files (tracebed test --junit, a matrix's junit/*.xml)")->required();
+  cross->final_callback([o] { cross_check_files(*o); });
 
   auto* check = cmd->add_subcommand("check", "fail when a case is neither covered, excused nor listed open");
   check->add_flag("--strict", o->strict, "open cases fail too (the issue is done when this passes)");

@@ -3,8 +3,11 @@
 // QEMU from PATH and a stand-in bzImage, so no guest boots: one QEMU that
 // exits at once (a kernel that does not boot: 125) and one that never
 // answers (a suite killed at --timeout: 124).
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +40,11 @@ TEST(ExitStatus, UsageErrorsAreTwo) {
   EXPECT_EQ(copy.status, 2);
   EXPECT_THAT(copy.err, HasSubstr("--copy-in /no/such/file: no such file"));
   EXPECT_EQ(run_tracebed("test --kernel no-such-kernel --suites smoke").status, 2);
+  for (const char* guest : {"--cpus 0", "--cpus 256", "--memory 16", "--memory 99999999999"}) {
+    CliRun bad = run_tracebed(std::string("run ") + guest + " -- true");
+    EXPECT_EQ(bad.status, 2) << guest << ": " << bad.err;
+    EXPECT_THAT(bad.err, HasSubstr(std::string(guest).substr(0, std::string(guest).find(' ')))) << guest;
+  }
   EXPECT_EQ(run_tracebed("kernels fetch no-such-kernel").status, 2);
   EXPECT_EQ(run_tracebed("cache prune --older-than soon --dry-run").status, 2);
 }
@@ -92,12 +100,71 @@ TEST_F(StandInGuest, AKernelThatDoesNotBootIs125) {
   EXPECT_THAT(suites.out, HasSubstr("guest failed"));
 }
 
+TEST_F(StandInGuest, AShellOnAKernelThatDoesNotBootIs125) {
+  qemu("echo 'qemu: no boot for you' >&2; exit 1");
+  CliRun shell = run_tracebed("shell --kernel " + (dir_ / "bzImage").string() + " </dev/null");
+  EXPECT_EQ(shell.status, 125) << shell.err;
+  EXPECT_THAT(shell.err, HasSubstr("QEMU exited with status 1"));
+}
+
 TEST_F(StandInGuest, ASuiteKilledAtItsTimeoutIs124) {
   qemu("exec sleep 60");  // the same process: dies with its parent (PR_SET_PDEATHSIG)
   CliRun r = run_tracebed("test --kernel " + (dir_ / "bzImage").string() +
                           " --suites smoke --filter 'Smoke.*' --timeout 2 -j 1");
   EXPECT_EQ(r.status, 124) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("did not finish within 2 s"));
+}
+
+// Ctrl-C or SIGTERM of `test` or `matrix` while a guest runs: the command
+// ends, and so do its suite binaries and their QEMUs (a stand-in QEMU that
+// writes its pid and sleeps); `matrix` keeps what it had for a rerun.
+class Signalled : public StandInGuest {
+ protected:
+  // Starts `tracebed ARGS`, waits for its QEMU, sends `sig`, and returns
+  // tracebed's exit status; the QEMU must be gone soon after.
+  int signal_while_guest_runs(const std::string& args, int sig) {
+    const fs::path qemu_pid = dir_ / "qemu.pid";
+    qemu("echo $$ > " + qemu_pid.string() + "; exec sleep 120");
+    const std::string cmd = std::string(TRACEBED_BINARY_DIR) + "/tracebed " + args + " >" +
+                            (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    pid_t qemu = 0;
+    for (int i = 0; i < 600 && qemu == 0; ++i) {
+      usleep(100000);
+      std::ifstream(qemu_pid) >> qemu;
+    }
+    EXPECT_NE(qemu, 0) << "no guest started within 60 s";
+    kill(pid, sig);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+      gone = qemu == 0 || (::kill(qemu, 0) != 0 && errno == ESRCH);
+      if (!gone) usleep(100000);
+    }
+    EXPECT_TRUE(gone) << "its QEMU (pid " << qemu << ") outlived tracebed by 10 s";
+    if (!gone && qemu > 0) ::kill(qemu, SIGKILL);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+TEST_F(Signalled, TestEndsItsGuestsOnSigterm) {
+  int status = signal_while_guest_runs(
+      "test --kernel " + (dir_ / "bzImage").string() + " --suites smoke --filter 'Smoke.*' -j 1", SIGTERM);
+  EXPECT_EQ(status, 128 + SIGTERM);
+}
+
+TEST_F(Signalled, MatrixEndsItsGuestsOnCtrlCAndKeepsWhatWasDone) {
+  const std::string out = (dir_ / "mx").string();
+  int status = signal_while_guest_runs("matrix --kernels " + (dir_ / "bzImage").string() +
+                                           " --suites smoke --filter 'Smoke.*' -j 1 --out " + out,
+                                       SIGINT);
+  EXPECT_EQ(status, 128 + SIGINT);
+  EXPECT_TRUE(fs::is_directory(out + "/runs")) << "the output directory a rerun resumes from";
 }
 
 }  // namespace

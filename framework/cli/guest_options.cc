@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "framework/cli/commands.h"
+#include "framework/tracefs/guest_file_ops.h"
+#include "framework/tracefs/tracefs.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/guest.h"
 
@@ -22,8 +24,11 @@ vm::KernelSpec resolve_kernel(const vm::Catalogue& catalogue, const std::string&
 
 void add_guest_options(CLI::App& cmd, vm::GuestOptions& options) {
   cmd.add_option("-k,--kernel", options.kernel, "catalogue name or bzImage path (default: debian-6.12)");
-  cmd.add_option("--cpus", options.cpus, "guest CPUs")->capture_default_str();
-  cmd.add_option("--memory", options.memory_mb, "guest memory in MiB")->capture_default_str();
+  // QEMU's pc machine takes at most 255 CPUs; below 64 MiB no guest image fits.
+  cmd.add_option("--cpus", options.cpus, "guest CPUs (1 to 255)")->capture_default_str()->check(CLI::Range(1u, 255u));
+  cmd.add_option("--memory", options.memory_mb, "guest memory in MiB (64 to 1048576)")
+      ->capture_default_str()
+      ->check(CLI::Range(64u, 1u << 20));
   cmd.add_option("--accel", options.accel, "kvm or tcg (default: probe)")->check(CLI::IsMember({"kvm", "tcg"}));
   cmd.add_option_function<std::vector<std::string>>(
          "--tool",
@@ -34,6 +39,21 @@ void add_guest_options(CLI::App& cmd, vm::GuestOptions& options) {
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+std::unique_ptr<vm::Guest> boot_guest(const std::string& kernel, const std::string& accel) {
+  vm::GuestOptions options;
+  options.kernel = kernel;
+  options.accel = accel;
+  (void)resolve_kernel(load_catalogue(), options.kernel, "--kernel");
+  auto guest = vm::Guest::boot(options);
+  if (!guest) cannot_run(guest.error().message);
+  return std::move(guest).value();
+}
+
+tracefs::Tracefs tracefs_of(vm::Guest& guest) {
+  return tracefs::Tracefs(std::make_shared<tracefs::GuestFileOps>(guest.agent(), guest.release()),
+                          std::string(tracefs::kDefaultRoot));
 }
 
 }  // namespace tracebed::cli

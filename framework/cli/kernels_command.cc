@@ -1,4 +1,5 @@
-// `tracebed kernels list | fetch NAME | build NAME | info NAME | check K`: the kernel catalogue.
+// `tracebed kernels list | fetch NAME | build NAME|--tree DIR | info NAME | check K`: the kernel catalogue,
+// and building your own tree.
 #include <regex>
 #include <sstream>
 
@@ -6,6 +7,7 @@
 
 #include "framework/base/files.h"
 #include "framework/cli/commands.h"
+#include "framework/cli/tree_options.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/kernel_build.h"
 #include "framework/vm/process.h"
@@ -73,22 +75,34 @@ void add_kernels_command(CLI::App& app) {
 
   struct BuildArgs {
     std::string name;
-    std::string fragment;
-    unsigned jobs = 2;
+    TreeArgs tree;
   };
   auto build_args = std::make_shared<BuildArgs>();
-  auto* build = cmd->add_subcommand("build", "build a kernel of kind \"build\" from Debian's linux-source and cache it");
-  build->add_option("name", build_args->name, "catalogue name (e.g. tracebed-7.2)")->required();
-  build->add_option("--fragment", build_args->fragment,
-                    "config fragment to use instead of the recipe's (cached apart; boot it by the printed path)");
-  build->add_option("--jobs", build_args->jobs, "parallel make jobs")->capture_default_str();
+  auto* build = cmd->add_subcommand(
+      "build", "build a kernel of kind \"build\" from Debian's linux-source, or your own tree (--tree), and cache it");
+  build->add_option("name", build_args->name, "catalogue name (e.g. tracebed-7.2)");
+  build->add_option("--tree", build_args->tree.tree,
+                    "your kernel source tree (git or unpacked tarball), built out of tree under the cache; again "
+                    "after a change, make remakes what changed");
+  add_tree_config_options(*build, build_args->tree, "");
+  build->add_option("--jobs", build_args->tree.jobs, "parallel make jobs (default: one per CPU)");
   build->final_callback([build_args] {
+    auto& a = *build_args;
+    if (a.name.empty() == a.tree.tree.empty()) usage_error("kernels build: give a catalogue name or --tree DIR");
+    if (!a.tree.tree.empty()) {
+      auto built = build_tree_or_exit(a.tree);
+      fmt::print("{} {} {}\n", built.kernel_dir.parent_path().filename().string(), built.release,
+                 built.kernel_dir.string());
+      return;
+    }
+    if (a.tree.base != "tinyconfig" || !a.tree.config.empty())
+      usage_error("--base and --config are for --tree; a catalogue kernel's recipe names its base config");
     auto c = load_catalogue();
-    auto spec = resolve_kernel(c, build_args->name);
-    if (build_args->jobs < 1) usage_error("--jobs must be at least 1");
-    auto files = vm::build_kernel(c, spec, {.fragment = build_args->fragment, .jobs = build_args->jobs});
+    auto spec = resolve_kernel(c, a.name);
+    unsigned jobs = a.tree.jobs > 0 ? a.tree.jobs : tree_build_options_jobs();
+    auto files = vm::build_kernel(c, spec, {.fragment = a.tree.fragment, .jobs = jobs});
     if (!files) cannot_run(files.error().message);
-    fmt::print("{} {} {}\n", build_args->name, files->release, files->vmlinuz.string());
+    fmt::print("{} {} {}\n", a.name, files->release, files->vmlinuz.string());
   });
 
   auto info_name = std::make_shared<std::string>();

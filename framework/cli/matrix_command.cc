@@ -4,6 +4,7 @@
 // The work is in framework/matrix; this file parses and dispatches.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "framework/base/text.h"
 #include "framework/cli/commands.h"
 #include "framework/matrix/compare.h"
+#include "framework/matrix/crosscheck.h"
 #include "framework/matrix/runner.h"
 #include "framework/matrix/suite_list.h"
 #include "framework/matrix/summary.h"
@@ -52,7 +54,7 @@ int default_jobs() {
 void add_matrix_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("matrix", "every guest suite on several kernels; Markdown/HTML/JUnit/KTAP/JSON reports");
   struct Args {
-    std::string kernels = "all", filter, out = "tracebed-matrix", compare, accel, launcher, libvirt_uri;
+    std::string kernels = "all", suites, filter, out = "tracebed-matrix", compare, accel, launcher, libvirt_uri;
     int jobs = default_jobs();
     int timeout_seconds = 3600;
     bool force = false;
@@ -60,6 +62,9 @@ void add_matrix_command(CLI::App& app) {
   auto args = std::make_shared<Args>();
   cmd->add_option("--kernels", args->kernels, "comma-separated catalogue names or bzImage paths, or all")
       ->capture_default_str();
+  cmd->add_option("--suites", args->suites,
+                  "comma-separated suite binaries (hist or tracebed_suite_hist); `default` is every suite but "
+                  "those run only on request (kselftest, bpftrace): --suites default,kselftest");
   cmd->add_option("--filter", args->filter, "GoogleTest filter (e.g. 'Basics*:Smoke*')");
   cmd->add_option("-j,--jobs", args->jobs, "suite binaries (guests) at a time, over all kernels")->capture_default_str();
   cmd->add_option("--out", args->out, "output directory")->capture_default_str();
@@ -101,8 +106,24 @@ void add_matrix_command(CLI::App& app) {
       const vm::KernelSpec spec = resolve_kernel(catalogue, name, "--kernels");
       o.kernels.push_back({name, identity_of(spec), spec.release, {}});
     }
-    o.suites = matrix::built_suites();
-    if (o.suites.empty()) cannot_run("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
+    const auto built = matrix::built_suites();
+    if (built.empty()) cannot_run("no guest suites were built (tracebed-suites.txt is missing beside the executable)");
+    o.suites = matrix::default_suites(built);
+    if (!args->suites.empty()) {
+      std::vector<std::string> wanted;
+      bool with_default = false;
+      for (auto& w : split_commas(args->suites)) {
+        if (w == "default")
+          with_default = true;
+        else
+          wanted.push_back(w);
+      }
+      auto chosen = matrix::choose_suites(built, wanted, [](const fs::path&) { return std::vector<std::string>{}; });
+      if (!chosen) usage_error(chosen.error().message);
+      if (!with_default) o.suites.clear();
+      for (const auto& p : *chosen)
+        if (std::find(o.suites.begin(), o.suites.end(), p) == o.suites.end()) o.suites.push_back(p);
+    }
     // What every guest image carries, built beside the executable.
     fs::path bin = fs::read_symlink("/proc/self/exe").parent_path();
     o.stamp_files = {bin / "tracebed-agent", bin / "tracebed-probe-target"};
@@ -134,6 +155,12 @@ void add_matrix_command(CLI::App& app) {
       all.insert(all.end(), k.tests.begin(), k.tests.end());
     }
     fmt::print("report: {}\n", (fs::path(o.out) / "report.html").string());
+    // With the kernel's own selftests in the matrix: where they and our tests disagree, per kernel.
+    if (std::string cc = matrix::cross_check_report(m->kernels); !cc.empty()) {
+      fs::path file = fs::path(o.out) / "crosscheck.md";
+      if (Status st = vm::write_file_atomic(file, cc); !st) fmt::print(stderr, "tracebed: {}\n", st.error().message);
+      fmt::print("\n{}cross-check: {}\n", cc, file.string());
+    }
     exit_with(exit_for(matrix::verdict(all)));
   });
 }

@@ -23,6 +23,10 @@ using decode::write_event_list;
 using decode::write_first_last_events;
 using decode::write_report;
 
+// The largest CPU number a kernel can have (NR_CPUS is at most 8192,
+// arch/x86/Kconfig): a bound, so "0-2000000000" is refused, not expanded.
+constexpr int kMaxCpu = 8191;
+
 // "0,2-3" -> {0, 2, 3}
 Result<std::set<int>> parse_cpu_list(const std::string& text) {
   std::set<int> cpus;
@@ -32,11 +36,15 @@ Result<std::set<int>> parse_cpu_list(const std::string& text) {
     int lo = 0, hi = 0;
     char dash = 0;
     std::stringstream part(item);
-    if (!(part >> lo)) return Error{fmt::format("bad CPU list '{}'", text)};
+    if (!(part >> lo) || lo < 0) return Error{fmt::format("bad CPU list '{}': '{}' is not a CPU number", text, item)};
     hi = lo;
     if (part >> dash) {
-      if (dash != '-' || !(part >> hi) || hi < lo) return Error{fmt::format("bad CPU list '{}'", text)};
+      if (dash != '-' || !(part >> hi) || hi < lo || part >> dash)
+        return Error{fmt::format("bad CPU list '{}': '{}' is not N or N-M with N <= M", text, item)};
     }
+    if (hi > kMaxCpu)
+      return Error{fmt::format("bad CPU list '{}': CPU {} is beyond {}, the largest a kernel can have", text, hi,
+                               kMaxCpu)};
     for (int c = lo; c <= hi; ++c) cpus.insert(c);
   }
   return cpus;

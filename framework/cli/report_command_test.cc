@@ -80,6 +80,21 @@ TEST(ReportCommand, BadCpuListIsRefused) {
   EXPECT_NE(run.err.find("bad CPU list '3-1'"), std::string::npos) << run.err;
 }
 
+// A CPU list is bounded and exact: a huge range is refused at once (not
+// expanded into billions of entries), as are negative numbers and junk.
+TEST(ReportCommand, CpuListOutOfRangeOrMalformedIsAUsageError) {
+  std::string path = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/edge/e08-empty-cpus-v7none.dat";
+  for (auto [list, says] : {std::pair{"0-2000000000", "CPU 2000000000 is beyond 8191"},
+                            {"-1", "'-1' is not a CPU number"},
+                            {"1-2-3", "'1-2-3' is not N or N-M"},
+                            {"x", "'x' is not a CPU number"}}) {
+    SCOPED_TRACE(list);
+    CliRun run = run_tracebed(std::string("report --cpu ") + list + " -i " + path);
+    EXPECT_EQ(run.status, 2);
+    EXPECT_NE(run.err.find(says), std::string::npos) << run.err;
+  }
+}
+
 // --cpu takes lists and ranges; CPUs 1 and 3 hold all of this file's events.
 TEST(ReportCommand, CpuListSelectsCpus) {
   std::string path = std::string(TRACEBED_SOURCE_DIR) + "/fixtures/edge/e08-empty-cpus-v7none.dat";

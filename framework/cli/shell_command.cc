@@ -17,7 +17,11 @@ void add_shell_command(CLI::App& app) {
     (void)resolve_kernel(load_catalogue(), options->kernel, "--kernel");
     auto guest = vm::Guest::boot(*options);
     if (!guest) cannot_run(guest.error().message);
-    std::exit((*guest)->wait());
+    // The guest powering off is the shell's normal end; QEMU failing is
+    // the guest lost, as for every command (125).
+    const int qemu = (*guest)->wait();
+    if (qemu != 0) cannot_run(fmt::format("QEMU exited with status {}", qemu));
+    std::exit(0);
   });
 }
 

@@ -10,7 +10,6 @@
 
 #include "framework/base/files.h"
 #include "framework/cli/commands.h"
-#include "framework/tracefs/guest_file_ops.h"
 #include "framework/tracefs/sql.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/guest.h"
@@ -117,15 +116,9 @@ void add_sqlhist_command(CLI::App& app) {
       print_commands(compile_all(*args, tracefs::offline_resolver(), false), tracefs::kDefaultRoot, args->dynamic);
       return;
     }
-    vm::GuestOptions options;
-    options.kernel = args->kernel;
-    options.accel = args->accel;
-    (void)resolve_kernel(load_catalogue(), options.kernel, "--kernel");
-    auto guest = vm::Guest::boot(options);
-    if (!guest) cannot_run(guest.error().message);
-    auto& g = **guest;
-    tracefs::Tracefs fs(std::make_shared<tracefs::GuestFileOps>(g.agent(), g.release()),
-                        std::string(tracefs::kDefaultRoot));
+    auto guest = boot_guest(args->kernel, args->accel);
+    auto& g = *guest;
+    tracefs::Tracefs fs = tracefs_of(g);
     auto readme = fs.readme();
     if (!readme) cannot_run(readme.error().message);
     // libtracefs has_new_format(): the README names trace() where it exists.

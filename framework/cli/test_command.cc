@@ -4,6 +4,8 @@
 // JUnit XML. Each suite starts its own guest (framework/testing), from a
 // snapshot of a booted one where it can (framework/vm/snapshot.h); with
 // -j N, N suites run at once.
+// `tracebed test --kernel DIR` builds the kernel source tree DIR first
+// (tree_build.h; make remakes only what changed since the last time).
 // `tracebed test --local` runs them on this machine's own kernel instead
 // (the agent runs here; tracefs through its local files), skipping every
 // suite with the reason when this machine cannot (not root, no tracefs).
@@ -20,6 +22,8 @@
 #include "framework/base/cpus.h"
 #include "framework/base/files.h"
 #include "framework/cli/commands.h"
+#include "framework/cli/tree_options.h"
+#include "framework/matrix/crosscheck.h"
 #include "framework/matrix/junit.h"
 #include "framework/matrix/report.h"
 #include "framework/matrix/runner.h"
@@ -171,9 +175,13 @@ void add_test_command(CLI::App& app) {
     std::vector<std::string> suites;
     bool local = false, ktap = false, no_snapshot = false, list = false;
     unsigned jobs = 0, timeout_seconds = 7200;
+    TreeArgs tree;  // --kernel DIR: a source tree, built first
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("-k,--kernel", args->kernel, "catalogue name or bzImage path (default: debian-6.12)");
+  cmd->add_option("-k,--kernel", args->kernel,
+                  "catalogue name, bzImage path, or your kernel source tree (built first, out of tree, as "
+                  "`kernels build --tree` does) (default: debian-6.12)");
+  add_tree_config_options(*cmd, args->tree, "kernel-");
   cmd->add_option("--junit", args->junit, "write JUnit XML here");
   cmd->add_option("--filter", args->filter, "GoogleTest filter (e.g. Smoke.*)");
   cmd->add_option("--suites", args->suites,
@@ -205,6 +213,13 @@ void add_test_command(CLI::App& app) {
       args->kernel = "local";
       args->launcher = "local";
     }
+    if (!args->local && vm::is_kernel_tree(args->kernel)) {
+      args->tree.tree = args->kernel;
+      auto built = build_tree_or_exit(args->tree);
+      args->kernel = built.kernel_dir.string();
+    } else if (!args->tree.fragment.empty() || !args->tree.config.empty() || args->tree.base != "tinyconfig") {
+      usage_error("--kernel-fragment, --kernel-base and --kernel-config are for --kernel DIR, a kernel source tree");
+    }
     if (!args->local) {
       const vm::Catalogue c = load_catalogue();
       if (args->kernel.empty()) args->kernel = c.default_kernel();
@@ -216,6 +231,8 @@ void add_test_command(CLI::App& app) {
       auto chosen = matrix::choose_suites(suites, args->suites, gtest_groups);
       if (!chosen) usage_error(chosen.error().message);
       suites = std::move(chosen).value();
+    } else {
+      suites = matrix::default_suites(suites);  // kselftest and bpftrace only when named
     }
     if (args->list) {
       print_list(suites, args->filter);
@@ -252,6 +269,8 @@ void add_test_command(CLI::App& app) {
     FILE* table = args->ktap ? stderr : stdout;
     print_table(table, run);
     fmt::print(table, "{}\n", time_summary(outcomes, run.wall_seconds, run_args.jobs));
+    // With the kernel's own selftests in the run: where they and our tests disagree.
+    if (std::string cc = matrix::cross_check_report({run}); !cc.empty()) fmt::print(table, "\n{}", cc);
     for (const auto& t : run.tests) {
       if (t.state != matrix::State::fail) continue;
       fmt::print(table, "\nFAIL {}\n{}{}\n", t.full_name(), t.location.empty() ? "" : t.location + "\n", t.message);

@@ -35,8 +35,10 @@ int main(int argc, char** argv) {
       {"kernels", tracebed::cli::add_kernels_command}, {"run", tracebed::cli::add_run_command},
       {"shell", tracebed::cli::add_shell_command},     {"test", tracebed::cli::add_test_command},
       {"matrix", tracebed::cli::add_matrix_command},   {"sqlhist", tracebed::cli::add_sqlhist_command},
-      {"cache", tracebed::cli::add_cache_command},
+      {"cache", tracebed::cli::add_cache_command},     {"bpf-ctx", tracebed::cli::add_bpf_ctx_command},
       {"coverage", tracebed::cli::add_coverage_command}, {"modules", tracebed::cli::add_modules_command},
+      {"bisect", tracebed::cli::add_bisect_command},
+      {"bisect-step", tracebed::cli::add_bisect_step_command},
   };
   CLI::App app{"tracebed: test Linux kernel tracing in real guests, decode trace.dat"};
   app.set_version_flag("--version", "tracebed " TRACEBED_VERSION);

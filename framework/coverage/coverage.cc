@@ -268,6 +268,16 @@ std::string render_markdown(const Coverage& c, std::string_view source) {
       out += fmt::format("| {} | {} |\n", name, by);
     }
   }
+  if (!c.explanations.empty()) {
+    out +=
+        "\n## Where the kernel's selftests and tracebed disagree\n\n"
+        "The cross-check (docs/kselftest.md) compares, per kernel, each selftest's own verdict with the tracebed "
+        "tests that cover it. Each disagreement seen on the catalogue's kernels, and why "
+        "(suites/coverage-disagreements.txt):\n\n"
+        "| kernels | selftest case | tracebed test | why |\n|---|---|---|---|\n";
+    for (const auto& e : c.explanations)
+      out += fmt::format("| {} | {} | {} | {} |\n", e.kernel, e.case_id, e.test, e.why);
+  }
   return out;
 }
 
@@ -281,7 +291,35 @@ Result<Coverage> load(const Paths& p) {
   TRACEBED_ASSIGN_OR_RETURN(std::string open_text, base::read_file(p.open()));
   TRACEBED_ASSIGN_OR_RETURN(auto open, parse_open(open_text, p.open().string()));
   TRACEBED_ASSIGN_OR_RETURN(auto covers, scan_suites(p.suites(), p.root));
-  return join(cases, covers, std::move(reasons), std::move(open));
+  TRACEBED_ASSIGN_OR_RETURN(std::string explained_text, base::read_file(p.disagreements()));
+  TRACEBED_ASSIGN_OR_RETURN(auto explained, parse_explanations(explained_text, p.disagreements().string()));
+  Coverage c = join(cases, covers, std::move(reasons), std::move(open));
+  c.explanations = std::move(explained);
+  return c;
+}
+
+Result<std::vector<Explanation>> parse_explanations(std::string_view text, std::string_view where) {
+  std::vector<Explanation> out;
+  int n = 0;
+  for (std::string_view raw : split_lines(text)) {
+    ++n;
+    std::string_view l = trim(raw);
+    if (l.empty() || l.front() == '#') continue;
+    std::vector<std::string> parts;
+    size_t at = 0;
+    for (int i = 0; i < 3; ++i) {
+      size_t bar = l.find(" | ", at);
+      if (bar == std::string_view::npos) break;
+      parts.emplace_back(trim(l.substr(at, bar - at)));
+      at = bar + 3;
+    }
+    if (parts.size() != 3)
+      return Error{fmt::format("{}:{}: not \"<kernel> | <case> | <test> | <why>\": {}", where, n, l)};
+    parts.emplace_back(trim(l.substr(at)));
+    if (parts[3].empty()) return Error{fmt::format("{}:{}: no explanation after the last '|'", where, n)};
+    out.push_back({parts[0], parts[1], parts[2], parts[3]});
+  }
+  return out;
 }
 
 Result<std::string> case_list_source(const Paths& p) {

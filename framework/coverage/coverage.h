@@ -74,8 +74,18 @@ struct CaseState {
   const Open* open = nullptr;
 };
 
+// Why the kernel's own selftest and a tracebed test that covers it give
+// different verdicts on a kernel (the cross-check, framework/matrix/crosscheck.h):
+// "<kernel glob> | <case id> | <test> | <why>" lines of
+// suites/coverage-disagreements.txt ("*" matches anything).
+struct Explanation {
+  std::string kernel, case_id, test, why;
+};
+Result<std::vector<Explanation>> parse_explanations(std::string_view text, std::string_view where);
+
 struct Coverage {
   std::vector<CaseState> cases;  // in case-list order
+  std::vector<Explanation> explanations;
   std::vector<Cover> unknown;    // covers naming no case of the list
   std::vector<Reason> reasons;
   std::vector<Open> open;
@@ -112,6 +122,7 @@ struct Paths {
   std::filesystem::path cases() const { return root / "fixtures/selftests/linux-source-7.2.cases"; }
   std::filesystem::path reasons() const { return root / "suites/coverage-reasons.txt"; }
   std::filesystem::path open() const { return root / "suites/coverage-open.txt"; }
+  std::filesystem::path disagreements() const { return root / "suites/coverage-disagreements.txt"; }
   std::filesystem::path suites() const { return root / "suites"; }
   std::filesystem::path doc() const { return root / "docs/coverage.md"; }
 };
@@ -119,7 +130,7 @@ struct Paths {
 // The source tree this build came from.
 Paths default_paths();
 
-// Reads the four inputs of `paths` and joins them.
+// Reads the inputs of `paths` and joins them.
 Result<Coverage> load(const Paths& paths);
 // The `#` lines at the top of the case list (where it came from).
 Result<std::string> case_list_source(const Paths& paths);

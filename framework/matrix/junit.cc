@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "framework/base/utf8.h"
+
 namespace tracebed::matrix {
 namespace {
 
@@ -134,7 +136,10 @@ Result<JunitFile> read_junit(std::string_view xml, std::string_view source) {
   return std::move(p.out);
 }
 
-std::string xml_escape(std::string_view s) {
+std::string xml_escape(std::string_view text) {
+  // Console excerpts carry whatever bytes the guest printed; an XML reader
+  // refuses a document with ill-formed UTF-8 anywhere in it.
+  std::string s = base::valid_utf8(text);
   std::string out;
   out.reserve(s.size());
   for (char c : s) {

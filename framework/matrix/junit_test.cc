@@ -146,6 +146,22 @@ std::vector<Element> elements(const std::string& xml) {
   return out;
 }
 
+// A console excerpt of arbitrary bytes (ill-formed UTF-8, control
+// characters, markup) still makes a document expat reads, and the valid
+// text around the bad bytes is kept.
+TEST(WriteJunit, ArbitraryConsoleBytesStayWellFormedXml) {
+  KernelRun run;
+  run.kernel = "debian-6.12";
+  std::string junk = "ok \xc3\xa9 <b>&\x01\x1b[0m \xff\xfe \xed\xa0\x80 \xc3";
+  for (int b = 0; b < 256; ++b) junk += static_cast<char>(b);
+  TestResult t{"Faults", "Panics", State::fail, junk, "", junk, 1.0, {}, {}};
+  t.console = junk;
+  run.tests = {t};
+  std::string xml = write_junit(run);
+  EXPECT_THAT(elements(xml), ::testing::Not(::testing::IsEmpty()));
+  EXPECT_THAT(xml, HasSubstr("ok \xc3\xa9 &lt;b&gt;&amp;"));
+}
+
 TEST(WriteJunit, WallTimeTimestampHostAndCaseProperties) {
   KernelRun run;
   run.kernel = "debian-6.12";

@@ -8,8 +8,10 @@
 #include "framework/matrix/report.h"
 
 #include <gtest/gtest.h>
+#include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <variant>
@@ -27,7 +29,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool has_parser(const fs::path& dir) { return fs::exists(dir / "kunit_parser.py"); }
+// Only a parser that reads KTAP will do: 5.10's kunit_parser.py predates it
+// and reads nothing we print.
+bool has_parser(const fs::path& dir) {
+  const auto text = base::read_file(dir / "kunit_parser.py");
+  return text.ok() && text->find("KTAP version") != std::string::npos;
+}
 
 // tools/testing/kunit of a linux-source tree under `root` (root/*/ or
 // root/*/*/), if there is one.
@@ -43,17 +50,21 @@ std::optional<fs::path> kunit_under(const fs::path& root) {
   return std::nullopt;
 }
 
-// A linux-source .deb in the cache or apt's.
-std::optional<fs::path> source_deb() {
-  for (const fs::path dir : {vm::cache_dir() / "debs", fs::path("/var/cache/apt/archives")}) {
+// The linux-source .debs in the cache and apt's, newest version first.
+std::vector<fs::path> source_debs() {
+  std::vector<fs::path> debs;
+  for (const fs::path& dir : {vm::cache_dir() / "debs", fs::path("/var/cache/apt/archives")}) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string name = e.path().filename().string();
-      if (name.starts_with("linux-source-") && name.ends_with(".deb")) return e.path();
+      if (name.starts_with("linux-source-") && name.ends_with(".deb")) debs.push_back(e.path());
     }
   }
-  return std::nullopt;
+  std::sort(debs.begin(), debs.end(), [](const fs::path& a, const fs::path& b) {
+    return strverscmp(a.filename().c_str(), b.filename().c_str()) > 0;
+  });
+  return debs;
 }
 
 // Where kunit_parser.py is, or why it is not to be had.
@@ -62,26 +73,36 @@ std::variant<fs::path, std::string> find_kunit() {
   const fs::path extracted = fs::path(TRACEBED_BINARY_DIR) / "kunit-parser";
   if (auto k = kunit_under(extracted)) return *k;
   if (auto k = kunit_under(vm::cache_dir() / "kernels")) return *k;  // a `tracebed kernels build` tree
-  const auto deb = source_deb();
-  if (!deb) return std::string("no linux-source .deb in the cache or apt's (tracebed kernels build fetches one)");
-  // Only tools/testing/kunit of the source tarball inside the package.
-  const fs::path tmp = extracted.string() + ".tmp-" + std::to_string(getpid());
-  fs::create_directories(tmp);
-  const std::string script = fmt::format(
-      "dpkg-deb --fsys-tarfile '{}' | tar -xO --wildcards '*linux-source-*.tar.*' | "
-      "tar -xJ -C '{}' --wildcards '*/tools/testing/kunit/*'",
-      deb->string(), tmp.string());
-  auto run = base::run_process({"sh", "-c", script}, std::chrono::seconds(600));
-  if (!run.ok() || run->status != 0) {
-    fs::remove_all(tmp);
-    return fmt::format("extracting tools/testing/kunit from {} failed: {}", deb->string(),
-                       run.ok() ? run->output : run.error().message);
-  }
+  const auto debs = source_debs();
+  if (debs.empty()) return std::string("no linux-source .deb in the cache or apt's (tracebed kernels build fetches one)");
   std::error_code ec;
-  fs::rename(tmp, extracted, ec);  // another run may have been first
-  fs::remove_all(tmp, ec);
-  if (auto k = kunit_under(extracted)) return *k;
-  return fmt::format("{} has no tools/testing/kunit/kunit_parser.py", deb->string());
+  fs::remove_all(extracted, ec);  // one that predates KTAP, from an older run
+  std::string why;
+  for (const auto& deb : debs) {
+    // Only tools/testing/kunit of the source tarball inside the package.
+    const fs::path tmp = extracted.string() + ".tmp-" + std::to_string(getpid());
+    fs::create_directories(tmp);
+    const std::string script = fmt::format(
+        "dpkg-deb --fsys-tarfile '{}' | tar -xO --wildcards '*linux-source-*.tar.*' | "
+        "tar -xJ -C '{}' --wildcards '*/tools/testing/kunit/*'",
+        deb.string(), tmp.string());
+    auto run = base::run_process({"sh", "-c", script}, std::chrono::seconds(600));
+    if (!run.ok() || run->status != 0) {
+      fs::remove_all(tmp, ec);
+      why += fmt::format("; extracting tools/testing/kunit from {} failed: {}", deb.string(),
+                         run.ok() ? run->output : run.error().message);
+      continue;
+    }
+    if (!kunit_under(tmp)) {
+      fs::remove_all(tmp, ec);
+      why += fmt::format("; {} has no kunit_parser.py that reads KTAP", deb.string());
+      continue;
+    }
+    fs::rename(tmp, extracted, ec);  // another run may have been first
+    fs::remove_all(tmp, ec);
+    if (auto k = kunit_under(extracted)) return *k;
+  }
+  return why.substr(2);
 }
 
 // What kunit_parser made of `ktap` (ktap_kunit_check.py's lines).

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "framework/base/utf8.h"
 #include "framework/matrix/junit.h"
 
 namespace tracebed::matrix {
@@ -350,7 +351,8 @@ std::string write_ktap(const KernelRun& run) {
   }
   // As KUnit ends a run (lib/kunit/test.c kunit_print_suite_stats).
   out += fmt::format("# Totals: pass:{} fail:{} skip:{} total:{}\n", all.pass, all.fail, all.skip, run.tests.size());
-  return out;
+  // Console excerpts are whatever the guest printed: KTAP is UTF-8 text.
+  return base::valid_utf8(out);
 }
 
 }  // namespace tracebed::matrix

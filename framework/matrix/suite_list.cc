@@ -46,6 +46,18 @@ std::string short_suite_name(const fs::path& suite) {
   return name.starts_with(kPrefix) ? name.substr(kPrefix.size()) : name;
 }
 
+bool on_request_only(const fs::path& suite) {
+  const std::string name = short_suite_name(suite);
+  return name == "kselftest" || name == "bpftrace";
+}
+
+std::vector<fs::path> default_suites(const std::vector<fs::path>& all) {
+  std::vector<fs::path> out;
+  for (const auto& p : all)
+    if (!on_request_only(p)) out.push_back(p);
+  return out;
+}
+
 Result<std::vector<fs::path>> choose_suites(const std::vector<fs::path>& all, const std::vector<std::string>& wanted,
                                             const std::function<std::vector<std::string>(const fs::path&)>& groups_of) {
   std::vector<fs::path> out;

@@ -24,6 +24,13 @@ std::vector<std::filesystem::path> read_suite_list(const std::filesystem::path& 
 // The short name users type for a suite binary: tracebed_suite_hist -> hist.
 std::string short_suite_name(const std::filesystem::path& suite);
 
+// Suites that run only when named (--suites): the kernel's own selftests
+// (suites/kselftest) take many minutes a kernel under TCG, and bpftrace
+// (suites/tooling/bpftrace) brings LLVM into the guest.
+bool on_request_only(const std::filesystem::path& suite);
+// `all` without the on-request suites.
+std::vector<std::filesystem::path> default_suites(const std::vector<std::filesystem::path>& all);
+
 // The suite binaries `wanted` names, in the order named. A name is a
 // binary's short or full name, or a GoogleTest suite the binary holds
 // (`Hist`, `TraceCmd`: what --filter names), compared without case;

@@ -64,6 +64,13 @@ TEST_F(ChooseSuites, AnUnknownNameListsTheValidOnes) {
   EXPECT_THAT(got.error().message, ::testing::HasSubstr("no suite named histogram (suites: hist, tooling, kprobe;"));
 }
 
+// The long or heavy suites run only when named; the others by default.
+TEST(DefaultSuites, LeaveOutKselftestAndBpftrace) {
+  const std::vector<fs::path> all = {"/b/tracebed_suite_hist", "/b/tracebed_suite_kselftest",
+                                     "/b/tracebed_suite_bpftrace", "/b/tracebed_suite_bpf"};
+  EXPECT_THAT(default_suites(all), ElementsAre(fs::path("/b/tracebed_suite_hist"), fs::path("/b/tracebed_suite_bpf")));
+}
+
 TEST(ShortSuiteName, DropsThePrefix) {
   EXPECT_EQ(short_suite_name("/x/tracebed_suite_user_events"), "user_events");
   EXPECT_EQ(short_suite_name("/x/other"), "other");

@@ -1,6 +1,7 @@
 #include "framework/base/install_layout.h"
 #include "framework/testing/guest_environment.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +24,8 @@ struct DeclaredTools {
   std::vector<std::string> dirs;
   std::string bootconfig;
   std::vector<vm::DebianToolRequest> debian_tools;
+  unsigned memory_mb = 0;
+  std::vector<std::function<void()>> registrars;
 };
 DeclaredTools& declared() {
   static DeclaredTools d;  // filled by static initialisers in suite binaries
@@ -86,8 +89,9 @@ void GuestEnvironment::fetch_debian_tools() {
     else tool = vm::fetch_debian_tool(*catalogue, request, *release);
     if (tool) {
       for (auto& p : vm::guest_payloads(*tool)) options_.image.files.push_back(std::move(p));
-      fmt::print(stderr, "tracebed: {} ({}) for {} in {}\n", tool->describe(), tool->version_output,
-                 options_.kernel, tool->guest_root());
+      std::string version = tool->version_output.empty() ? "" : " (" + tool->version_output + ")";
+      fmt::print(stderr, "tracebed: {}{} for {} in {}\n", tool->describe(), version, options_.kernel,
+                 tool->guest_root());
     } else {
       fmt::print(stderr, "tracebed: no {} for {}: {}\n", request.package, options_.kernel, tool.error().message);
     }
@@ -149,9 +153,23 @@ bool require_debian_tool(std::string package, std::string binary) {
 
 const Result<vm::DebianTool>& debian_tool(const std::string& package) { return environment().debian_tool(package); }
 
+bool require_guest_memory(unsigned mb) {
+  declared().memory_mb = std::max(declared().memory_mb, mb);
+  return true;
+}
+
 bool boot_with_bootconfig(std::string text) {
   declared().bootconfig = std::move(text);
   return true;
+}
+
+bool register_kernel_tests(std::function<void()> registrar) {
+  declared().registrars.push_back(std::move(registrar));
+  return true;
+}
+
+void run_kernel_test_registrars() {
+  for (const auto& r : declared().registrars) r();
 }
 
 GuestEnvironment& environment() { return *g_env; }
@@ -197,6 +215,7 @@ void init(int* argc, char** argv) {
   *argc = out;
   argv[out] = nullptr;
   options.bootconfig = declared().bootconfig;
+  options.memory_mb = std::max(options.memory_mb, declared().memory_mb);
   for (const auto& t : declared().tools) options.image.tools.emplace_back(base::installed_or_built(t));
   for (const auto& d : declared().dirs) {
     std::error_code ec;

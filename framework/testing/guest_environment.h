@@ -14,6 +14,7 @@
 //   }
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,6 +54,10 @@ class GuestEnvironment : public ::testing::Environment {
   // Fetches the declared Debian tools once and adds them to the image.
   void fetch_debian_tools();
   const Result<vm::DebianTool>& debian_tool(const std::string& package);
+  // Files for the guest image, added before the first boot.
+  void add_image_files(std::vector<vm::Payload> files) {
+    for (auto& f : files) options_.image.files.push_back(std::move(f));
+  }
 
  private:
   vm::GuestOptions options_;
@@ -92,6 +97,11 @@ const std::vector<std::string>& guest_tools();
 // fails does not stop the boot: debian_tool() returns the error, and the
 // tests that need the tool skip with it.
 bool require_debian_tool(std::string package, std::string binary);
+
+// At least `mb` MiB for this binary's guest (tracebed_guest_suite(...
+// MEMORY_MB N)): a tool that travels with LLVM in the initramfs needs more
+// than the default.
+bool require_guest_memory(unsigned mb);
 // The tool fetched for this binary's kernel (fetching it if the guest has
 // not booted yet), or why there is none.
 const Result<vm::DebianTool>& debian_tool(const std::string& package);
@@ -101,6 +111,13 @@ const Result<vm::DebianTool>& debian_tool(const std::string& package);
 // static initialisation, before init() reads it.
 //   static const bool booted_with_ = tracebed::testing::boot_with_bootconfig(kText);
 bool boot_with_bootconfig(std::string text);
+
+// A suite whose cases come from the kernel under test (the kernel's own
+// selftests: suites/kselftest) declares a function that registers them
+// (::testing::RegisterTest) during static initialisation; the main calls
+// it once init() has read the kernel, before the tests are listed or run.
+bool register_kernel_tests(std::function<void()> registrar);
+void run_kernel_test_registrars();
 
 // Parses --tracebed_kernel / $TRACEBED_KERNEL (and --tracebed_accel,
 // $TRACEBED_ACCEL; --tracebed_launcher=qemu|libvirt, $TRACEBED_LAUNCHER;

@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
   int n = static_cast<int>(args.size()) - 1;
   ::testing::InitGoogleTest(&n, args.data());
   tracebed::testing::init(&n, args.data());
+  tracebed::testing::run_kernel_test_registrars();
   const std::string problem = local ? tracebed::vm::local_tracing_problem() : "";
   if (!ktap && problem.empty()) return RUN_ALL_TESTS();
 

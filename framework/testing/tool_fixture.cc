@@ -26,6 +26,12 @@ std::string ToolTest::where(std::string_view cmdline) const {
 }
 
 ToolRun ToolTest::tool(const std::vector<std::string>& args, std::chrono::seconds timeout) {
+  ToolRun ran = try_tool(args, timeout);
+  if (ran.started) expect_ran(ran);
+  return ran;
+}
+
+ToolRun ToolTest::try_tool(const std::vector<std::string>& args, std::chrono::seconds timeout) {
   ToolRun ran;
   ran.cmdline = name_;
   for (const std::string& a : args) ran.cmdline += " " + shell_word(a);
@@ -39,9 +45,15 @@ ToolRun ToolTest::tool(const std::vector<std::string>& args, std::chrono::second
   ran.out = r->out;
   ran.err = r->err;
   ran.ok = r->ok();
-  EXPECT_TRUE(ran.ok) << where(ran.cmdline) << ": status " << r->shell_status() << (r->timed_out ? " (timed out)" : "")
-                      << "\nstderr:\n" << r->err << "\nstdout:\n" << r->out;
+  ran.started = true;
+  ran.status = r->shell_status();
+  ran.timed_out = r->timed_out;
   return ran;
+}
+
+void ToolTest::expect_ran(const ToolRun& run) const {
+  EXPECT_TRUE(run.ok) << where(run.cmdline) << ": status " << run.status << (run.timed_out ? " (timed out)" : "")
+                      << "\nstderr:\n" << run.err << "\nstdout:\n" << run.out;
 }
 
 std::string host_tool_version(std::string_view path, std::string_view marker, std::string fallback) {
@@ -51,6 +63,15 @@ std::string host_tool_version(std::string_view path, std::string_view marker, st
     if (line.find(marker) != std::string_view::npos) return std::string(tracefs::trim(line));
   }
   return fallback;
+}
+
+std::string guest_tool_version(std::vector<std::string> command, std::string_view name, const std::string& package) {
+  command.push_back("--version");
+  auto r = guest().run(command, std::chrono::seconds(120));
+  std::string v = r && r->ok() ? std::string(tracefs::trim(r->out.substr(0, r->out.find('\n')))) : "";
+  v = fmt::format("{} from {}", v.empty() ? fmt::format("{} (version unknown)", name) : v, package);
+  fmt::print(stderr, "tracebed: {} runs on {} ({})\n", v, environment().options().kernel, guest().release());
+  return v;
 }
 
 std::string shell_word(std::string_view s) {

@@ -30,7 +30,10 @@ struct ToolRun {
   std::string cmdline;
   std::string out;
   std::string err;
-  bool ok = false;  // it ran and exited 0
+  bool ok = false;       // it ran and exited 0
+  bool started = false;  // the guest ran it (else the failure is already reported)
+  int status = 0;        // as a shell reports it: the exit code, or 128 + signal
+  bool timed_out = false;
 };
 
 class ToolTest : public TracefsTest {
@@ -51,6 +54,12 @@ class ToolTest : public TracefsTest {
   // other than 0 fails the test, naming the command line, the status and
   // both outputs.
   ToolRun tool(const std::vector<std::string>& args, std::chrono::seconds timeout = std::chrono::seconds(240));
+  // The same without judging the exit: for a test that first looks at why
+  // the tool refused (a kernel that lacks what it needs), then calls
+  // expect_ran. A run that cannot start still fails the test.
+  ToolRun try_tool(const std::vector<std::string>& args, std::chrono::seconds timeout = std::chrono::seconds(240));
+  // tool()'s judgment: exit 0, else a failure with the status and both outputs.
+  void expect_ran(const ToolRun& run) const;
 
  private:
   std::vector<std::string> command_;
@@ -61,6 +70,12 @@ class ToolTest : public TracefsTest {
 // The first line of `path --version` (run on the host) that contains
 // `marker`, trimmed; `fallback` when there is none.
 std::string host_tool_version(std::string_view path, std::string_view marker, std::string fallback);
+
+// What a tool in the guest says of itself beside where it came from:
+// "perf version 6.12.117 from linux-perf 6.12.117-1 (trixie)", the first
+// line of `COMMAND --version` (or "NAME (version unknown)"); printed to
+// stderr with the kernel it runs on.
+std::string guest_tool_version(std::vector<std::string> command, std::string_view name, const std::string& package);
 
 // `s` as one shell word: as it is when plain, else in single quotes.
 std::string shell_word(std::string_view s);

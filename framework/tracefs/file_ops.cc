@@ -13,6 +13,13 @@
 
 namespace tracebed::tracefs {
 
+Result<std::vector<Result<std::string>>> FileOps::read_each(const std::vector<std::string>& paths) {
+  std::vector<Result<std::string>> out;
+  out.reserve(paths.size());
+  for (const std::string& path : paths) out.push_back(read(path));
+  return out;
+}
+
 std::string errno_text(int err) {
   const char* name = strerrorname_np(err);
   if (!name) return fmt::format("{} (errno {})", std::strerror(err), err);

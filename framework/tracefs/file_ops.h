@@ -31,6 +31,10 @@ class FileOps {
 
   // The whole file, read sequentially to EOF (tracefs files report size 0).
   virtual Result<std::string> read(const std::string& path) = 0;
+  // read() of each path, in order. A backend where each call is a round
+  // trip (the guest's) reads them in one; an Error here is a failure to
+  // ask at all, a file's own error is in its entry.
+  virtual Result<std::vector<Result<std::string>>> read_each(const std::vector<std::string>& paths);
   // What a non-blocking reader gets now: for trace_pipe, which would
   // otherwise block until something is traced. Consumes what it returns.
   virtual Result<std::string> read_available(const std::string& path) = 0;

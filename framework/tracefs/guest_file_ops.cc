@@ -8,6 +8,10 @@ namespace tracebed::tracefs {
 
 Result<std::string> GuestFileOps::read(const std::string& path) { return client_.read_file(path); }
 
+Result<std::vector<Result<std::string>>> GuestFileOps::read_each(const std::vector<std::string>& paths) {
+  return client_.read_files(paths);
+}
+
 Result<std::string> GuestFileOps::read_available(const std::string& path) {
   // trace_pipe blocks while empty: let cat read for a short window, then
   // stop it from a shell. (Having the agent SIGKILL a trace_pipe reader

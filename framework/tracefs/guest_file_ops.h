@@ -23,6 +23,7 @@ class GuestFileOps final : public FileOps {
       : client_(client), release_(std::move(release)), page_size_(page_size) {}
 
   Result<std::string> read(const std::string& path) override;
+  Result<std::vector<Result<std::string>>> read_each(const std::vector<std::string>& paths) override;
   Result<std::string> read_available(const std::string& path) override;
   Result<std::string> read_pages(const std::string& tracing_dir, uint32_t cpu, uint32_t page_size,
                                  uint32_t max_pages) override;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -51,18 +52,52 @@ std::vector<EventDir> event_dirs(const Instance& inst) {
   return out;
 }
 
+// The same file of every event directory, read in one go: a guest reset
+// would otherwise pay a round trip for each of thousands of files. A
+// missing file (ftrace's internal events have no trigger) reads as nothing.
+std::vector<std::optional<std::string>> read_of_each(const Instance& inst, const std::vector<EventDir>& dirs,
+                                                     std::string_view file, Problems& p) {
+  std::vector<std::string> paths;
+  paths.reserve(dirs.size());
+  for (const EventDir& d : dirs) paths.push_back(inst.path(fmt::format("events/{}/{}/{}", d.system, d.name, file)));
+  std::vector<std::optional<std::string>> out(dirs.size());
+  auto read = inst.files().ops().read_each(paths);
+  if (!read) {
+    p.add(read.error().message);
+    return out;
+  }
+  for (size_t i = 0; i < dirs.size() && i < read->size(); ++i)
+    if ((*read)[i]) out[i] = std::move(*(*read)[i]);
+  return out;
+}
+
 // ftracetest reset_trigger_file: action triggers first, then the rest.
 void remove_triggers(const Instance& inst, const std::vector<EventDir>& dirs, Problems& p) {
+  std::vector<std::optional<std::string>> texts = read_of_each(inst, dirs, "trigger", p);
   for (bool actions : {true, false}) {
-    for (const EventDir& d : dirs) {
-      Event ev = inst.event(d.system, d.name);
-      auto triggers = ev.triggers();
-      if (!triggers) continue;  // no trigger file (ftrace internal events)
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      if (!texts[i]) continue;
+      auto triggers = parse_trigger_file(*texts[i]);
+      if (!triggers) {
+        p.add(triggers.error().within(inst.path(fmt::format("events/{}/{}/trigger", dirs[i].system, dirs[i].name)))
+                  .message);
+        continue;
+      }
+      Event ev = inst.event(dirs[i].system, dirs[i].name);
       for (const TriggerEntry& t : *triggers) {
         if (t.is_action() != actions) continue;
         p.add(ev.files().append("trigger", t.remove_command()));
       }
     }
+  }
+}
+
+// reset_events_filter: every filter that is not "none".
+void clear_filters(const Instance& inst, const std::vector<EventDir>& dirs, Problems& p) {
+  std::vector<std::optional<std::string>> texts = read_of_each(inst, dirs, "filter", p);
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    if (!texts[i] || trim(*texts[i]) == "none") continue;
+    p.add(inst.event(dirs[i].system, dirs[i].name).clear_filter());
   }
 }
 
@@ -138,13 +173,7 @@ Status reset(const Instance& inst) {
   remove_triggers(inst, synthetic, p);
   remove_triggers(inst, dirs, p);
 
-  // reset_events_filter: every filter that is not "none".
-  for (const EventDir& d : dirs) {
-    Event ev = inst.event(d.system, d.name);
-    auto filter = ev.filter();
-    if (!filter || *filter == "none") continue;
-    p.add(ev.clear_filter());
-  }
+  clear_filters(inst, dirs, p);
 
   // reset_ftrace_filter: empty the filter, then remove function triggers,
   // which an empty write leaves in place.
@@ -194,6 +223,10 @@ Result<Knobs> Knobs::save(const Instance& inst, const Tracefs* fs) {
   if (fs && inst.is_top()) {
     TRACEBED_ASSIGN_OR_RETURN(k.instances, fs->instance_names());
   }
+  if (inst.is_top() && inst.files().has("tracing_thresh")) {
+    TRACEBED_ASSIGN_OR_RETURN(std::string thresh, inst.files().read("tracing_thresh"));
+    k.thresh = std::string(trim(thresh));
+  }
   return k;
 }
 
@@ -221,6 +254,10 @@ Status Knobs::restore(const Instance& inst, const Tracefs* fs) const {
     if (cur && all && all->expanded_kb && cur->kb == all->kb && *all->expanded_kb == kb) continue;
     if (cur && cur->effective_kb() == kb) continue;
     p.add(inst.set_buffer_size_kb(cpu, kb));
+  }
+  if (thresh) {
+    auto now = inst.files().read("tracing_thresh");
+    if (!now || trim(*now) != *thresh) p.add(inst.files().write("tracing_thresh", *thresh));
   }
   auto clock_now = inst.trace_clock();
   if (!clock_now || clock_now->current != clock) p.add(inst.set_trace_clock(clock));

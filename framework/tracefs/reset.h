@@ -37,6 +37,7 @@ struct Knobs {
   std::string cpumask;
   std::map<std::string, bool> options;
   std::vector<std::string> instances;  // top level only: the instances that existed
+  std::optional<std::string> thresh;   // top level only: tracing_thresh (a latency tracer's filter)
 
   static Result<Knobs> save(const Instance& inst, const Tracefs* fs = nullptr);
   // Writes back only what changed, and removes instances made since save()

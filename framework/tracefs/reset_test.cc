@@ -88,5 +88,19 @@ TEST_F(UnexpandedBuffer, KnobsKeepASizeSetPerCpu) {
   EXPECT_EQ(knobs->cpu_buffer_kb, (std::vector<std::pair<int, uint64_t>>{{0, 7}, {1, 2048}}));
 }
 
+TEST_F(UnexpandedBuffer, TracingThreshComesBackAfterATestSetIt) {
+  put("tracing_thresh", "0\n");
+  Tracefs fs(std::make_shared<LocalFileOps>(), root_.string());
+  auto knobs = Knobs::save(fs.top());
+  ASSERT_TRUE(knobs.ok()) << knobs.error().message;
+  EXPECT_EQ(knobs->thresh, "0");
+  put("tracing_thresh", "150000\n");
+  ASSERT_TRUE(knobs->restore(fs.top()).ok());
+  std::ifstream in(root_ / "tracing_thresh");
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "0");
+}
+
 }  // namespace
 }  // namespace tracebed::tracefs

@@ -174,17 +174,17 @@ Instance::~Instance() {
   if (!s) fmt::print(stderr, "tracebed: instance {} not removed: {}\n", name_, s.error().message);
 }
 
-Status Instance::destroy() {
+Status Instance::destroy(int busy_retries) {
   if (!owned_) return {};
-  owned_ = false;
   TRACEBED_ASSIGN_OR_RETURN(int err, files_.ops().rmdir(files_.dir()));
   // EBUSY while a reader holds trace_pipe open or a dynamic event refers to
   // it: retry briefly, the holder may be closing.
-  for (int i = 0; err == EBUSY && i < 20; ++i) {
+  for (int i = 0; err == EBUSY && i < busy_retries; ++i) {
     usleep(50000);
     TRACEBED_ASSIGN_OR_RETURN(err, files_.ops().rmdir(files_.dir()));
   }
   if (err) return Error{fmt::format("rmdir {}: {}", files_.dir(), errno_text(err))};
+  owned_ = false;
   return {};
 }
 

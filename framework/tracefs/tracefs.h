@@ -123,8 +123,11 @@ class Instance {
   const Files& files() const { return files_; }
   std::string path(std::string_view rel) const { return files_.path(rel); }
 
-  // rmdir, if this object created the directory; idempotent.
-  Status destroy();
+  // rmdir, if this object created the directory; idempotent once it
+  // succeeded, and still owned (so a later call retries) when it failed.
+  // EBUSY is retried busy_retries times 50 ms apart: a reader of trace_pipe
+  // may be closing. Hist triggers with variables hold an instance for good.
+  Status destroy(int busy_retries = 20);
   // Stop owning the directory (it outlives this object).
   void release() { owned_ = false; }
 

@@ -14,6 +14,7 @@
 #include "framework/base/lock_file.h"
 #include "framework/vm/apt.h"
 #include "framework/vm/process.h"
+#include "framework/vm/tree_build.h"
 
 namespace tracebed::vm {
 
@@ -34,12 +35,6 @@ std::string deb_file_name(const DebPackage& p) {
   std::string v = p.version;
   for (size_t i; (i = v.find(':')) != std::string::npos;) v.replace(i, 1, "%3a");
   return fmt::format("{}_{}_{}.deb", p.name, v, p.arch);
-}
-
-Result<std::string> sha256_of(const fs::path& file) {
-  TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process({"sha256sum", file.string()}, 120s));
-  if (r.status != 0 || r.output.size() < 64) return Error{fmt::format("sha256sum {} failed: {}", file.string(), r.output)};
-  return r.output.substr(0, 64);
 }
 
 // Downloads `pkgs` into `debs` with one apt-get call (its start-up over six
@@ -127,6 +122,12 @@ Status load_build_recipe(const fs::path& catalogue_path, const nlohmann::json& e
 
 }  // namespace
 
+Result<std::string> sha256_of(const fs::path& file) {
+  TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process({"sha256sum", file.string()}, 120s));
+  if (r.status != 0 || r.output.size() < 64) return Error{fmt::format("sha256sum {} failed: {}", file.string(), r.output)};
+  return r.output.substr(0, 64);
+}
+
 std::string build_recipe_key(const BuildRecipe& recipe) {
   return fmt::format("source {}={}:{}\nbase_config {}\nfragment\n{}", recipe.source.name, recipe.source.version,
                      recipe.source.sha256, recipe.base_config, recipe.fragment_text);
@@ -191,6 +192,14 @@ Result<Catalogue> Catalogue::load(fs::path path) {
       s.modules = k.value("modules", std::vector<std::string>{});
       if (k.value("kind", "debs") == "build") {
         if (Status st = load_build_recipe(path, k, s); !st) return st.error().within(path.string());
+        s.selftests = s.build->source;
+        s.selftests_suite = s.suite;
+      }
+      if (k.contains("selftests")) {
+        const auto& st = k.at("selftests");
+        s.selftests = DebPackage{st.at("name").get<std::string>(), st.at("version").get<std::string>(),
+                                 st.at("sha256").get<std::string>(), st.value("arch", "all")};
+        s.selftests_suite = st.value("suite", s.suite);
       }
       if (k.contains("bzimage")) {
         s.local_image = k.at("bzimage").get<std::string>();
@@ -205,6 +214,35 @@ Result<Catalogue> Catalogue::load(fs::path path) {
   return c;
 }
 
+namespace {
+
+// A tree build's kernel directory; a source tree itself is built first.
+Result<KernelSpec> resolve_directory(const fs::path& dir) {
+  if (is_kernel_tree(dir))
+    return Error{
+        fmt::format("{} is a kernel source tree: `tracebed test --kernel {}` builds and tests it; for other "
+                    "commands build it with `tracebed kernels build --tree {}` and give the path it prints",
+                    dir.string(), dir.string(), dir.string())};
+  if (!is_built_tree_kernel(dir))
+    return Error{
+        fmt::format("kernel directory {}: no bzImage and .complete (not a kernel built by `tracebed kernels "
+                    "build --tree`)",
+                    dir.string())};
+  KernelSpec s;
+  fs::path abs = fs::absolute(dir);
+  s.local_image = abs / "bzImage";
+  // <cache>/trees/NAME-HASH/kernel: the build's name, not "kernel".
+  s.name = abs.parent_path().filename().string();
+  if (fs::is_directory(abs / "lib" / "modules")) {
+    s.local_modules_dir = abs / "lib" / "modules";
+    s.local_carry_modules = true;
+  }
+  s.modules = {"virtio_pci", "virtio_console"};
+  return s;
+}
+
+}  // namespace
+
 Result<KernelSpec> Catalogue::resolve(const std::string& name_or_path) const {
   if (auto it = kernels_.find(name_or_path); it != kernels_.end()) return it->second;
   std::string image = name_or_path, modules;
@@ -214,6 +252,7 @@ Result<KernelSpec> Catalogue::resolve(const std::string& name_or_path) const {
     image = name_or_path.substr(0, sep);
     modules = name_or_path.substr(sep + 1);
   }
+  if (fs::is_directory(image) && modules.empty()) return resolve_directory(image);
   if (image.find('/') == std::string::npos && !fs::exists(image)) {
     std::string names;
     for (const auto& [n, _] : kernels_) names += (names.empty() ? "" : ", ") + n;
@@ -269,6 +308,7 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
         break;
       }
     if (!files.modules_dir.empty() && fs::exists(files.modules_dir / "config")) files.config = files.modules_dir / "config";
+    files.carry_modules = spec.local_carry_modules && !files.modules_dir.empty();
     return files;
   }
   fs::path root = kernel_root(spec);

@@ -52,8 +52,16 @@ struct KernelSpec {
   // A local kernel: an absolute bzImage path and an optional modules tree.
   std::filesystem::path local_image;
   std::filesystem::path local_modules_dir;
+  // A kernel built from a source tree (tree_build.h): the image carries its
+  // modules (lib/modules/REL), as for a build kernel of the catalogue.
+  bool local_carry_modules = false;
   // A kernel built from source ("kind": "build").
   std::optional<BuildRecipe> build;
+  // The linux-source package whose selftests match this kernel ("selftests"
+  // in the catalogue; a build kernel defaults to its recipe's source), and
+  // the suite it comes from.
+  std::optional<DebPackage> selftests;
+  std::string selftests_suite;
 
   bool local() const { return !local_image.empty(); }
 };
@@ -82,7 +90,8 @@ class Catalogue {
   const std::string& default_kernel() const { return default_; }
 
   // A catalogue name, or a path to a bzImage/vmlinuz (for a local kernel the
-  // modules directory can follow after a comma: PATH,MODULES_DIR).
+  // modules directory can follow after a comma: PATH,MODULES_DIR), or the
+  // kernel directory of a source tree's build (tree_build.h).
   Result<KernelSpec> resolve(const std::string& name_or_path) const;
 
  private:
@@ -103,6 +112,9 @@ bool kernel_cached(const KernelSpec& spec);
 // Where fetch_kernel keeps (or a build puts) this kernel:
 // <cache>/kernels/NAME-HASH, the hash covering the pins or the recipe.
 std::filesystem::path kernel_cache_dir(const KernelSpec& spec);
+
+// The hex sha256 of a file (sha256sum), as the catalogue and apt pin them.
+Result<std::string> sha256_of(const std::filesystem::path& file);
 
 // Pinned .debs of one suite in <cache>/debs, those not cached yet
 // downloaded with one apt-get call; paths in the order of `pkgs`.

@@ -183,14 +183,17 @@ class ToolTree {
     return out;
   }
 
-  // usr/bin/BINARY or usr/bin/BINARY_<suffix> (bullseye's perf_5.10), an ELF file.
+  // usr/bin/BINARY or usr/bin/BINARY_<suffix> (bullseye's perf_5.10), an
+  // ELF file; else bin/BINARY (dash before the /usr merge).
   std::optional<fs::path> find_binary(const std::string& binary) const {
-    for (const auto& [name, p] : pkgs_) {
-      std::error_code ec;
-      for (auto it = fs::directory_iterator(p.dir / "usr" / "bin", ec); !ec && it != fs::directory_iterator(); ++it) {
-        std::string f = it->path().filename().string();
-        if ((f == binary || f.starts_with(binary + "_")) && it->is_regular_file() && is_elf_file(it->path()))
-          return it->path();
+    for (const char* dir : {"usr/bin", "bin"}) {
+      for (const auto& [name, p] : pkgs_) {
+        std::error_code ec;
+        for (auto it = fs::directory_iterator(p.dir / dir, ec); !ec && it != fs::directory_iterator(); ++it) {
+          std::string f = it->path().filename().string();
+          if ((f == binary || f.starts_with(binary + "_")) && it->is_regular_file() && is_elf_file(it->path()))
+            return it->path();
+        }
       }
     }
     return std::nullopt;
@@ -379,6 +382,33 @@ Result<AptCandidate> choose_for_kernel(const std::vector<AptCandidate>& candidat
   return best.rbegin()->second;
 }
 
+namespace {
+
+// "bookworm-security", "bookworm-backports" -> "bookworm".
+std::string_view release_of(std::string_view suite) { return suite.substr(0, suite.find('-')); }
+
+}  // namespace
+
+Result<AptCandidate> choose_from_kernels_release(const std::vector<AptCandidate>& candidates,
+                                                 const std::vector<AptCandidate>& kernel_packages,
+                                                 std::string_view kernel_release) {
+  auto kernel = version_series(kernel_release);
+  const bool follows_kernel = kernel && std::any_of(candidates.begin(), candidates.end(), [&](const AptCandidate& c) {
+                                return version_series(c.version) == kernel;
+                              });
+  if (follows_kernel) return choose_for_kernel(candidates, kernel_release);
+  auto shipped = choose_for_kernel(kernel_packages, kernel_release);
+  if (shipped) {
+    const AptCandidate* best = nullptr;
+    for (const auto& c : candidates) {
+      if (release_of(c.suite) != release_of(shipped->suite)) continue;
+      if (!best || compare_debian_versions(c.version, best->version) > 0) best = &c;
+    }
+    if (best) return *best;
+  }
+  return choose_for_kernel(candidates, kernel_release);
+}
+
 Result<DebianTool> fetch_debian_tool(const Catalogue& catalogue, const DebianToolRequest& request,
                                      std::string_view kernel_release) {
   std::string who = fmt::format("{} for kernel {}", request.package, kernel_release);
@@ -386,7 +416,9 @@ Result<DebianTool> fetch_debian_tool(const Catalogue& catalogue, const DebianToo
   TRACEBED_ASSIGN_OR_RETURN(auto candidates, apt.madison({request.package}));
   if (candidates.empty())
     return Error{fmt::format("{}: the private apt lists ({}) have no {}", who, apt.dir().string(), request.package)};
-  auto choice = choose_for_kernel(candidates, kernel_release);
+  // Which Debian release ships which kernel series: its linux-libc-dev.
+  TRACEBED_ASSIGN_OR_RETURN(auto kernel_packages, apt.madison({"linux-libc-dev"}));
+  auto choice = choose_from_kernels_release(candidates, kernel_packages, kernel_release);
   if (!choice) return choice.error().within(who);
   AptCandidate chosen = *choice;
   fs::path root = cache_dir() / "tools" / fmt::format("{}_{}", chosen.package, file_safe(chosen.version));
@@ -412,15 +444,19 @@ Result<DebianTool> fetch_debian_tool(const Catalogue& catalogue, const DebianToo
       ProcessResult r,
       run_process({(lib / tool.interpreter).string(), "--library-path", lib.string(), tool.binary.string(), "--version"},
                   60s));
-  if (r.status != 0)
+  // A program without --version (dash) exits with a status of its own
+  // choosing; the loader's failure is 127 and a crash 128 + signal.
+  if (!started_through_loader(r.status))
     return Error{fmt::format("{}: {} --version through its own loader failed (status {}): {}", who,
                              tool.binary.filename().string(), r.status, r.output)};
-  tool.version_output = r.output.substr(0, r.output.find('\n'));
+  tool.version_output = r.status == 0 ? r.output.substr(0, r.output.find('\n')) : "";
   TRACEBED_TRY(write_file_atomic(root / "tool.json", to_json(tool).dump(2) + "\n"));
-  progress(fmt::format("{}: ready, {} ({} libraries from {} packages)", who, tool.version_output,
+  progress(fmt::format("{}: ready, {} ({} libraries from {} packages)", who, tool.describe(),
                        tool.libraries.size(), tool.packages.size()));
   return tool;
 }
+
+bool started_through_loader(int status) { return status >= 0 && status < 126; }
 
 std::vector<Payload> guest_payloads(const DebianTool& tool) {
   std::string root = tool.guest_root();

@@ -1,5 +1,6 @@
-// A Debian tool for a guest kernel: the tool's package from the Debian
-// suite that built it for the kernel's series (else the nearest series),
+// A Debian tool for a guest kernel: the tool's package of the kernel's
+// series (linux-perf), or from the Debian release that ships the kernel
+// (bpftrace), else of the nearest series,
 // unpacked with the shared libraries it needs from the same suite, to run in
 // the guest through its own ELF loader. Its glibc may be newer than the
 // host's, so nothing of the host's /lib goes with it.
@@ -39,7 +40,7 @@ struct DebianTool {
   std::string package;
   std::string package_version;  // "6.12.117-1"
   std::string suite;            // "trixie"
-  std::string version_output;   // the first line of `BINARY --version`, run on the host through the tree's loader
+  std::string version_output;   // the first line of `BINARY --version` through the tree's loader ("" without one)
   std::filesystem::path root;   // <cache>/tools/PACKAGE_VERSION
   std::filesystem::path binary;                                // under root
   std::string interpreter;                                     // "ld-linux-x86-64.so.2"
@@ -63,6 +64,20 @@ int compare_debian_versions(std::string_view a, std::string_view b);
 // without one, the oldest series newer than the kernel's (perf, like most
 // tracing tools, reads what older kernels offer), else the newest one.
 Result<AptCandidate> choose_for_kernel(const std::vector<AptCandidate>& candidates, std::string_view kernel_release);
+
+// The same for a package whose versions are not kernel versions (bpftrace,
+// gawk): when none of `candidates` is of the kernel's series, the highest
+// version in the Debian release that ships the kernel's series, which
+// `kernel_packages` (linux-libc-dev's rows) tell ("bookworm-security" and
+// "bookworm" are one release); else choose_for_kernel.
+Result<AptCandidate> choose_from_kernels_release(const std::vector<AptCandidate>& candidates,
+                                                 const std::vector<AptCandidate>& kernel_packages,
+                                                 std::string_view kernel_release);
+
+// Whether `BINARY --version`'s exit status shows the program ran: any status
+// it chose (dash has no --version and exits 2), not the loader's 127 (a
+// library missing) nor 128 + a signal (it crashed).
+bool started_through_loader(int status);
 
 // Chooses, downloads (through the catalogue's private apt sources) and unpacks.
 Result<DebianTool> fetch_debian_tool(const Catalogue& catalogue, const DebianToolRequest& request,

@@ -71,6 +71,45 @@ TEST(ChooseForKernel, SaysWhyNothingFits) {
   EXPECT_THAT(c.error().message, HasSubstr("no candidate"));
 }
 
+std::vector<AptCandidate> bpftrace_rows() {
+  return {{"bpftrace", "0.27.1-1", "sid"},
+          {"bpftrace", "0.23.2-1", "trixie"},
+          {"bpftrace", "0.17.0-1", "bookworm"},
+          {"bpftrace", "0.11.3-5+deb11u1", "bullseye"}};
+}
+
+std::vector<AptCandidate> libc_dev_rows() {
+  auto rows = perf_rows();
+  for (auto& r : rows) r.package = "linux-libc-dev";
+  return rows;
+}
+
+// bpftrace's versions are its own: the one of the release that ships the
+// kernel, as a user of that release has it.
+TEST(ChooseFromKernelsRelease, TakesTheReleaseThatShipsTheKernel) {
+  auto pick = [](std::string_view release) {
+    auto c = choose_from_kernels_release(bpftrace_rows(), libc_dev_rows(), release);
+    EXPECT_TRUE(c.ok()) << release << ": " << c.error().message;
+    return c ? c->version + " " + c->suite : std::string();
+  };
+  EXPECT_EQ(pick("5.10.0-32-cloud-amd64"), "0.11.3-5+deb11u1 bullseye");
+  EXPECT_EQ(pick("6.1.0-56-cloud-amd64"), "0.17.0-1 bookworm");  // linux-libc-dev from bookworm-security
+  EXPECT_EQ(pick("6.12.107+deb13-cloud-amd64"), "0.23.2-1 trixie");
+  EXPECT_EQ(pick("7.2.13+deb14-rt-amd64"), "0.27.1-1 sid");
+  // experimental has no bpftrace: the newest.
+  EXPECT_EQ(pick("7.3-amd64"), "0.27.1-1 sid");
+}
+
+// A package of kernel versions keeps choose_for_kernel's rule.
+TEST(ChooseFromKernelsRelease, KernelVersionedPackagesByTheirSeries) {
+  auto perf = choose_from_kernels_release(perf_rows(), libc_dev_rows(), "6.1.0-56-cloud-amd64");
+  ASSERT_TRUE(perf.ok()) << perf.error().message;
+  EXPECT_EQ(perf->version, "6.1.192-2");
+  perf = choose_from_kernels_release(perf_rows(), libc_dev_rows(), "6.6.30-amd64");
+  ASSERT_TRUE(perf.ok()) << perf.error().message;
+  EXPECT_EQ(perf->version, "6.12.117-1");
+}
+
 TEST(DebianToolLayout, RunsThroughItsOwnLoaderInItsOwnDirectory) {
   DebianTool t;
   t.package = "linux-perf";
@@ -95,6 +134,14 @@ TEST(DebianToolLayout, RunsThroughItsOwnLoaderInItsOwnDirectory) {
   t.package_version = "5.10.223-1";
   EXPECT_EQ(t.guest_root(), "/opt/perf-5.10.223-1");
   EXPECT_EQ(guest_command(t).back(), "/opt/perf-5.10.223-1/bin/perf_5.10");
+}
+
+TEST(DebianToolStart, AStatusTheProgramChoseIsAStartTheLoadersOrACrashIsNot) {
+  EXPECT_TRUE(started_through_loader(0));
+  EXPECT_TRUE(started_through_loader(2));  // dash --version: "Illegal option --"
+  EXPECT_FALSE(started_through_loader(127));      // ld.so: a library not found
+  EXPECT_FALSE(started_through_loader(128 + 11));  // SIGSEGV
+  EXPECT_FALSE(started_through_loader(-1));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/cli/run_tracebed_for_test.h"
 #include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
 
@@ -111,6 +112,23 @@ TEST(Faults, HaltedGuestWithoutAcpiStopsAtOnce) {
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(15));
   EXPECT_FALSE((*g)->alive());
   EXPECT_THAT((*g)->console_text(), HasSubstr("reboot: Power off not available: System halted instead"));
+}
+
+// `tracebed run` as a user meets it on this kernel: the guest command's own
+// status comes back (tracebed --help "Exit status"), a command that outlives
+// --timeout is 124, and a guest that dies under the command is 1 with its
+// console.
+TEST(Faults, RunExitsWithTheGuestCommandsStatus) {
+  using cli::test::run_tracebed;
+  const std::string run = "run --kernel " + testing::environment().options().kernel + " ";
+  auto three = run_tracebed(run + "-- sh -c 'echo out; exit 3'");
+  EXPECT_EQ(three.status, 3) << three.err;
+  EXPECT_EQ(three.out, "out\n");
+  auto slow = run_tracebed(run + "--timeout 2 -- sleep 60");
+  EXPECT_EQ(slow.status, 124) << slow.err;
+  auto panic = run_tracebed(run + "-- sh -c 'echo c > /proc/sysrq-trigger'");
+  EXPECT_EQ(panic.status, 1) << panic.err;
+  EXPECT_THAT(panic.err, HasSubstr("sysrq triggered crash"));
 }
 
 TEST(Faults, NextGuestStillWorks) {

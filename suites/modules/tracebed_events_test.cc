@@ -8,12 +8,12 @@
 #include <climits>
 #include <cstdint>
 #include <map>
-#include <random>
 
 #include <fmt/format.h>
 
-#include "suites/modules/module_fixture.h"
+#include "suites/modules/emit_cases.h"
 #include "suites/modules/event_text.h"
+#include "suites/modules/module_fixture.h"
 
 namespace tracebed::suites {
 namespace {
@@ -49,23 +49,6 @@ class ModulesEvents : public ModuleTest {
     return w;
   }
 };
-
-std::mt19937_64& rng() {
-  static std::mt19937_64 r(20261127);
-  return r;
-}
-
-// A value of T: its limits and 0 first, then random.
-template <typename T>
-T value_of(int i) {
-  switch (i % 50) {
-    case 0: return std::numeric_limits<T>::min();
-    case 1: return std::numeric_limits<T>::max();
-    case 2: return 0;
-    case 3: return static_cast<T>(-1);
-    default: return static_cast<T>(rng()());
-  }
-}
 
 TEST_F(ModulesEvents, IntegersOfEveryWidthAndSignDecodeAsWritten) {
   struct Ints {
@@ -221,7 +204,9 @@ void ModulesEvents::check_masks(bool every_mask) {
   std::vector<std::string> got;
   for (const auto& b : w.bodies) got.push_back(b.substr(0, b.find(" cpus=")));
   EXPECT_THAT(got, ElementsAreArray(first));
-  if (every_mask) EXPECT_THAT(w.bodies, ElementsAreArray(text));
+  if (every_mask) {
+    EXPECT_THAT(w.bodies, ElementsAreArray(text));
+  }
 }
 
 TEST_F(ModulesEvents, BitmasksAndCpumasksDecodeAsWritten) { check_masks(false); }

@@ -129,6 +129,45 @@ TEST_F(Remotes, ResetEmptiesTheBufferAndKeepsItWritable) {
   }
 }
 
+// remotes/unloading.tc: the remote's buffer stays allocated while anything
+// needs it (tracing on, a trace_pipe reader, unread events) and is freed as
+// soon as nothing does. Each step reads buffer_size_kb's "(loaded)" /
+// "(unloaded)" suffix, the kernel's own word for it.
+TEST_F(Remotes, BufferIsFreedOnceNoWriterReaderOrEventNeedsIt) {
+  TRACEBED_COVERS("ftracetest: remotes/unloading.tc");
+  auto state = [&] {
+    std::string size = read("buffer_size_kb");
+    if (size.find("(unloaded)") != std::string::npos) return std::string("unloaded");
+    return size.find("(loaded)") != std::string::npos ? std::string("loaded") : size;
+  };
+  EXPECT_EQ(state(), "loaded") << "tracing on, no reader";
+  ASSERT_OK(write("tracing_on", "0"));
+  EXPECT_EQ(state(), "unloaded") << "tracing off, no reader, no events";
+
+  // A trace_pipe reader loads it; once the reader is gone (waited for, so
+  // its file is released) nothing holds it. The loop waits for the reader's
+  // open, at most 5 s; a buffer that never loads prints "(unloaded)".
+  std::string both = sh(fmt::format(
+      "cat {pipe} > /dev/null & p=$!; i=0; "
+      "while ! grep -q '(loaded)' {size} && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
+      "cat {size}; kill $p; wait $p 2>/dev/null; cat {size}",
+      fmt::arg("pipe", path("trace_pipe")), fmt::arg("size", path("buffer_size_kb"))));
+  auto lines = tracefs::split_lines(both);
+  ASSERT_THAT(lines, SizeIs(2)) << both;
+  EXPECT_THAT(std::string(lines[0]), HasSubstr("(loaded)")) << "while a reader has trace_pipe open";
+  EXPECT_THAT(std::string(lines[1]), HasSubstr("(unloaded)")) << "after the reader exited";
+
+  // An event written while tracing keeps it loaded after tracing stops,
+  // and the event is there to read; clearing frees it.
+  ASSERT_OK(write("tracing_on", "1"));
+  ASSERT_OK(write("write_event", "4242"));
+  ASSERT_OK(write("tracing_on", "0"));
+  EXPECT_EQ(state(), "loaded") << "tracing off with an unread event";
+  EXPECT_EQ(ids(read("trace")), std::vector<uint64_t>{4242});
+  ASSERT_OK(write("trace", ""));
+  EXPECT_EQ(state(), "unloaded") << "after clearing the last event";
+}
+
 // A CPU taken offline for a test, put back online when it ends, pass or fail.
 class OfflineCpu {
  public:

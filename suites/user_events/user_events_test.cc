@@ -204,8 +204,11 @@ TEST_F(UserEvents, EnableBitFollowsFtraceEnableAndStatusSaysWho) {
   TRACEBED_COVERS("user_events: abi_test.c/enablement");
   UserEventDef def(unique("bit"));
   def.u32("v");
+  // It stays registered until told: an event whose producer exited deletes
+  // itself, and the last status read must still find it.
+  const std::string done = "/tmp/" + def.name() + ".done";
   BackgroundProducer p({reg("r", def), "bit w0", "waitbit w0 31 1 30000", "waitbit w0 31 0 30000",
-                        "waitbit w0 31 1 30000", "waitbit w0 31 0 30000"});
+                        "waitbit w0 31 1 30000", "waitbit w0 31 0 30000", "waitfile " + done + " 30000"});
   ASSERT_TRUE(p.wait_for("reg", "r").ok());
   EXPECT_EQ(p.wait_for("bit", "w0").value("value"), "0x0");
   const tracefs::UserEventStatusEntry* e = nullptr;
@@ -227,7 +230,8 @@ TEST_F(UserEvents, EnableBitFollowsFtraceEnableAndStatusSaysWho) {
     ASSERT_NE(e = after.find(def.name()), nullptr);
     EXPECT_FALSE(e->busy());
   }
-  p.finish();
+  sh("touch " + done);
+  EXPECT_TRUE(p.finish().get("waitfile", done).ok());
   // Unregistered on exit and closed: the event deletes itself.
   EXPECT_TRUE(wait_gone(event_dir(def.name()))) << def.name() << " outlived its producer";
 }

@@ -223,17 +223,8 @@ class Perf : public ToolTest {
       GTEST_SKIP() << "needs PERF_EVENTS: the guest has no /proc/sys/kernel/perf_event_paranoid";
     }
     std::vector<std::string> command = vm::guest_command(*package);
-    // What the guest's perf says of itself, beside the package it came from.
-    static const std::string version = [&] {
-      auto argv = command;
-      argv.push_back("--version");
-      auto r = testing::guest().run(argv, 60s);
-      std::string v = r && r->ok() ? std::string(tracefs::trim(r->out)) : "";
-      v = fmt::format("{} from {}", v.empty() ? std::string("perf (version unknown)") : v, package->describe());
-      fmt::print(stderr, "tracebed: {} runs on {} ({})\n", v, testing::environment().options().kernel,
-                 testing::guest().release());
-      return v;
-    }();
+    // Asked once per binary: perf's first start in a TCG guest takes seconds.
+    static const std::string version = testing::guest_tool_version(command, "perf", package->describe());
     use_tool(command, version);
     RecordProperty("perf_package", package->describe());
   }

@@ -1,0 +1,58 @@
+#include "framework/cli/tree_options.h"
+
+#include <fmt/format.h>
+
+#include "framework/base/cpus.h"
+#include "framework/cli/commands.h"
+#include "framework/vm/catalogue.h"
+
+namespace tracebed::cli {
+
+namespace {
+
+// The fragment tracebed's own kernel is built with: what its guests and
+// suites need.
+constexpr const char* kDefaultFragmentKernel = "tracebed-7.2";
+
+}  // namespace
+
+void add_tree_config_options(CLI::App& cmd, TreeArgs& args, const std::string& prefix) {
+  cmd.add_option("--" + prefix + "fragment", args.fragment,
+                 fmt::format("config fragment merged over the base config (default: {}'s, the catalogue recipe's)",
+                             kDefaultFragmentKernel));
+  cmd.add_option("--" + prefix + "base", args.base, "config the fragment is merged over")
+      ->check(CLI::IsMember({"tinyconfig", "defconfig", "olddefconfig"}))
+      ->capture_default_str();
+  cmd.add_option("--" + prefix + "config", args.config,
+                 "with --" + prefix + "base olddefconfig: your .config to start from");
+}
+
+unsigned tree_build_options_jobs() { return static_cast<unsigned>(std::max(1, base::usable_cpus())); }
+
+vm::TreeBuildOptions tree_build_options(const TreeArgs& args) {
+  vm::TreeBuildOptions o;
+  o.tree = args.tree;
+  o.base_config = args.base;
+  o.start_config = args.config;
+  o.jobs = args.jobs > 0 ? args.jobs : tree_build_options_jobs();
+  if (!args.fragment.empty()) {
+    o.fragment = std::filesystem::absolute(args.fragment);
+  } else {
+    auto c = load_catalogue();
+    auto it = c.kernels().find(kDefaultFragmentKernel);
+    if (it == c.kernels().end() || !it->second.build)
+      usage_error(fmt::format("no --fragment given and the catalogue has no {} recipe to take it from",
+                              kDefaultFragmentKernel));
+    o.fragment = it->second.build->fragment;
+  }
+  if (auto paths = vm::tree_build_paths(o); !paths) usage_error(paths.error().message);
+  return o;
+}
+
+vm::TreeBuild build_tree_or_exit(const TreeArgs& args) {
+  auto built = vm::build_tree_kernel(tree_build_options(args));
+  if (!built) cannot_run(built.error().message);
+  return std::move(built).value();
+}
+
+}  // namespace tracebed::cli

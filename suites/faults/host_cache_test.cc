@@ -1,0 +1,188 @@
+// Host faults around the download cache (vm::fetch_debs): a cached .deb
+// that went bad, two processes fetching into one cache at once, and the
+// Debian archive unreachable mid-fetch. Each test has a cache of its own
+// (TRACEBED_CACHE) that shares only the private apt lists with the real
+// one, and fetches dash (about 100 kB) from the Debian release the
+// catalogue's sources carry.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/base/result.h"
+#include "framework/testing/assert_ok.h"
+#include "framework/vm/apt.h"
+#include "framework/vm/catalogue.h"
+
+namespace tracebed {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+// Sets an environment variable for the scope, then puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// vm::sha256_of, or the error's text (which no sha256 equals).
+std::string sha256(const fs::path& file) {
+  auto sum = vm::sha256_of(file);
+  return sum ? *sum : sum.error().message;
+}
+
+// Which dash to fetch: looked up once (apt-cache over six suites' lists
+// takes seconds).
+struct Choice {
+  vm::Catalogue catalogue;
+  std::string suite;
+  vm::DebPackage deb;
+  fs::path apt_dir;
+};
+
+Result<Choice> choose_dash() {
+  Choice c;
+  TRACEBED_ASSIGN_OR_RETURN(c.catalogue, vm::Catalogue::load());
+  vm::PrivateApt apt(c.catalogue.apt_sources());
+  TRACEBED_TRY(apt.ensure_lists());
+  TRACEBED_ASSIGN_OR_RETURN(auto rows, apt.madison({"dash"}));
+  if (rows.empty()) return Error{"dash is in none of the private apt lists"};
+  c.suite = rows.front().suite;
+  TRACEBED_ASSIGN_OR_RETURN(auto stanzas, apt.show({"dash=" + rows.front().version}));
+  if (stanzas.empty()) return Error{"apt-cache show dash=" + rows.front().version + " gave nothing"};
+  const auto& s = stanzas.front();
+  c.deb = {s.package, s.version, s.sha256, s.architecture};
+  c.apt_dir = apt.dir();
+  return c;
+}
+
+class HostCache : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { choice_ = new Result<Choice>(choose_dash()); }
+  static void TearDownTestSuite() { delete choice_; }
+
+  void SetUp() override {
+    ASSERT_OK(*choice_);
+    root_ = fs::path(::testing::TempDir()) / fmt::format("tracebed-cache-{}", ::getpid());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    fs::create_directory_symlink((*choice_)->apt_dir, root_ / "apt");
+    cache_.emplace("TRACEBED_CACHE", root_.string());
+  }
+  void TearDown() override {
+    cache_.reset();
+    fs::remove_all(root_);
+  }
+
+  const vm::DebPackage& deb() const { return (*choice_)->deb; }
+  Result<fs::path> fetch() {
+    auto got = vm::fetch_debs((*choice_)->catalogue, "host cache test", (*choice_)->suite, {deb()});
+    if (!got) return got.error();
+    return got->front();
+  }
+  // What the cache's debs directory holds; `debs_too` false: only what is
+  // not a .deb (a partial download directory left behind).
+  std::vector<std::string> in_debs(bool debs_too = false) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root_ / "debs", ec))
+      if (debs_too || e.path().extension() != ".deb") out.push_back(e.path().filename().string());
+    return out;
+  }
+
+  static Result<Choice>* choice_;
+  fs::path root_;
+  std::optional<ScopedEnv> cache_;
+};
+
+Result<Choice>* HostCache::choice_ = nullptr;
+
+// A cached .deb whose bytes changed (a disk error, a write cut short) is
+// found by its sha256 on the next fetch and downloaded again.
+TEST_F(HostCache, CorruptCachedDebIsDownloadedAgain) {
+  auto first = fetch();
+  ASSERT_OK(first);
+  ASSERT_EQ(sha256(*first), deb().sha256);
+  const auto size = fs::file_size(*first);
+  {
+    std::fstream f(*first, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.write("corrupt", 7);
+  }
+  ASSERT_NE(sha256(*first), deb().sha256);
+  auto again = fetch();
+  ASSERT_OK(again);
+  EXPECT_EQ(*again, *first);
+  EXPECT_EQ(sha256(*again), deb().sha256);
+  // Truncated to nothing, too.
+  fs::resize_file(*first, 0);
+  ASSERT_OK(fetch());
+  EXPECT_EQ(sha256(*first), deb().sha256);
+  EXPECT_THAT(in_debs(), IsEmpty());
+}
+
+// Two processes fetching the same package into one empty cache at once:
+// each downloads into a directory of its own and renames the checked file
+// into place, so both succeed and the cache holds one whole file.
+TEST_F(HostCache, TwoProcessesFetchingOneDebBothGetIt) {
+  pid_t pids[2];
+  for (pid_t& pid : pids) {
+    pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto got = fetch();
+      ::_exit(got && sha256(*got) == deb().sha256 ? 0 : 1);
+    }
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a fetching process failed (status " << status << ")";
+  }
+  auto got = fetch();
+  ASSERT_OK(got);
+  EXPECT_EQ(sha256(*got), deb().sha256);
+  EXPECT_THAT(in_debs(), IsEmpty());
+}
+
+// The archive unreachable (apt's HTTP through a proxy that refuses every
+// connection): a clear error that says so, nothing left half-written, and
+// the next fetch, with the network back, gets the package.
+TEST_F(HostCache, UnreachableArchiveIsAClearErrorAndTheRerunFetches) {
+  {
+    ScopedEnv proxy("http_proxy", "http://127.0.0.1:9");
+    auto failed = fetch();
+    // apt reads http_proxy only when its own configuration names no proxy.
+    if (failed.ok()) GTEST_SKIP() << "apt did not take http_proxy from the environment (a proxy in apt.conf?)";
+    EXPECT_THAT(failed.error().message, HasSubstr("is the Debian archive reachable?"));
+    EXPECT_THAT(failed.error().message, HasSubstr(deb().name + " " + deb().version));
+  }
+  EXPECT_THAT(in_debs(true), IsEmpty()) << "a failed download left something in the cache";
+  auto got = fetch();
+  ASSERT_OK(got);
+  EXPECT_EQ(sha256(*got), deb().sha256);
+}
+
+}  // namespace
+}  // namespace tracebed
