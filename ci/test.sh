@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 quick=0
 [[ "${1:-}" == "--quick" ]] && quick=1
 
+# The free space the run starts with, for reading a failure that ran out of it.
+df -h . /tmp "${TMPDIR:-/tmp}" 2>/dev/null | sort -u || true
 ci/install-deps.sh
 jobs=$(nproc)
 
