@@ -423,7 +423,15 @@ TEST_F(Latency, HwlatRecordsOnlyAboveThreshold) {
   // "If tracing_thresh contains zero when hwlat tracer is enabled, it will
   // change to a default of 10 usecs."
   EXPECT_EQ(read("tracing_thresh"), "10");
-  run_for("1");
+  sh("sleep 1");
+  // tracing_on 0 stops the sampling thread only after the sample it is in,
+  // which the buffer no longer takes but tracing_max_latency still does
+  // (trace_hwlat.c get_sample). So the thread is put to sleep first: with a
+  // 2 s window it takes at most one more 80 ms sleep and 20 ms sample, then
+  // sleeps past the reads below.
+  ASSERT_OK(saved().set("hwlat_detector/window", "2000000"));
+  sh("sleep 0.5");
+  ASSERT_OK(top().set_tracing_on(false));
   uint64_t max_file = read_number("tracing_max_latency");
 
   auto lines = trace_lines(top());
