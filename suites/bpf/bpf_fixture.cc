@@ -54,9 +54,10 @@ std::string event_text(const testing::DecodedEvent& e) {
 
 // Compares one pair; adds what differs to `c`.
 void compare_one(const testing::DecodedEvent& e, const bpf::Record& r, const bpf::ObjectSource& src,
-                 const std::map<std::string, std::string>& names, const std::string& where, Comparison& c) {
+                 const std::map<std::string, std::string>& names, const std::vector<KnownDifference>& known,
+                 const std::string& where, Comparison& c) {
   ++c.compared;
-  std::vector<std::string> diffs;
+  std::vector<std::string> diffs, known_diffs;
   if (static_cast<int>(r.pid) != e.pid) diffs.push_back(fmt::format("task: ftrace {}, bpf {}", e.pid, r.pid));
   auto values = src.values(r);
   if (!values) {
@@ -73,10 +74,18 @@ void compare_one(const testing::DecodedEvent& e, const bpf::Record& r, const bpf
     const bool same = std::holds_alternative<int64_t>(value)
                           ? std::get<int64_t>(value) == std::get<int64_t>(f->second)
                           : std::get<std::string>(value) == std::get<std::string>(f->second);
-    if (!same) diffs.push_back(fmt::format("{}: ftrace {}, bpf {}", field, value_text(f->second), value_text(value)));
+    if (same) continue;
+    std::string diff = fmt::format("{}: ftrace {}, bpf {}", field, value_text(f->second), value_text(value));
+    const bool is_known = std::holds_alternative<int64_t>(value) &&
+                          std::any_of(known.begin(), known.end(), [&](const KnownDifference& k) {
+                            return k.field == field && k.matches(std::get<int64_t>(f->second), std::get<int64_t>(value));
+                          });
+    (is_known ? known_diffs : diffs).push_back(std::move(diff));
   }
-  if (diffs.empty()) return;
-  c.mismatches.push_back(
+  if (diffs.empty() && known_diffs.empty()) return;
+  auto& into = diffs.empty() ? c.known : c.mismatches;
+  if (diffs.empty()) diffs = std::move(known_diffs);
+  into.push_back(
       fmt::format("{}: {}\n    ftrace: {}\n    bpf:    {}", where, fmt::join(diffs, "; "), event_text(e), r.line));
 }
 
@@ -100,6 +109,7 @@ std::string BpfRun::said() const {
 
 std::string Comparison::text() const {
   std::string out = fmt::format("{} records compared, {} differ", compared, mismatches.size());
+  if (!known.empty()) out += fmt::format(" ({} more only as the kernel is known to)", known.size());
   for (size_t i = 0; i < mismatches.size() && i < 8; ++i) out += "\n  " + mismatches[i];
   return out;
 }
@@ -182,7 +192,8 @@ BpfRun BpfTest::run_bpf(const bpf::ObjectSource& src, std::vector<std::string> c
 }
 
 Comparison compare_per_cpu(const std::vector<testing::DecodedEvent>& by_page, const BpfRun& run,
-                           const bpf::ObjectSource& src, const std::map<std::string, std::string>& names) {
+                           const bpf::ObjectSource& src, const std::map<std::string, std::string>& names,
+                           const std::vector<KnownDifference>& known) {
   Comparison c;
   std::set<int> cpus;
   for (const auto& e : by_page) cpus.insert(e.cpu);
@@ -202,7 +213,7 @@ Comparison compare_per_cpu(const std::vector<testing::DecodedEvent>& by_page, co
                       "bpf {}",
                       cpu, f.size(), b.size()));
     for (size_t i = 0; i < f.size() && i < b.size(); ++i)
-      compare_one(f[i], b[i], src, names, fmt::format("cpu {} record {}", cpu, i), c);
+      compare_one(f[i], b[i], src, names, known, fmt::format("cpu {} record {}", cpu, i), c);
   }
   return c;
 }
@@ -220,7 +231,7 @@ Comparison compare_in_order(const std::vector<testing::DecodedEvent>& by_time, c
   if (f.size() != b.size())
     c.mismatches.push_back(fmt::format("the command has {} ftrace records, {} of the program", f.size(), b.size()));
   for (size_t i = 0; i < f.size() && i < b.size(); ++i)
-    compare_one(f[i], b[i], src, names, fmt::format("record {}", i), c);
+    compare_one(f[i], b[i], src, names, {}, fmt::format("record {}", i), c);
   return c;
 }
 

@@ -10,6 +10,7 @@
 //   Comparison c = compare_per_cpu(decoded(ev, Order::page), run, src, {});
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -42,7 +43,17 @@ struct BpfRun {
 struct Comparison {
   size_t compared = 0;
   std::vector<std::string> mismatches;
+  // Records whose every difference is a KnownDifference.
+  std::vector<std::string> known;
   std::string text() const;
+};
+
+// A difference a kernel is known to make between two consumers of one
+// tracepoint, in an integer field: `matches(ftrace's value, the program's)`.
+// A record whose every difference is known counts in Comparison::known.
+struct KnownDifference {
+  std::string field;
+  std::function<bool(int64_t ftrace, int64_t bpf)> matches;
 };
 
 class BpfTest : public testing::TracefsTest {
@@ -71,7 +82,8 @@ class BpfTest : public testing::TracefsTest {
 // values equal to ftrace's field named by `names` (the value's own name
 // when it is not there; values of neither are left out).
 Comparison compare_per_cpu(const std::vector<testing::DecodedEvent>& by_page, const BpfRun& run,
-                           const bpf::ObjectSource& src, const std::map<std::string, std::string>& names = {});
+                           const bpf::ObjectSource& src, const std::map<std::string, std::string>& names = {},
+                           const std::vector<KnownDifference>& known = {});
 
 // The command's records of both sides in order (it is one thread), compared
 // the same way: for probes on functions the syscall events surround.

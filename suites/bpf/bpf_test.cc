@@ -5,6 +5,8 @@
 // decoded, record for record, on every CPU.
 #include <fmt/format.h>
 
+#include <iostream>
+
 #include "framework/tracefs/text.h"
 #include "suites/bpf/bpf_fixture.h"
 
@@ -18,6 +20,13 @@ const EventName kEnterOpenat{"syscalls", "sys_enter_openat"};
 // FTRACE_SYSCALLS: the syscall events.
 const tracefs::Feature kSyscallEvents = tracefs::Feature::event("syscalls", "sys_enter_openat");
 const EventName kExitOpenat{"syscalls", "sys_exit_openat"};
+// Before 5.18 each consumer of sched_switch read prev->state itself. A
+// wakeup from another CPU between ftrace's read and the program's makes it
+// TASK_WAKING, which prints as R (0): ftrace has the task sleeping, the
+// program running. fa2c3254d7cf ("sched/tracing: Don't re-read p->state
+// when emitting sched_switch event", 5.18) passes the one value __schedule
+// read to every consumer.
+const tracefs::Feature kPrevStateReadOnce = tracefs::Feature::since_release("sched_switch prev_state read once", 5, 18);
 
 // The probe target's opens: files that exist and files that do not, so the
 // return values range over fds and -ENOENT.
@@ -73,9 +82,19 @@ TEST_F(Bpf, TracepointSchedSwitchSeesWhatFtraceDecodes) {
   src.add(bpf::tracepoint_program(context(kSchedSwitch)));
   BpfRun run = run_bpf(src, sleep_command(60));
   ExpectRan(run);
-  Comparison c = compare_per_cpu(decoded(kSchedSwitch, Order::page), run, src);
+  // ftrace's probe runs first (its event was enabled first), so the race
+  // can only turn a sleeping state into R for the program, never back.
+  std::vector<KnownDifference> known;
+  if (!features().has(kPrevStateReadOnce))
+    known.push_back({"prev_state", [](int64_t ftrace, int64_t bpf) { return ftrace != 0 && bpf == 0; }});
+  Comparison c = compare_per_cpu(decoded(kSchedSwitch, Order::page), run, src, {}, known);
   EXPECT_THAT(c.mismatches, IsEmpty()) << c.text();
   EXPECT_GE(c.compared, 120u) << c.text();
+  if (!c.known.empty()) {
+    RecordProperty("prev_state_reread", std::to_string(c.known.size()));
+    std::cout << c.known.size() << " sched_switch records with prev_state re-read as R by the program "
+              << "(a pre-5.18 kernel, fa2c3254d7cf), the first:\n  " << c.known.front() << "\n";
+  }
 }
 
 // The same for a syscall event: its arguments are 8-byte fields after a
