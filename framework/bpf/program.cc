@@ -20,7 +20,11 @@ constexpr uint32_t kHeaderWords = 3;  // prog, cpu, pid_tgid
 constexpr uint32_t kMaxWords = 64;
 
 // The object's shared part: the ring buffer, the lost counter and the
-// macro every program starts with. x86-64's pt_regs is spelled out (as
+// macro every program starts with. Records are submitted without waking the
+// helper, which drains the buffer on its own poll timeout: a wakeup per
+// record would make every sched_switch record cause two more switches (the
+// helper waking and sleeping again), a storm that fills ftrace's buffer in
+// the tests that compare sched_switch. x86-64's pt_regs is spelled out (as
 // arch/x86/include/uapi/asm/ptrace.h has it), since -target bpf selects no
 // architecture's headers.
 constexpr std::string_view kPreamble = R"(#include <linux/types.h>
@@ -190,7 +194,7 @@ std::string ObjectSource::text() const {
     const Program& p = programs_[i];
     if (!p.preamble.empty()) out += "\n" + p.preamble;
     out += fmt::format(
-        "\nSEC(\"{}\")\nint {}({})\n{{\n{}\tTB_RESERVE({}, {})\n{}\tbpf_ringbuf_submit(r, 0);\n\treturn 0;\n}}\n",
+        "\nSEC(\"{}\")\nint {}({})\n{{\n{}\tTB_RESERVE({}, {})\n{}\tbpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);\n\treturn 0;\n}}\n",
         p.section, c_ident(p.name), p.params, p.filter, i + 1, std::max<uint32_t>(p.words, 1), p.body);
   }
   return out;

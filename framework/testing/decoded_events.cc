@@ -72,8 +72,10 @@ Result<DecodedEvents> read_events(const tracefs::Tracefs& fs, const tracefs::Ins
       PageReader reader;
       Status loaded = reader.load(all.subspan(off, page_size), layout, off);
       if (!loaded) return loaded.error().within(fmt::format("cpu{} raw pages", cpu));
-      if (reader.missed_events() != 0 && reader.missed_events() != kMissedUnknown)
-        out.missed += reader.missed_events();
+      // A full page has no room for the count: the kernel sets only the
+      // flag, and at least one event was lost.
+      if (reader.missed_events() == kMissedUnknown) out.missed += 1;
+      else out.missed += reader.missed_events();
       PageEvent pe;
       for (;;) {
         PageStep step = reader.next(pe);

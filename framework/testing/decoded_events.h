@@ -82,7 +82,8 @@ std::vector<Probed> probed_from(const std::vector<DecodedEvent>& by_page, std::s
 struct DecodedEvents {
   std::vector<DecodedEvent> events;  // per CPU in page order, CPUs ascending
   uint64_t unknown = 0;              // records of events not asked for (counted, not fatal)
-  uint64_t missed = 0;               // events the kernel reported lost
+  uint64_t missed = 0;               // events the kernel reported lost (a page that lost
+                                     // an uncounted number adds 1)
 };
 
 // Decodes the instance's raw pages. `wanted` names the events whose formats

@@ -205,13 +205,19 @@ Comparison compare_per_cpu(const std::vector<testing::DecodedEvent>& by_page, co
     std::vector<bpf::Record> b;
     for (const auto& r : run.records)
       if (static_cast<int>(r.cpu) == cpu) b.push_back(r);
+    // What each side had on the CPU at all, for a message that shows whether
+    // a side's records of the command are missing or only fewer.
+    const std::string whole =
+        f.empty() ? "ftrace has no record on it"
+                  : fmt::format("ftrace has {} records on it, {} to {}", f.size(), f.front().ts, f.back().ts);
+    const size_t b_all = b.size();
     f = child_span(f, [&](const auto& e) { return e.pid == run.child; });
     b = child_span(b, [&](const auto& r) { return static_cast<int>(r.pid) == run.child; });
     if (f.size() != b.size())
       c.mismatches.push_back(
           fmt::format("cpu {}: ftrace has {} records from the command's first to its last, "
-                      "bpf {}",
-                      cpu, f.size(), b.size()));
+                      "bpf {} (in all, {}; bpf {})",
+                      cpu, f.size(), b.size(), whole, b_all));
     for (size_t i = 0; i < f.size() && i < b.size(); ++i)
       compare_one(f[i], b[i], src, names, known, fmt::format("cpu {} record {}", cpu, i), c);
   }

@@ -97,6 +97,15 @@ static long long now_ms(void) {
   return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
 }
 
+/* The programs submit without waking us (BPF_RB_NO_WAKEUP: a wakeup per
+ * sched_switch record would make each record cause more switches), so
+ * epoll never reports the buffer: it is drained every `ms` instead. */
+static void drain_after(struct ring_buffer* rb, long ms) {
+  struct timespec t = {0, ms * 1000000L};
+  nanosleep(&t, NULL);
+  ring_buffer__consume(rb);
+}
+
 /* Forks the command, drains the ring buffer until it exits; its status. */
 static int run_command(struct ring_buffer* rb, char** argv) {
   fflush(stdout);
@@ -110,13 +119,13 @@ static int run_command(struct ring_buffer* rb, char** argv) {
   if (pid < 0) return -1;
   printf("child %d\n", pid);
   int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) ring_buffer__poll(rb, 50);
+  while (waitpid(pid, &status, WNOHANG) == 0) drain_after(rb, 20);
   /* The child is reaped once it is a zombie (exit_notify), which can be
    * before its last context switch on another CPU: a sched_switch that
    * ftrace records and the programs would miss if detached at once. */
   const long long end = now_ms() + 200;
   do {
-    ring_buffer__poll(rb, 20);
+    drain_after(rb, 20);
   } while (now_ms() < end);
   return status;
 }
