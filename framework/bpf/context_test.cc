@@ -18,11 +18,16 @@ std::unique_ptr<decode::EventFormat> format(const std::string& file, const std::
   return f.ok() ? std::move(f).value() : nullptr;
 }
 
+// The context of the captured 6.12 sched_switch format file.
+Result<Context> sched_switch_612() {
+  auto f = format("format-sched_switch-6.12.txt", "sched");
+  if (!f) return Error{"format-sched_switch-6.12.txt does not parse"};
+  return context_of(*f);
+}
+
 // The offsets and sizes are those of the captured 6.12 format file.
 TEST(Context, SchedSwitchFieldsAtTheFormatsOffsets) {
-  auto f = format("format-sched_switch-6.12.txt", "sched");
-  ASSERT_NE(f, nullptr);
-  auto ctx = context_of(*f);
+  auto ctx = sched_switch_612();
   ASSERT_TRUE(ctx.ok()) << ctx.error().message;
   EXPECT_EQ(ctx->struct_name(), "tb_ctx_sched_sched_switch");
   EXPECT_EQ(ctx->size, 64u);
@@ -86,10 +91,8 @@ TEST(Context, OverlappingFieldsAreAnError) {
 class Compile : public base::ScratchDirTest {};
 
 TEST_F(Compile, GeneratedProgramsCompileForBpf) {
-  auto f = format("format-sched_switch-6.12.txt", "sched");
-  ASSERT_NE(f, nullptr);
-  auto ctx = context_of(*f);
-  ASSERT_TRUE(ctx.ok());
+  auto ctx = sched_switch_612();
+  ASSERT_TRUE(ctx.ok()) << ctx.error().message;
   ObjectSource src;
   src.add(tracepoint_program(*ctx));
   src.add(raw_sys_enter_program(257, "__syscall_nr", {{"dfd"}, {"filename"}, {"flags"}, {"mode"}}));
@@ -104,10 +107,8 @@ TEST_F(Compile, GeneratedProgramsCompileForBpf) {
 }
 
 TEST_F(Compile, AStaleStructDoesNotCompile) {
-  auto f = format("format-sched_switch-6.12.txt", "sched");
-  ASSERT_NE(f, nullptr);
-  auto ctx = context_of(*f);
-  ASSERT_TRUE(ctx.ok());
+  auto ctx = sched_switch_612();
+  ASSERT_TRUE(ctx.ok()) << ctx.error().message;
   std::string c = c_struct(*ctx);
   // A hand-edited struct whose prev_state is an int: next_comm moves to 36,
   // and the format's offset (40) stops the build.
@@ -124,10 +125,8 @@ TEST_F(Compile, AStaleStructDoesNotCompile) {
 }
 
 TEST(Records, ParsedAndReadBySlots) {
-  auto f = format("format-sched_switch-6.12.txt", "sched");
-  ASSERT_NE(f, nullptr);
-  auto ctx = context_of(*f);
-  ASSERT_TRUE(ctx.ok());
+  auto ctx = sched_switch_612();
+  ASSERT_TRUE(ctx.ok()) << ctx.error().message;
   ObjectSource src;
   src.add(tracepoint_program(*ctx));
   // prog 1, cpu 1, pid 42 of tgid 42; "sh" pid -1 prio 120 state 1 "init" 1 120.

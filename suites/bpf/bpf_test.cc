@@ -65,6 +65,22 @@ class Bpf : public BpfTest {
     EXPECT_THAT(c.mismatches, IsEmpty()) << c.text();
     EXPECT_EQ(c.compared, 60u) << c.text();
   }
+  // `program` attached while `command` runs and `event` recorded by ftrace:
+  // per CPU, each of the program's records equals the decoded event, and
+  // there are at least `at_least` of them.
+  Comparison ExpectEachRecordMatchesPerCpu(const EventName& event, bpf::Program program,
+                                           std::vector<std::string> command, size_t at_least,
+                                           const std::vector<KnownDifference>& known = {}) {
+    record({event});
+    bpf::ObjectSource src;
+    src.add(std::move(program));
+    BpfRun run = run_bpf(src, std::move(command));
+    ExpectRan(run);
+    Comparison c = compare_per_cpu(decoded(event, Order::page), run, src, {}, known);
+    EXPECT_THAT(c.mismatches, IsEmpty()) << c.text();
+    EXPECT_GE(c.compared, at_least) << c.text();
+    return c;
+  }
   // The function every openat(2) goes through, where the kernel can trace it.
   std::string openat_function() {
     auto f = traceable_one({"do_sys_openat2"});
@@ -77,19 +93,13 @@ class Bpf : public BpfTest {
 // from this kernel's format file: every field of every record ftrace
 // decoded, on every CPU, from the command's first switch to its last.
 TEST_F(Bpf, TracepointSchedSwitchSeesWhatFtraceDecodes) {
-  record({kSchedSwitch});
-  bpf::ObjectSource src;
-  src.add(bpf::tracepoint_program(context(kSchedSwitch)));
-  BpfRun run = run_bpf(src, sleep_command(60));
-  ExpectRan(run);
   // ftrace's probe runs first (its event was enabled first), so the race
   // can only turn a sleeping state into R for the program, never back.
   std::vector<KnownDifference> known;
   if (!features().has(kPrevStateReadOnce))
     known.push_back({"prev_state", [](int64_t ftrace, int64_t bpf) { return ftrace != 0 && bpf == 0; }});
-  Comparison c = compare_per_cpu(decoded(kSchedSwitch, Order::page), run, src, {}, known);
-  EXPECT_THAT(c.mismatches, IsEmpty()) << c.text();
-  EXPECT_GE(c.compared, 120u) << c.text();
+  Comparison c = ExpectEachRecordMatchesPerCpu(kSchedSwitch, bpf::tracepoint_program(context(kSchedSwitch)),
+                                               sleep_command(60), 120, known);
   if (!c.known.empty()) {
     RecordProperty("prev_state_reread", std::to_string(c.known.size()));
     std::cout << c.known.size() << " sched_switch records with prev_state re-read as R by the program "
@@ -101,14 +111,7 @@ TEST_F(Bpf, TracepointSchedSwitchSeesWhatFtraceDecodes) {
 // 4-byte __syscall_nr, which the generated struct pads.
 TEST_F(Bpf, TracepointOpenatSeesWhatFtraceDecodes) {
   TRACEBED_REQUIRE(kSyscallEvents);
-  record({kEnterOpenat});
-  bpf::ObjectSource src;
-  src.add(bpf::tracepoint_program(context(kEnterOpenat)));
-  BpfRun run = run_bpf(src, open_command(90));
-  ExpectRan(run);
-  Comparison c = compare_per_cpu(decoded(kEnterOpenat, Order::page), run, src);
-  EXPECT_THAT(c.mismatches, IsEmpty()) << c.text();
-  EXPECT_GE(c.compared, 90u) << c.text();
+  ExpectEachRecordMatchesPerCpu(kEnterOpenat, bpf::tracepoint_program(context(kEnterOpenat)), open_command(90), 90);
 }
 
 // The same program with a stale context, next_pid and next_prio swapped
@@ -141,14 +144,10 @@ TEST_F(Bpf, StaleContextIsAMismatch) {
 TEST_F(Bpf, RawSysEnterArgumentsAreTheOpenatFields) {
   TRACEBED_REQUIRE(kSyscallEvents);
   if (!has_ksym("bpf_get_raw_tracepoint")) GTEST_SKIP() << "needs raw tracepoints: no bpf_get_raw_tracepoint";
-  record({kEnterOpenat});
-  bpf::ObjectSource src;
-  src.add(bpf::raw_sys_enter_program(kNrOpenat, "__syscall_nr", {{"dfd"}, {"filename"}, {"flags"}, {"mode"}}));
-  BpfRun run = run_bpf(src, open_command(60));
-  ExpectRan(run);
-  Comparison c = compare_per_cpu(decoded(kEnterOpenat, Order::page), run, src);
-  EXPECT_THAT(c.mismatches, IsEmpty()) << c.text();
-  EXPECT_GE(c.compared, 60u) << c.text();
+  ExpectEachRecordMatchesPerCpu(
+      kEnterOpenat,
+      bpf::raw_sys_enter_program(kNrOpenat, "__syscall_nr", {{"dfd"}, {"filename"}, {"flags"}, {"mode"}}),
+      open_command(60), 60);
 }
 
 // A raw tracepoint on sched_switch gets the task_structs; the pids and
@@ -157,14 +156,7 @@ TEST_F(Bpf, RawSysEnterArgumentsAreTheOpenatFields) {
 TEST_F(Bpf, RawSchedSwitchTasksAreTheSwitchFields) {
   if (!has_ksym("bpf_get_raw_tracepoint")) GTEST_SKIP() << "needs raw tracepoints: no bpf_get_raw_tracepoint";
   if (!has_btf()) GTEST_SKIP() << "needs BTF: no /sys/kernel/btf/vmlinux";
-  record({kSchedSwitch});
-  bpf::ObjectSource src;
-  src.add(bpf::raw_sched_switch_program());
-  BpfRun run = run_bpf(src, sleep_command(40));
-  ExpectRan(run);
-  Comparison c = compare_per_cpu(decoded(kSchedSwitch, Order::page), run, src);
-  EXPECT_THAT(c.mismatches, IsEmpty()) << c.text();
-  EXPECT_GE(c.compared, 80u) << c.text();
+  ExpectEachRecordMatchesPerCpu(kSchedSwitch, bpf::raw_sched_switch_program(), sleep_command(40), 80);
 }
 
 // A kprobe on the function openat(2) calls: its first two arguments are
