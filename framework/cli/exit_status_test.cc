@@ -18,6 +18,7 @@
 
 #include "framework/base/files_for_tests.h"
 #include "framework/cli/run_tracebed_for_test.h"
+#include "framework/vm/bzimage_for_tests.h"
 
 namespace {
 
@@ -54,14 +55,7 @@ class StandInGuest : public tracebed::base::ScratchDirTest {
  protected:
   void SetUp() override {
     ScratchDirTest::SetUp();
-    // The setup header a bzImage starts with: "HdrS" at 0x202 and, at
-    // 0x20e, the kernel_version string's offset from 0x200.
-    std::string image(64 * 1024, '\0');
-    image.replace(0x202, 4, "HdrS");
-    image[0x20e] = 0x00;
-    image[0x20f] = 0x01;
-    image.replace(0x300, 20, "6.0.0-stand-in #1 x");
-    std::ofstream(dir_ / "bzImage", std::ios::binary) << image;
+    std::ofstream(dir_ / "bzImage", std::ios::binary) << tracebed::vm::stand_in_bzimage("6.0.0-stand-in #1 x", 64 * 1024);
     std::ofstream(dir_ / "not-a-kernel") << "hello\n";
     fs::create_directories(dir_ / "bin");
     saved_path_ = std::getenv("PATH");

@@ -13,6 +13,7 @@
 
 #include "framework/base/files_for_tests.h"
 #include "framework/cli/run_tracebed_for_test.h"
+#include "framework/vm/bzimage_for_tests.h"
 
 namespace {
 
@@ -55,14 +56,7 @@ class TreeBuild : public tracebed::base::ScratchDirTest {
     fs::create_directories(dir_ / "bin");
     std::ofstream(dir_ / "bin" / "make") << kFakeMake;
     fs::permissions(dir_ / "bin" / "make", fs::perms::owner_all);
-    // A bzImage setup header: "HdrS" at 0x202, the version string's offset
-    // (from 0x200) at 0x20e.
-    std::string image(0x400, '\0');
-    image.replace(0x202, 4, "HdrS");
-    image[0x20e] = 0x00;
-    image[0x20f] = 0x01;
-    image.replace(0x300, 20, "7.2.13-tree (fake) #");
-    std::ofstream(dir_ / "bzImage", std::ios::binary) << image;
+    std::ofstream(dir_ / "bzImage", std::ios::binary) << tracebed::vm::stand_in_bzimage("7.2.13-tree (fake) #", 0x400);
     std::ofstream(dir_ / "quick.config") << "CONFIG_FTRACE=y\nCONFIG_HIST_TRIGGERS=y\n";
     old_path_ = std::getenv("PATH");
     setenv("PATH", ((dir_ / "bin").string() + ":" + old_path_).c_str(), 1);

@@ -2,12 +2,13 @@
 
 #include <unistd.h>
 
-#include <cstring>
 #include <fstream>
 #include <regex>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "framework/vm/bzimage_for_tests.h"
 
 namespace tracebed::vm {
 namespace {
@@ -93,15 +94,9 @@ TEST(Catalogue, ImageAndModulesDirectoryWithAColon) {
   EXPECT_THAT(comma.error().message, HasSubstr("kernel image /nonexistent/bzImage: no such file"));
 }
 
-// The setup header fields of Documentation/arch/x86/boot.rst: "HdrS" at
-// 0x202, kernel_version (u16) at 0x20e pointing to the string at +0x200.
+// The release is the first word of the setup header's kernel_version.
 TEST(BzImage, ReleaseComesFromTheSetupHeader) {
-  std::string image(0x1000, '\0');
-  std::memcpy(&image[0x202], "HdrS", 4);
-  image[0x20e] = 0x00;
-  image[0x20f] = 0x04;  // 0x400 + 0x200 = 0x600
-  const char version[] = "7.2.0-tracebed (builder@host) #1 SMP PREEMPT_DYNAMIC";
-  std::memcpy(&image[0x600], version, sizeof version);
+  std::string image = stand_in_bzimage("7.2.0-tracebed (builder@host) #1 SMP PREEMPT_DYNAMIC");
   auto path = std::filesystem::path(::testing::TempDir()) / fmt::format("bzImage-{}", getpid());
   std::ofstream(path, std::ios::binary).write(image.data(), static_cast<std::streamsize>(image.size()));
   auto release = bzimage_release(path);
