@@ -14,6 +14,17 @@ std::vector<std::string_view> split(std::string_view s, char sep, SplitOptions o
   }
 }
 
+std::vector<NumberedLine> content_lines(std::string_view text) {
+  std::vector<NumberedLine> out;
+  size_t number = 0;
+  for (std::string_view raw : split_lines(text)) {
+    ++number;
+    std::string_view line = trim(raw);
+    if (!line.empty() && line.front() != '#') out.push_back({number, line});
+  }
+  return out;
+}
+
 std::vector<std::string_view> split_lines(std::string_view text) {
   std::vector<std::string_view> lines;
   while (!text.empty()) {

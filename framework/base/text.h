@@ -42,6 +42,15 @@ std::vector<std::string_view> split(std::string_view s, char sep, SplitOptions o
 // a final newline does not start an empty line.
 std::vector<std::string_view> split_lines(std::string_view text);
 
+// The lines of a list file that say something (coverage lists, the
+// dynamic_events file): trimmed, with their numbers from 1, without the
+// blank ones and those starting with '#'.
+struct NumberedLine {
+  size_t number;
+  std::string_view text;
+};
+std::vector<NumberedLine> content_lines(std::string_view text);
+
 // Words separated by blanks.
 std::vector<std::string_view> split_words(std::string_view text);
 

@@ -48,6 +48,16 @@ TEST(SplitLines, AFinalNewlineStartsNoLine) {
   EXPECT_THAT(split_lines("\n"), ElementsAre(""));
 }
 
+TEST(ContentLines, TrimmedAndNumberedWithoutBlanksAndComments) {
+  auto lines = content_lines("# a list\n\n  first | x \n\t\n#second\n third\n");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].number, 3u);
+  EXPECT_EQ(lines[0].text, "first | x");
+  EXPECT_EQ(lines[1].number, 6u);
+  EXPECT_EQ(lines[1].text, "third");
+  EXPECT_THAT(content_lines(" # indented comment\n"), IsEmpty());
+}
+
 TEST(SplitWords, AnyRunOfBlanksSeparates) {
   EXPECT_THAT(split_words("  p:kprobes/p1 \t do_sys_open\n arg1=%di "),
               ElementsAre("p:kprobes/p1", "do_sys_open", "arg1=%di"));

@@ -26,11 +26,7 @@ bool has_suite(std::string_view id) {
 // "<left> | <right>" (right may be absent when `need_right` is false).
 template <typename F>
 Status parse_pairs(std::string_view text, std::string_view where, bool need_right, F&& add) {
-  int line_no = 0;
-  for (std::string_view raw : split_lines(text)) {
-    ++line_no;
-    std::string_view line = trim(raw);
-    if (line.empty() || line.front() == '#') continue;
+  for (auto [line_no, line] : base::content_lines(text)) {
     size_t bar = line.find(" | ");
     std::string_view left = trim(line.substr(0, bar));
     std::string_view right = bar == std::string_view::npos ? std::string_view() : trim(line.substr(bar + 3));
@@ -50,11 +46,7 @@ bool matches(const std::string& pattern, const std::string& id) {
 
 Result<std::vector<std::string>> parse_case_list(std::string_view text, std::string_view where) {
   std::vector<std::string> out;
-  int line_no = 0;
-  for (std::string_view raw : split_lines(text)) {
-    ++line_no;
-    std::string_view line = trim(raw);
-    if (line.empty() || line.front() == '#') continue;
+  for (auto [line_no, line] : base::content_lines(text)) {
     if (!has_suite(line)) return Error{fmt::format("{}:{}: not \"<suite>: <case>\": {}", where, line_no, line)};
     out.emplace_back(line);
   }
@@ -300,11 +292,7 @@ Result<Coverage> load(const Paths& p) {
 
 Result<std::vector<Explanation>> parse_explanations(std::string_view text, std::string_view where) {
   std::vector<Explanation> out;
-  int n = 0;
-  for (std::string_view raw : split_lines(text)) {
-    ++n;
-    std::string_view l = trim(raw);
-    if (l.empty() || l.front() == '#') continue;
+  for (auto [n, l] : base::content_lines(text)) {
     std::vector<std::string> parts;
     size_t at = 0;
     for (int i = 0; i < 3; ++i) {
