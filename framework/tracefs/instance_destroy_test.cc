@@ -29,11 +29,16 @@ class BusyRmdir final : public FileOps {
   uint32_t page_size() override { return 4096; }
 };
 
-TEST(InstanceDestroy, FailedRemovalKeepsOwnershipSoALaterCallRemovesIt) {
-  auto ops = std::make_shared<BusyRmdir>();
-  Tracefs fs(ops, "/t");
-  auto inst = fs.create_instance("busy");
-  ASSERT_TRUE(inst.ok());
+// The instance "busy" of a tracefs whose rmdir refuses as often as asked.
+class InstanceDestroy : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(inst.ok()) << inst.error().message; }
+  std::shared_ptr<BusyRmdir> ops = std::make_shared<BusyRmdir>();
+  Tracefs fs{ops, "/t"};
+  Result<Instance> inst = fs.create_instance("busy");
+};
+
+TEST_F(InstanceDestroy, FailedRemovalKeepsOwnershipSoALaterCallRemovesIt) {
   ops->busy = 1;
   EXPECT_FALSE(inst->destroy(/*busy_retries=*/0).ok());
   EXPECT_TRUE(inst->owned()) << "a failed rmdir gave up the directory: it would never be removed";
@@ -44,11 +49,7 @@ TEST(InstanceDestroy, FailedRemovalKeepsOwnershipSoALaterCallRemovesIt) {
   EXPECT_EQ(ops->rmdirs, 2);
 }
 
-TEST(InstanceDestroy, BusyIsRetriedOnlyAsOftenAsAsked) {
-  auto ops = std::make_shared<BusyRmdir>();
-  Tracefs fs(ops, "/t");
-  auto inst = fs.create_instance("busy");
-  ASSERT_TRUE(inst.ok());
+TEST_F(InstanceDestroy, BusyIsRetriedOnlyAsOftenAsAsked) {
   ops->busy = 3;
   Status s = inst->destroy(/*busy_retries=*/2);
   ASSERT_FALSE(s.ok());
