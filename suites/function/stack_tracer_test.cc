@@ -57,6 +57,11 @@ class StackTracer : public TracefsTest {
     return out;
   }
 
+  std::string stack_trace_text() {
+    auto text = top().files().read("stack_trace");
+    return text ? *text : "(unreadable: " + text.error().message + ")";
+  }
+
   int64_t max_size() {
     auto text = top().files().read("stack_max_size");
     EXPECT_OK(text);
@@ -69,7 +74,9 @@ class StackTracer : public TracefsTest {
   // each Size is its Depth minus the next one's, and stack_max_size is
   // entry 0's Depth.
   void expect_consistent(const std::vector<Frame>& f) {
-    ASSERT_THAT(f, Not(IsEmpty())) << "stack_trace has no entries after the workload";
+    ASSERT_THAT(f, Not(IsEmpty())) << "stack_trace has no entries after the workload; stack_max_size "
+                                   << max_size() << ", stack_trace:\n"
+                                   << stack_trace_text();
     EXPECT_EQ(max_size(), f[0].depth) << "stack_max_size vs entry 0's Depth";
     for (size_t i = 0; i + 1 < f.size(); ++i) {
       SCOPED_TRACE(f[i].location);
