@@ -76,10 +76,14 @@ void compare_one(const testing::DecodedEvent& e, const bpf::Record& r, const bpf
                           : std::get<std::string>(value) == std::get<std::string>(f->second);
     if (same) continue;
     std::string diff = fmt::format("{}: ftrace {}, bpf {}", field, value_text(f->second), value_text(value));
-    const bool is_known = std::holds_alternative<int64_t>(value) &&
-                          std::any_of(known.begin(), known.end(), [&](const KnownDifference& k) {
-                            return k.field == field && k.matches(std::get<int64_t>(f->second), std::get<int64_t>(value));
-                          });
+    bool is_known = false;
+    if (std::holds_alternative<int64_t>(value)) {
+      // Plain values: clang 14 cannot capture structured bindings.
+      const int64_t theirs = std::get<int64_t>(f->second), ours = std::get<int64_t>(value);
+      is_known = std::any_of(known.begin(), known.end(), [&](const KnownDifference& k) {
+        return k.field == field && k.matches(theirs, ours);
+      });
+    }
     (is_known ? known_diffs : diffs).push_back(std::move(diff));
   }
   if (diffs.empty() && known_diffs.empty()) return;
