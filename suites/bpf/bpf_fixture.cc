@@ -87,8 +87,9 @@ void compare_one(const testing::DecodedEvent& e, const bpf::Record& r, const bpf
     (is_known ? known_diffs : diffs).push_back(std::move(diff));
   }
   if (diffs.empty() && known_diffs.empty()) return;
+  // A record with any other difference is a mismatch, shown with all of them.
   auto& into = diffs.empty() ? c.known : c.mismatches;
-  if (diffs.empty()) diffs = std::move(known_diffs);
+  diffs.insert(diffs.end(), known_diffs.begin(), known_diffs.end());
   into.push_back(
       fmt::format("{}: {}\n    ftrace: {}\n    bpf:    {}", where, fmt::join(diffs, "; "), event_text(e), r.line));
 }
