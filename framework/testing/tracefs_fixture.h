@@ -48,6 +48,7 @@
 #include "framework/testing/decoded_events.h"
 #include "framework/testing/forking_shell.h"
 #include "framework/testing/guest_environment.h"
+#include "framework/testing/known_kernel_bug.h"
 #include "framework/testing/matchers.h"
 #include "framework/testing/probe_target.h"
 #include "framework/tracefs/dynevent.h"

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +20,15 @@ struct Frame {
   int64_t depth = 0, size = 0;
   std::string location;
 };
+
+// Seen on debian-5.10 (5.10.223) in about half the runs of the filter test,
+// never on 6.1 or later, whose check_stack() is the same: it raises
+// stack_max_size before it looks for the unwound return addresses on the
+// stack and keeps the new maximum when it finds none of them, so the
+// difference is likely the unwinder's trace from the ftrace trampoline.
+const KnownKernelBug kMaxWithoutEntries{
+    "check_stack() keeps a new stack_max_size while stack_trace lists no entries",
+    "a new maximum kept without its entries", {6, 1}, "not seen from 6.1 on"};
 
 class StackTracer : public TracefsTest {
  protected:
@@ -57,6 +67,15 @@ class StackTracer : public TracefsTest {
     return out;
   }
 
+  // What the two files hold after a recording that found no entries.
+  std::string empty_recording() {
+    int64_t max = max_size();
+    std::string text = stack_trace_text();
+    bool kept = max > 0 && text.find("(0 entries)") != std::string::npos;
+    return fmt::format("stack_trace has no entries after the workload; {}stack_max_size {}, stack_trace:\n{}",
+                       kept ? std::string(kMaxWithoutEntries.sign) + ": " : "", max, text);
+  }
+
   std::string stack_trace_text() {
     auto text = top().files().read("stack_trace");
     return text ? *text : "(unreadable: " + text.error().message + ")";
@@ -74,9 +93,7 @@ class StackTracer : public TracefsTest {
   // each Size is its Depth minus the next one's, and stack_max_size is
   // entry 0's Depth.
   void expect_consistent(const std::vector<Frame>& f) {
-    ASSERT_THAT(f, Not(IsEmpty())) << "stack_trace has no entries after the workload; stack_max_size "
-                                   << max_size() << ", stack_trace:\n"
-                                   << stack_trace_text();
+    ASSERT_THAT(f, Not(IsEmpty())) << empty_recording();
     EXPECT_EQ(max_size(), f[0].depth) << "stack_max_size vs entry 0's Depth";
     for (size_t i = 0; i + 1 < f.size(); ++i) {
       SCOPED_TRACE(f[i].location);
@@ -107,6 +124,7 @@ TEST_F(StackTracer, FilterDecidesWhereTheDeepestStackIsTaken) {
   bool unlocked_seen = false;
   for (int attempt = 0; attempt < 10 && !unlocked_seen; ++attempt) {
     auto f = recorded(3);
+    if (f.empty()) TRACEBED_SKIP_IF_KNOWN_BUG(kMaxWithoutEntries, empty_recording());
     expect_consistent(f);
     if (HasFailure()) return;
     unlocked_seen = f[0].location.find("lock") == std::string::npos;
@@ -121,6 +139,7 @@ TEST_F(StackTracer, FilterDecidesWhereTheDeepestStackIsTaken) {
   EXPECT_THAT(lines, Each(HasSubstr("lock")));
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto f = recorded(3);
+    if (f.empty()) TRACEBED_SKIP_IF_KNOWN_BUG(kMaxWithoutEntries, empty_recording());
     expect_consistent(f);
     if (HasFailure()) return;
     EXPECT_THAT(f[0].location, HasSubstr("lock")) << "filtered to *lock*, the deepest stack was taken elsewhere";

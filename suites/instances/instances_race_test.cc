@@ -11,6 +11,16 @@
 namespace tracebed::suites {
 namespace {
 
+// Seen on debian-5.10 (5.10.223) and debian-6.1 (6.1.192), now and then:
+// both carry the trace array and event file reference counts
+// (tracing_open_file_tr, EVENT_FILE_FL_FREED) that were the fix for this
+// race, yet an enable write still reaches a freed event file. Never seen on
+// 6.12 or later, whose eventfs (6.6-6.8) gives each file its own lifetime.
+const KnownKernelBug kEnableWriteOops{
+    "an enable write racing the instance's removal faults in __ftrace_event_enable_disable (the trace_array "
+    "it reads through the event file is gone)",
+    "__ftrace_event_enable_disable", {6, 12}, "not seen from 6.12 on, after eventfs"};
+
 class InstanceRace : public TracefsTest {
  public:
   InstanceRace() : TracefsTest({features::instances}) {}
@@ -18,13 +28,14 @@ class InstanceRace : public TracefsTest {
  protected:
   // Runs each loop body in its own background shell for a second, then
   // stops them all and waits; prints "done" when every one is gone.
-  std::string slam(const std::vector<std::string>& bodies) {
+  std::string slam(const std::vector<std::string>& bodies) { return sh(slam_script(bodies)); }
+  static std::string slam_script(const std::vector<std::string>& bodies) {
     std::string script = "cd " + fs().root() + "/instances\n";
     for (const std::string& b : bodies) script += "( while :; do " + b + "; done ) >/dev/null 2>&1 & p=\"$p $!\"\n";
     // A mkdir the loop had started runs on after its shell is killed:
     // a second for those to end, as instance-event.tc waits.
     script += "ls -lR > /dev/null 2>&1; sleep 1; kill -1 $p; wait; sleep 1; echo done\n";
-    return sh(script);
+    return script;
   }
   // After the races: the names are gone, and made again they work.
   void ExpectCleanAndUsable(const std::vector<std::string>& names) {
@@ -55,10 +66,12 @@ TEST_F(InstanceRace, RemovingWhileEventsAreSetAndReadIsSafe) {
   TRACEBED_COVERS("ftracetest: instances/instance-event.tc");
   TRACEBED_REQUIRE(features::sched_events);
   std::string foo = unique("tbfoo");
-  EXPECT_EQ(slam({fmt::format("mkdir {0}; rmdir {0}", foo),
-                  fmt::format("echo 1 > {}/events/sched/sched_switch/enable", foo),
-                  fmt::format("cat {}/trace", foo)}),
-            "done\n");
+  auto raced = guest().sh(slam_script({fmt::format("mkdir {0}; rmdir {0}", foo),
+                                       fmt::format("echo 1 > {}/events/sched/sched_switch/enable", foo),
+                                       fmt::format("cat {}/trace", foo)}));
+  if (!raced) TRACEBED_SKIP_IF_KNOWN_BUG(kEnableWriteOops, raced.error().message);
+  ASSERT_OK(raced);
+  EXPECT_EQ(raced->out, "done\n") << raced->err;
   ExpectCleanAndUsable({foo});
 
   // An instance with a function probe in it can be removed, and the probe
