@@ -1,12 +1,12 @@
 // A kernel bug a test found, known on kernels older than some release.
 //
 // The test keeps running on every kernel. On a kernel older than `gone_in`,
-// a failure whose text holds the bug's `sign` is reported as a skip that
+// a failure whose text holds one of the bug's signs is reported as a skip that
 // names the bug (ftracetest's XFAIL), so that a run there stays a signal
 // about everything else; any other failure still fails, and from `gone_in`
 // on the same sign fails as it always did. docs/reliability.md lists them.
 //
-//   const KnownKernelBug kOops{"removing an instance ... oopses", "__ftrace_event_enable_disable",
+//   const KnownKernelBug kOops{"removing an instance ... oopses", {"__ftrace_event_enable_disable"},
 //                              {6, 12}, "not seen from 6.12 on"};
 //   auto r = guest().sh(script);
 //   if (!r) TRACEBED_SKIP_IF_KNOWN_BUG(kOops, r.error().message);
@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "framework/tracefs/features.h"
 
@@ -24,7 +25,9 @@ namespace tracebed::testing {
 
 struct KnownKernelBug {
   std::string_view summary;  // what the kernel does wrong, and where
-  std::string_view sign;     // text of the failure that shows it
+  // Texts of the failure that show it (any one): a bug may show as an
+  // oops in one run and a WARNING in another.
+  std::vector<std::string_view> signs;
   std::pair<int, int> gone_in;
   std::string_view why_gone;  // the upstream fix, or where it stops showing
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -22,6 +23,17 @@
 
 #include "framework/testing/decoded_events.h"
 #include "framework/tracefs/hist.h"
+
+namespace tracebed::tracefs {
+// A hist entry as the hist file printed it, for failure messages:
+// "{ prev: 122 } hitcount: 5".
+inline void PrintTo(const HistEntry& e, std::ostream* os) {
+  *os << "{";
+  for (const HistKey& k : e.keys) *os << " " << k.field << ": " << k.text;
+  *os << " }";
+  for (const HistValue& v : e.values) *os << " " << v.field << ": " << v.text;
+}
+}  // namespace tracebed::tracefs
 
 namespace tracebed::testing {
 

@@ -46,7 +46,8 @@ Status download(const Catalogue& catalogue, const std::string& who, const std::s
 
   std::error_code ec;
   fs::path tmp = debs / fmt::format("partial-{}", getpid());
-  fs::create_directories(tmp, ec);
+  if (fs::create_directories(tmp, ec); ec)
+    return Error{fmt::format("{}: cannot write to the download cache {}: {}", who, debs.string(), ec.message())};
   std::vector<std::string> args = {"download"};
   std::vector<std::string> names;
   for (const auto& pkg : pkgs) {
@@ -65,6 +66,11 @@ Status download(const Catalogue& catalogue, const std::string& who, const std::s
       continue;
     }
     fs::remove_all(tmp, ec);
+    // The archive answered, the cache's disk did not take it.
+    for (std::string_view disk : {"No space left on device", "Read-only file system", "Disk quota exceeded"})
+      if (r.output.find(disk) != std::string::npos)
+        return Error{fmt::format("{}: apt-get download {} could not write to the download cache {} ({}): {}", who,
+                                 fmt::join(names, ", "), debs.string(), disk, r.output)};
     if (not_found)
       return Error{fmt::format("{}: {} not found in the apt sources ({}): {}", who, fmt::join(names, ", "), suite,
                                r.output)};

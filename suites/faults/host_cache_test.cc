@@ -1,13 +1,18 @@
 // Host faults around the download cache (vm::fetch_debs): a cached .deb
 // that went bad, two processes fetching into one cache at once, and the
-// Debian archive unreachable mid-fetch. Each test has a cache of its own
+// Debian archive unreachable mid-fetch, and the cache's disk full or
+// read-only. Each test has a cache of its own
 // (TRACEBED_CACHE) that shares only the private apt lists with the real
 // one, and fetches dash (about 100 kB) from the Debian release the
 // catalogue's sources carry.
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -18,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/base/result.h"
+#include "framework/base/text.h"
 #include "framework/testing/assert_ok.h"
 #include "framework/vm/apt.h"
 #include "framework/vm/catalogue.h"
@@ -179,6 +185,107 @@ TEST_F(HostCache, UnreachableArchiveIsAClearErrorAndTheRerunFetches) {
     EXPECT_THAT(failed.error().message, HasSubstr(deb().name + " " + deb().version));
   }
   EXPECT_THAT(in_debs(true), IsEmpty()) << "a failed download left something in the cache";
+  auto got = fetch();
+  ASSERT_OK(got);
+  EXPECT_EQ(sha256(*got), deb().sha256);
+}
+
+// What a fetch did in a child process whose cache `debs` directory is a
+// filesystem of its own (its mount namespace dies with it): the error, and
+// what the directory held after it.
+struct FetchOnOwnDisk {
+  bool ok = false;
+  std::string error;
+  std::vector<std::string> left;  // everything in debs/ after the fetch
+  std::string setup_error;        // the mount could not be made: skip
+};
+
+FetchOnOwnDisk setup_failed(std::string why) {
+  FetchOnOwnDisk out;
+  out.setup_error = std::move(why);
+  return out;
+}
+
+class HostCacheDisk : public HostCache {
+ protected:
+  // `mount_options` for a tmpfs at debs/ ("size=16k"; "ro" makes it
+  // read-only after it is made).
+  FetchOnOwnDisk fetch_on_own_disk(const std::string& mount_options, bool read_only) {
+    fs::create_directories(root_ / "debs");
+    int fds[2];
+    if (::pipe(fds) != 0) return setup_failed("pipe failed");
+    pid_t pid = ::fork();
+    if (pid < 0) return setup_failed("fork failed");
+    if (pid == 0) {
+      ::close(fds[0]);
+      std::string report = child_fetch(mount_options, read_only);
+      (void)!::write(fds[1], report.data(), report.size());
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string report;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) report.append(buf, n);
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    // "S<why>" setup failed; else "O" or "E<error>", then "\0" and the
+    // names left, one per line.
+    FetchOnOwnDisk out;
+    if (report.empty()) return setup_failed(fmt::format("the child reported nothing (status {})", status));
+    size_t nul = report.find('\0');
+    std::string head = report.substr(0, nul);
+    if (head[0] == 'S') return setup_failed(head.substr(1));
+    out.ok = head[0] == 'O';
+    out.error = head.substr(1);
+    if (nul != std::string::npos)
+      for (auto line : base::split_lines(std::string_view(report).substr(nul + 1)))
+        if (!line.empty()) out.left.emplace_back(line);
+    return out;
+  }
+
+ private:
+  std::string child_fetch(const std::string& options, bool read_only) {
+    std::string debs = (root_ / "debs").string();
+    if (::unshare(CLONE_NEWNS) != 0) return fmt::format("Sunshare(CLONE_NEWNS): {}", std::strerror(errno));
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+      return fmt::format("Smaking / private: {}", std::strerror(errno));
+    if (::mount("tracebed-test", debs.c_str(), "tmpfs", 0, options.c_str()) != 0)
+      return fmt::format("Smount tmpfs {} at {}: {}", options, debs, std::strerror(errno));
+    if (read_only && ::mount(nullptr, debs.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr) != 0)
+      return fmt::format("Sremount read-only: {}", std::strerror(errno));
+    auto got = fetch();
+    std::string report = got ? "O" : "E" + got.error().message;
+    report += '\0';
+    for (const std::string& name : in_debs(true)) report += name + "\n";
+    return report;
+  }
+};
+
+// The cache's disk full mid-download: a clear error naming the package and
+// the disk, no file left that a later fetch could take for the package,
+// and the rerun, with room, fetches it whole.
+TEST_F(HostCacheDisk, FullDiskIsAClearErrorAndLeavesNothing) {
+  // dash is about 100 kB: 16 kB fills during the download.
+  auto r = fetch_on_own_disk("size=16k", false);
+  if (!r.setup_error.empty()) GTEST_SKIP() << "needs a mount namespace of its own (root): " << r.setup_error;
+  ASSERT_FALSE(r.ok) << "the fetch fit in 16 kB";
+  EXPECT_THAT(r.error, HasSubstr(deb().name + " " + deb().version));
+  EXPECT_THAT(r.error, HasSubstr("No space left on device"));
+  EXPECT_THAT(r.left, IsEmpty()) << "the full disk kept a partial download";
+  auto got = fetch();
+  ASSERT_OK(got);
+  EXPECT_EQ(sha256(*got), deb().sha256);
+}
+
+// The cache read-only: a clear error that says so; nothing written.
+TEST_F(HostCacheDisk, ReadOnlyCacheIsAClearError) {
+  auto r = fetch_on_own_disk("size=16m", true);
+  if (!r.setup_error.empty()) GTEST_SKIP() << "needs a mount namespace of its own (root): " << r.setup_error;
+  ASSERT_FALSE(r.ok) << "the fetch wrote to a read-only cache";
+  EXPECT_THAT(r.error, HasSubstr("Read-only file system"));
+  EXPECT_THAT(r.error, HasSubstr((root_ / "debs").string()));
+  EXPECT_THAT(r.left, IsEmpty());
   auto got = fetch();
   ASSERT_OK(got);
   EXPECT_EQ(sha256(*got), deb().sha256);

@@ -28,7 +28,7 @@ struct Frame {
 // difference is likely the unwinder's trace from the ftrace trampoline.
 const KnownKernelBug kMaxWithoutEntries{
     "check_stack() keeps a new stack_max_size while stack_trace lists no entries",
-    "a new maximum kept without its entries", {6, 1}, "not seen from 6.1 on"};
+    {"a new maximum kept without its entries"}, {6, 1}, "not seen from 6.1 on"};
 
 class StackTracer : public TracefsTest {
  protected:
@@ -73,7 +73,7 @@ class StackTracer : public TracefsTest {
     std::string text = stack_trace_text();
     bool kept = max > 0 && text.find("(0 entries)") != std::string::npos;
     return fmt::format("stack_trace has no entries after the workload; {}stack_max_size {}, stack_trace:\n{}",
-                       kept ? std::string(kMaxWithoutEntries.sign) + ": " : "", max, text);
+                       kept ? std::string(kMaxWithoutEntries.signs.front()) + ": " : "", max, text);
   }
 
   std::string stack_trace_text() {

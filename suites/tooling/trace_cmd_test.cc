@@ -161,7 +161,11 @@ TEST_F(TraceCmd, RecordFunctionWithFilter) {
                                   << fmt::format("{}", fmt::join(outside.begin(),
                                                                  outside.begin() + std::min<size_t>(outside.size(), 5),
                                                                  "\n"));
-  EXPECT_GT(lines, 0) << where(rec.cmdline) << ": no function lines in\n" << rec.report;
+  EXPECT_GT(lines, 0) << where(rec.cmdline) << ": no function lines in\n"
+                      << rec.report << "\nwhat the kernel kept (-k):\n"
+                      << sh("cd /sys/kernel/tracing; for f in current_tracer set_ftrace_filter enabled_functions "
+                            "tracing_on; do echo \"== $f\"; cat $f; done; for c in per_cpu/cpu*; do echo \"== $c\"; "
+                            "grep -E 'entries|overrun|read events|dropped' $c/stats; done");
 }
 
 TEST_F(TraceCmd, RecordFunctionGraphWithGraphFunction) {
