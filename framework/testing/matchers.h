@@ -29,7 +29,7 @@ namespace tracebed::tracefs {
 // "{ prev: 122 } hitcount: 5".
 inline void PrintTo(const HistEntry& e, std::ostream* os) {
   *os << "{";
-  for (const HistKey& k : e.keys) *os << " " << k.field << ": " << k.text;
+  for (size_t i = 0; i < e.keys.size(); ++i) *os << (i ? ", " : " ") << e.keys[i].field << ": " << e.keys[i].text;
   *os << " }";
   for (const HistValue& v : e.values) *os << " " << v.field << ": " << v.text;
 }

@@ -92,7 +92,7 @@ TEST(Matchers, HistEntriesAndTotals) {
   EXPECT_EQ(explain(HistKeyEq("common_pid", 41), entries[0]), "whose key common_pid is ls              [       156]");
   EXPECT_EQ(explain(HitCount(4), entries[0]), "which has hitcount 12751");
   // A failed Contains prints the entries as the file did.
-  EXPECT_THAT(::testing::PrintToString(entries[0]), StartsWith("{ common_pid: ls              [       156] id: "));
+  EXPECT_THAT(::testing::PrintToString(entries[0]), StartsWith("{ id: sys_newfstatat                [262], common_pid: ls              [       156] }"));
   EXPECT_THAT(::testing::PrintToString(entries[0]), HasSubstr("} hitcount: 12751"));
 }
 
