@@ -134,12 +134,28 @@ stdfs::path TraceCmdTest::fetch(std::string_view guest_path) {
   return out;
 }
 
-TraceCmdTest::Recording TraceCmdTest::record_and_compare(const std::vector<std::string>& record_args,
-                                                         const std::set<std::string>& expected) {
+namespace {
+// Waits (up to 20 s) until as many trace_pipe_raw files are open as there
+// are CPUs, and a moment more for the recorders to reach their loop.
+constexpr std::string_view kAfterRecorders =
+    "n=$(grep -c ^processor /proc/cpuinfo); i=0; "
+    "while [ \"$(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c trace_pipe_raw)\" -lt \"$n\" ] && [ $i -lt 200 ]; "
+    "do sleep 0.1; i=$((i+1)); done; sleep 0.2; exec \"$@\"";
+}  // namespace
+
+ToolRun TraceCmdTest::record(const std::vector<std::string>& options, const std::vector<std::string>& command) {
   (void)guest().sh(fmt::format("rm -f {}*", kGuestTraceDat));
   std::vector<std::string> args = {"record", "-o", std::string(kGuestTraceDat)};
-  args.insert(args.end(), record_args.begin(), record_args.end());
-  ToolRun ran = tool(args);
+  args.insert(args.end(), options.begin(), options.end());
+  args.insert(args.end(), {"sh", "-c", std::string(kAfterRecorders), "sh"});
+  args.insert(args.end(), command.begin(), command.end());
+  return tool(args);
+}
+
+TraceCmdTest::Recording TraceCmdTest::record_and_compare(const std::vector<std::string>& options,
+                                                         const std::vector<std::string>& command,
+                                                         const std::set<std::string>& expected) {
+  ToolRun ran = record(options, command);
   if (!ran.ok) {
     Recording failed;
     failed.cmdline = ran.cmdline;

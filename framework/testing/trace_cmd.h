@@ -7,7 +7,7 @@
 // be exactly those the command line asked for:
 //
 //   TEST_F(TraceCmdSuite, RecordsTheMarker) {
-//     auto rec = record_and_compare({"-e", "sched:sched_switch", "sleep", "1"}, {"sched:sched_switch"});
+//     auto rec = record_and_compare({"-e", "sched:sched_switch"}, {"sleep", "1"}, {"sched:sched_switch"});
 //     EXPECT_THAT(rec.report, HasSubstr(" ==> ")) << where(rec.cmdline);
 //   }
 //
@@ -72,9 +72,15 @@ class TraceCmdTest : public ToolTest {
     std::string report;
     std::string our_report;
   };
-  // `trace-cmd record -o kGuestTraceDat record_args...` in the guest, then
-  // compare_file.
-  Recording record_and_compare(const std::vector<std::string>& record_args, const std::set<std::string>& expected);
+  // `trace-cmd record -o kGuestTraceDat options... command...` in the
+  // guest. The command starts once every CPU's recorder has opened its
+  // trace_pipe_raw: trace-cmd stops its recorders with SIGUSR1 when the
+  // command ends, and a recorder that gets it before it has set up exits
+  // without reading (0 bytes for its CPU; trace-cmd 3.1.6 and upstream).
+  ToolRun record(const std::vector<std::string>& options, const std::vector<std::string>& command);
+  // record, then compare_file.
+  Recording record_and_compare(const std::vector<std::string>& options, const std::vector<std::string>& command,
+                               const std::set<std::string>& expected);
   // Fetches kGuestTraceDat, checks our report byte-identical to the host
   // trace-cmd's and the file's events equal to `expected`. `tool_output`:
   // what the command printed, shown when the events differ.

@@ -95,18 +95,17 @@ class ModulesTraceCmd : public testing::TraceCmdTest {
 
   // trace-cmd record's arguments: -e for each case's event, and a workload
   // that writes each file whole (dd: one write) to the emit file.
-  static std::vector<std::string> record_args(const std::vector<EmitCase>& cases) {
-    std::vector<std::string> args;
+  static std::vector<std::string> events_of(const std::vector<EmitCase>& cases) {
+    std::vector<std::string> options;
+    for (const auto& c : cases) options.insert(options.end(), {"-e", "tracebed:" + c.event});
+    return options;
+  }
+  static std::vector<std::string> emit_command(const std::vector<EmitCase>& cases) {
     std::string files;
-    for (const auto& c : cases) {
-      args.insert(args.end(), {"-e", "tracebed:" + c.event});
-      files += " /tmp/tb-emit-" + c.event;
-    }
-    args.insert(args.end(), {"sh", "-c",
-                             fmt::format("for f in{}; do dd if=$f of={} bs=65536 2>/dev/null || "
-                                         "{{ echo $f refused; exit 1; }}; done",
-                                         files, kEmitFile)});
-    return args;
+    for (const auto& c : cases) files += " /tmp/tb-emit-" + c.event;
+    return {"sh", "-c",
+            fmt::format("for f in{}; do dd if=$f of={} bs=65536 2>/dev/null || {{ echo $f refused; exit 1; }}; done",
+                        files, kEmitFile)};
   }
 
   // Each case's records in `report` are the text of the values written.
@@ -134,7 +133,7 @@ TEST_F(ModulesTraceCmd, RecordOfEveryFieldReportsTheWrittenValues) {
   ASSERT_FALSE(HasFailure());
   std::set<std::string> expected;
   for (const auto& c : cases) expected.insert("tracebed:" + c.event);
-  auto rec = record_and_compare(record_args(cases), expected);
+  auto rec = record_and_compare(events_of(cases), emit_command(cases), expected);
   ASSERT_FALSE(rec.report.empty()) << where(rec.cmdline) << ": no report";
   expect_written(cases, rec.cmdline, rec.report, "trace-cmd report (host)");
   expect_written(cases, rec.cmdline, rec.our_report, "tracebed report");
@@ -146,10 +145,7 @@ TEST_F(ModulesTraceCmd, RecordOfEveryFieldReportsTheWrittenValues) {
 TEST_F(ModulesTraceCmd, ArraysAndMasksInOurReportAreTheWrittenValues) {
   auto cases = cases_of({"tb_arrays", "tb_masks"});
   ASSERT_FALSE(HasFailure());
-  (void)testing::guest().sh(fmt::format("rm -f {}*", testing::kGuestTraceDat));
-  std::vector<std::string> args = {"record", "-o", std::string(testing::kGuestTraceDat)};
-  for (auto& a : record_args(cases)) args.push_back(std::move(a));
-  testing::ToolRun ran = tool(args);
+  testing::ToolRun ran = record(events_of(cases), emit_command(cases));
   ASSERT_TRUE(ran.ok);
   auto file = fetch(testing::kGuestTraceDat);
   ASSERT_FALSE(file.empty());
@@ -166,7 +162,7 @@ TEST_F(ModulesTraceCmd, ArraysAndMasksInOurReportAreTheWrittenValues) {
 TEST_F(ModulesTraceCmd, DISABLED_ArraysAndMasksInTraceCmdReportAreTheWrittenValues) {
   auto cases = cases_of({"tb_arrays", "tb_masks"});
   ASSERT_FALSE(HasFailure());
-  auto rec = record_and_compare(record_args(cases), {"tracebed:tb_arrays", "tracebed:tb_masks"});
+  auto rec = record_and_compare(events_of(cases), emit_command(cases), {"tracebed:tb_arrays", "tracebed:tb_masks"});
   ASSERT_FALSE(rec.report.empty()) << where(rec.cmdline) << ": no report";
   expect_written(cases, rec.cmdline, rec.report, "trace-cmd report (host)");
   expect_written(cases, rec.cmdline, rec.our_report, "tracebed report");

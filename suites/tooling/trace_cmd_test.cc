@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/agent/protocol.h"
+#include "framework/base/text.h"
 #include "framework/decode/trace_dat.h"
 #include "framework/tracefs/text.h"
 #include "framework/testing/trace_cmd.h"
@@ -94,9 +95,7 @@ const std::vector<std::string> kMarkerWorkload = {
 std::optional<TraceCmd::Kept> TraceCmd::marker_recording() {
   static std::optional<Kept> kept;
   if (kept) return kept;
-  std::vector<std::string> args = {"-e", "sched:sched_switch"};
-  args.insert(args.end(), kMarkerWorkload.begin(), kMarkerWorkload.end());
-  auto rec = record_and_compare(args, {"sched:sched_switch", "ftrace:print"});
+  auto rec = record_and_compare({"-e", "sched:sched_switch"}, kMarkerWorkload, {"sched:sched_switch", "ftrace:print"});
   if (rec.file.empty() || rec.report.empty() || HasFailure()) return std::nullopt;
   std::ifstream in(rec.file, std::ios::binary);
   std::stringstream bytes;
@@ -144,8 +143,8 @@ TEST_F(TraceCmd, RecordFunctionWithFilter) {
   TRACEBED_REQUIRE(features::function_tracer);
   TRACEBED_REQUIRE(features::dynamic_ftrace);
   REQUIRE_OPEN_FUNCTION();
-  std::vector<std::string> args = {kKeep, "-p", "function", "-l", open_function(), "cat", "/proc/version"};
-  auto rec = record_and_compare(args, {"ftrace:function"});
+  auto rec = record_and_compare({kKeep, "-p", "function", "-l", open_function()}, {"cat", "/proc/version"},
+                                {"ftrace:function"});
   // Every function line is the filtered function (trace-cmd's own text).
   int lines = 0;
   std::vector<std::string_view> outside;
@@ -168,25 +167,53 @@ TEST_F(TraceCmd, RecordFunctionWithFilter) {
                             "grep -E 'entries|overrun|read events|dropped' $c/stats; done");
 }
 
+// Everything the kernel buffered while trace-cmd recorded a short command
+// is in the file: per_cpu/cpuN/stats counts no entry left unread. Catches a
+// recorder stopped before it read anything (trace-cmd's SIGUSR1 race, which
+// record() waits out) and a kernel whose trace_pipe_raw keeps back the
+// last, partly filled sub-buffer.
+TEST_F(TraceCmd, RecordLeavesNoEventUnread) {
+  TRACEBED_REQUIRE(features::sched_events);
+  auto rec = record_and_compare({kKeep, "-e", "sched:sched_switch", "-e", "sched:sched_process_exit"}, {"true"},
+                                {"sched:sched_switch", "sched:sched_process_exit"});
+  ASSERT_FALSE(rec.file.empty());
+  auto cpus = top().cpus();
+  ASSERT_OK(cpus);
+  for (int cpu : *cpus) {
+    SCOPED_TRACE(fmt::format("CPU {}", cpu));
+    auto stats = top().files().read(fmt::format("per_cpu/cpu{}/stats", cpu));
+    ASSERT_OK(stats);
+    std::optional<uint64_t> entries;
+    for (auto line : tracefs::split_lines(*stats)) {
+      if (line.starts_with("entries:")) entries = base::parse_number<uint64_t>(tracefs::trim(line.substr(8)));
+    }
+    ASSERT_TRUE(entries.has_value()) << "no entries line in per_cpu/cpu" << cpu << "/stats:\n" << *stats;
+    EXPECT_EQ(*entries, 0u) << where(rec.cmdline) << ": events left in the kernel's buffer after record; tracing_on "
+                            << [&] { auto on = top().files().read("tracing_on"); return on ? *on : on.error().message; }() << ", per_cpu/cpu" << cpu
+                            << "/stats:\n" << *stats;
+  }
+}
+
 TEST_F(TraceCmd, RecordFunctionGraphWithGraphFunction) {
   TRACEBED_REQUIRE(features::function_graph_tracer);
   TRACEBED_REQUIRE(features::set_graph_function);
   REQUIRE_OPEN_FUNCTION();
-  // No -l: with "-l F -l path_openat" tracebed-7.2 recorded no graph
-  // event at all in some runs (0 bytes per CPU; not understood yet), so the
-  // graph stays on every function (~7 s under TCG to patch). -k skips
-  // trace-cmd's own reset, which would patch everything once more.
-  std::vector<std::string> args = {kKeep, "-p", "function_graph", "-g", open_function()};
-  args.insert(args.end(), {"cat", "/proc/version"});
-  auto rec = record_and_compare(args, {"ftrace:funcgraph_entry", "ftrace:funcgraph_exit"});
+  // -l keeps the graph to the open path: a few functions to patch under
+  // TCG instead of every one. -k skips trace-cmd's own reset, which would
+  // patch everything once more.
+  std::vector<std::string> options = {kKeep, "-p", "function_graph", "-g", open_function(), "-l", open_function()};
+  for (const std::string& f : traceable({"path_openat", "link_path_walk", "do_open", "vfs_open", "do_dentry_open",
+                                          "may_open", "alloc_empty_file", "path_init", "complete_walk",
+                                          "terminate_walk", "open_last_lookups", "lookup_fast", "walk_component"}))
+    options.insert(options.end(), {"-l", f});
+  auto rec = record_and_compare(options, {"cat", "/proc/version"}, {"ftrace:funcgraph_entry", "ftrace:funcgraph_exit"});
   EXPECT_THAT(rec.report, HasSubstr(open_function() + "() {")) << where(rec.cmdline);
 }
 
 TEST_F(TraceCmd, RecordInstanceWithDashB) {
   TRACEBED_REQUIRE(features::sched_events);
   std::string name = make_instance_name("tc-rec");
-  std::vector<std::string> args = {"-B", name, "-e", "sched:sched_switch", "sleep", "0.1"};
-  auto rec = record_and_compare(args, {"sched:sched_switch"});
+  auto rec = record_and_compare({"-B", name, "-e", "sched:sched_switch"}, {"sleep", "0.1"}, {"sched:sched_switch"});
   if (rec.file.empty()) return;
   auto dat = TraceDat::open(rec.file.string());
   ASSERT_OK(dat);
@@ -203,9 +230,8 @@ TEST_F(TraceCmd, RecordInstanceWithDashB) {
 // --file-version 6 and 7 (trace-cmd.dat.v6 / v7 specs): the header's
 // version string, and the same report checks.
 void TraceCmd::record_file_version(int v) {
-  std::vector<std::string> args = {"--file-version", std::to_string(v), "-e", "sched:sched_switch"};
-  args.insert(args.end(), kMarkerWorkload.begin(), kMarkerWorkload.end());
-  auto rec = record_and_compare(args, {"sched:sched_switch", "ftrace:print"});
+  auto rec = record_and_compare({"--file-version", std::to_string(v), "-e", "sched:sched_switch"}, kMarkerWorkload,
+                                {"sched:sched_switch", "ftrace:print"});
   if (rec.file.empty()) return;
   // magic (3 bytes), "tracing", then the version as a string.
   std::ifstream in(rec.file, std::ios::binary);
