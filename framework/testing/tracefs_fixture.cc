@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <memory>
 #include <set>
+#include <stdexcept>
 
 #include "framework/tracefs/file_ops.h"
 #include "framework/tracefs/guest_file_ops.h"
@@ -56,9 +57,6 @@ void TracefsTest::SetUp() {
   ASSERT_TRUE(s.features) << "probing the guest's tracefs: " << s.error;
   tracefs::set_current_features(s.features.get());
   TRACEBED_REQUIRE(tracefs::features::instances);
-  auto inst = s.fs->create_instance(tracefs::unique_instance_name("tracebed"));
-  ASSERT_TRUE(inst.ok()) << inst.error().message;
-  inst_.emplace(std::move(*inst));
   for (const tracefs::Feature& f : required_) TRACEBED_REQUIRE(f);
   SetUpTest();
 }
@@ -115,13 +113,19 @@ tracefs::Instance& TracefsTest::top() {
   return *top_;
 }
 
-tracefs::Instance& TracefsTest::another_instance() {
-  if (!other_) {
-    auto inst = fs().create_instance(tracefs::unique_instance_name("tracebed-other"));
-    EXPECT_TRUE(inst.ok()) << inst.error().message;
-    if (inst) other_.emplace(std::move(*inst));
+tracefs::Instance& TracefsTest::inst() { return made_instance(inst_, "tracebed"); }
+
+tracefs::Instance& TracefsTest::another_instance() { return made_instance(other_, "tracebed-other"); }
+
+// A test cannot go on without its instance: a failure to make it ends the
+// test (GoogleTest reports the exception with this message).
+tracefs::Instance& TracefsTest::made_instance(std::optional<tracefs::Instance>& slot, std::string_view prefix) {
+  if (!slot) {
+    auto made = fs().create_instance(tracefs::unique_instance_name(prefix));
+    if (!made) throw std::runtime_error("making the test's instance: " + made.error().message);
+    slot.emplace(std::move(*made));
   }
-  return *other_;
+  return *slot;
 }
 
 std::string TracefsTest::sh(const std::string& script) {

@@ -2,8 +2,8 @@
 // includes. It brings the decoded events (decoded_events.h), the matchers
 // (matchers.h) and the probe target (probe_target.h) with it.
 //
-// Every test gets a fresh instance of the guest's tracefs (inst()), removed
-// after it, pass or fail. A test that needs the top level (function_graph
+// Every test gets a fresh instance of the guest's tracefs (inst()), made at
+// its first call and removed after the test, pass or fail. A test that needs the top level (function_graph
 // on kernels without it in instances, global files) calls top(): the
 // fixture then saves the knobs ftracetest leaves alone and, after the test,
 // runs ftracetest's reset and puts those knobs back.
@@ -118,10 +118,13 @@ class TracefsTest : public ::testing::Test {
   void SetUp() override;
   void TearDown() override;
   // What every test of a fixture does first; runs after SetUp only when the
-  // instance is made and the required features are there.
+  // required features are there.
   virtual void SetUpTest() {}
 
-  tracefs::Instance& inst() { return *inst_; }
+  // The test's own instance, made on first use (a test that never asks
+  // pays no mkdir and rmdir: ~0.1 s under TCG where every event has its
+  // directories made at once) and removed after the test.
+  tracefs::Instance& inst();
   // The top level, reset after the test.
   tracefs::Instance& top();
   // A second fresh instance, removed after the test.
@@ -234,6 +237,8 @@ class TracefsTest : public ::testing::Test {
                                                        std::optional<size_t> caret, int expected_errno);
 
   std::vector<tracefs::Feature> required_;
+  tracefs::Instance& made_instance(std::optional<tracefs::Instance>& slot, std::string_view prefix);
+
   std::optional<tracefs::Instance> inst_;
   std::optional<tracefs::Instance> other_;
   std::optional<tracefs::Instance> top_;
