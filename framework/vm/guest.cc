@@ -711,7 +711,18 @@ Guest::~Guest() {
   if (fd_ >= 0) close(fd_);
   if (serial_fd_ >= 0) close(serial_fd_);
   std::error_code ec;
-  if (!keep_dir_ && !std::getenv("TRACEBED_KEEP_LOGS")) fs::remove_all(dir_, ec);
+  if (std::getenv("TRACEBED_KEEP_LOGS")) return;
+  if (!keep_dir_) {
+    fs::remove_all(dir_, ec);
+    return;
+  }
+  // A failed guest keeps what its error names (the console log) and the
+  // other logs; its sockets and domain definition are nobody's any more.
+  std::vector<fs::path> state;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    if (!e.path().filename().string().ends_with(".log")) state.push_back(e.path());
+  }
+  for (const fs::path& p : state) fs::remove_all(p, ec);
 }
 
 }  // namespace tracebed::vm
