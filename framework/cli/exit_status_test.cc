@@ -60,15 +60,23 @@ class StandInGuest : public tracebed::base::ScratchDirTest {
     fs::create_directories(dir_ / "bin");
     saved_path_ = std::getenv("PATH");
     setenv("PATH", ((dir_ / "bin").string() + ":" + saved_path_).c_str(), 1);
-    setenv("TRACEBED_CACHE", (dir_ / "cache").c_str(), 1);
+    // A short cache path: under the scratch directory the guests' socket
+    // paths would be too long, and their run directories (kept with the
+    // logs of a failed boot) would go to /tmp, out of TearDown's reach.
+    char cache[] = "/tmp/tb-cache-XXXXXX";
+    ASSERT_NE(::mkdtemp(cache), nullptr);
+    cache_ = cache;
+    setenv("TRACEBED_CACHE", cache, 1);
     setenv("TRACEBED_ACCEL", "tcg", 1);
   }
   void TearDown() override {
     setenv("PATH", saved_path_.c_str(), 1);
     unsetenv("TRACEBED_CACHE");
     unsetenv("TRACEBED_ACCEL");
+    fs::remove_all(cache_);
     ScratchDirTest::TearDown();
   }
+  fs::path cache_;
   // `body` runs for every QEMU invocation but --version.
   void qemu(const std::string& body) {
     fs::path q = dir_ / "bin" / "qemu-system-x86_64";
