@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -85,6 +86,26 @@ std::string gzip(std::string_view data) {
   deflate(&z, Z_FINISH);
   out.resize(z.total_out);
   deflateEnd(&z);
+  return out;
+}
+
+// The data of a gzip stream, or nothing when it is not one whole stream.
+std::optional<std::string> gunzip(std::string_view data) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) return std::nullopt;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  std::string out;
+  int ret = Z_OK;
+  while (ret == Z_OK) {
+    char chunk[1 << 16];
+    z.next_out = reinterpret_cast<Bytef*>(chunk);
+    z.avail_out = sizeof(chunk);
+    ret = inflate(&z, Z_NO_FLUSH);
+    out.append(chunk, sizeof(chunk) - z.avail_out);
+  }
+  inflateEnd(&z);
+  if (ret != Z_STREAM_END) return std::nullopt;
   return out;
 }
 
@@ -371,8 +392,17 @@ Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& 
 
   std::string archive = w.finish();
   fs::path out = cache_dir() / "images" / fmt::format("{}-{}.cpio.gz", kernel.name, content_hash(archive));
-  if (fs::exists(out)) return out;
-  progress(fmt::format("{}: building guest image ({} KiB)", kernel.name, archive.size() / 1024));
+  if (fs::exists(out)) {
+    // The name is the archive's hash: a cached file that does not inflate
+    // to the archive (a disk error, a torn copy) is written again.
+    auto cached = base::read_file(out);
+    std::optional<std::string> inflated = cached ? gunzip(*cached) : std::nullopt;
+    if (inflated && *inflated == archive) return out;
+    progress(fmt::format("{}: the cached image {} is not the archive its name says (corrupt or cut short): writing it again",
+                         kernel.name, out.string()));
+  } else {
+    progress(fmt::format("{}: building guest image ({} KiB)", kernel.name, archive.size() / 1024));
+  }
   TRACEBED_TRY(write_file_atomic(out, gzip(archive)));
   return out;
 }

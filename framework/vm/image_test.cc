@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +17,49 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+
+// An image in a cache of the test's own, from stand-in files (the writer
+// copies bytes; only busybox's ELF interpreter is looked at).
+class CachedImage : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / fmt::format("tracebed-image-{}", getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    for (const char* f : {"agent", "probe-target", "busybox"}) std::ofstream(dir_ / f) << "stand-in " << f << "\n";
+    options_.agent = dir_ / "agent";
+    options_.probe_target = dir_ / "probe-target";
+    options_.busybox = dir_ / "busybox";
+    kernel_.name = "stand-in";
+    kernel_.release = "6.0.0-stand-in";
+    ::setenv("TRACEBED_CACHE", (dir_ / "cache").c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("TRACEBED_CACHE");
+    fs::remove_all(dir_);
+  }
+  static std::string bytes(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  fs::path dir_;
+  ImageOptions options_;
+  KernelFiles kernel_;
+};
+
+TEST_F(CachedImage, CorruptOrCutShortImageIsWrittenAgain) {
+  auto first = build_initramfs(kernel_, options_);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const std::string good = bytes(*first);
+  ASSERT_GT(good.size(), 100u);
+  for (std::string bad : {good.substr(0, good.size() / 2), std::string(good).replace(good.size() / 2, 4, "XXXX")}) {
+    std::ofstream(*first, std::ios::binary | std::ios::trunc) << bad;
+    auto again = build_initramfs(kernel_, options_);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(*again, *first);
+    EXPECT_TRUE(bytes(*again) == good) << "the damaged image was kept (" << bad.size() << " bytes)";
+  }
+}
 
 TEST(Cpio, NewcEntriesAreAlignedAndTerminated) {
   CpioWriter w;
