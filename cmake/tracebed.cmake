@@ -58,8 +58,12 @@ endfunction()
 # is fixed so a CI failure replays on any machine with the same command (a
 # slower machine runs a prefix of the same sequence); exploratory runs pass
 # their own -seed and -max_total_time to the binary.
+# A corpus kept from a campaign, fixtures/fuzz/NAME, is read as a seed too.
 function(tracebed_fuzzer name source)
-  cmake_parse_arguments(F "" "CORPUS" "DEPS" ${ARGN})
+  cmake_parse_arguments(F "" "" "CORPUS;DEPS" ${ARGN})
+  if(EXISTS ${PROJECT_SOURCE_DIR}/fixtures/fuzz/${name})
+    list(APPEND F_CORPUS ${PROJECT_SOURCE_DIR}/fixtures/fuzz/${name})
+  endif()
   if(NOT TRACEBED_FUZZ)
     return()
   endif()
