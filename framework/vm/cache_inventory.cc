@@ -31,16 +31,20 @@ void measure(const fs::path& p, CacheItem& item) {
     note(*it);
 }
 
-// A run directory is "<pid>-<n>" or "test-<pid>": in use while that process lives.
+// A run directory is in use while the process it belongs to lives.
 bool live_run_dir(const fs::path& p) {
-  std::string name = p.filename().string();
-  if (name.starts_with("test-")) name = name.substr(5);
-  long pid = std::strtol(name.c_str(), nullptr, 10);
+  long pid = run_dir_owner(p.filename().string());
   std::error_code ec;
   return pid > 0 && fs::exists(fmt::format("/proc/{}", pid), ec);
 }
 
 }  // namespace
+
+long run_dir_owner(std::string_view name) {
+  if (name.starts_with("test-")) name.remove_prefix(5);
+  std::string digits(name.substr(0, name.find_first_not_of("0123456789")));
+  return digits.empty() ? 0 : std::strtol(digits.c_str(), nullptr, 10);
+}
 
 bool prunable_kind(const std::string& kind) {
   return kind == "kernels" || kind == "images" || kind == "snapshots" || kind == "tools" || kind == "debs" ||

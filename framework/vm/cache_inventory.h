@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tracebed::vm {
@@ -29,6 +30,11 @@ std::vector<CacheItem> cache_items(const std::filesystem::path& root);
 // Kinds `prune` removes items of; the others (apt lists, the accelerator
 // probe, suite timings) are small and worth keeping.
 bool prunable_kind(const std::string& kind);
+
+// The process a run directory belongs to, from its name ("<pid>-<n>", or
+// "test-<pid>"; what follows the pid, such as "/agent.sock", is ignored);
+// 0 when the name holds none.
+long run_dir_owner(std::string_view name);
 
 struct PruneResult {
   std::vector<CacheItem> removed;

@@ -68,6 +68,16 @@ TEST_F(CacheInventory, ARunDirectoryOfALiveProcessIsInUse) {
   EXPECT_TRUE(fs::exists(dir_ / fmt::format("run/{}-0", getpid())));
 }
 
+// The names make_run_dir and the test fixtures give, and a path inside one
+// as it appears in QEMU's command line.
+TEST(RunDirOwner, PidFromTheName) {
+  EXPECT_EQ(run_dir_owner("1234-0"), 1234);
+  EXPECT_EQ(run_dir_owner("1234-17/agent-serial.sock"), 1234);
+  EXPECT_EQ(run_dir_owner("test-987"), 987);
+  EXPECT_EQ(run_dir_owner("tracebed-abc"), 0);
+  EXPECT_EQ(run_dir_owner(""), 0);
+}
+
 TEST(ParseDuration, UnitsAndRefusals) {
   std::chrono::seconds s{};
   EXPECT_TRUE(parse_duration("30d", s));

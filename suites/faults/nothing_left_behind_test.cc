@@ -18,20 +18,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/base/text.h"
+#include "framework/vm/cache_inventory.h"
 #include "framework/vm/process.h"
 
 namespace tracebed {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The process a run directory ("<pid>-<n>") belongs to, or 0.
-long owner_of_run_dir(std::string_view name) {
-  auto dash = name.find('-');
-  if (dash == std::string_view::npos) return 0;
-  return base::parse_number<long>(name.substr(0, dash)).value_or(0);
-}
 
 bool alive(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0; }
 
@@ -79,7 +72,7 @@ class NothingLeftBehind : public ::testing::Environment {
       if (cmdline.find("qemu-system") == std::string::npos) continue;
       auto at = cmdline.find(run);
       if (at == std::string::npos) continue;
-      if (!ours_or_orphaned(owner_of_run_dir(std::string_view(cmdline).substr(at + run.size())))) continue;
+      if (!ours_or_orphaned(vm::run_dir_owner(std::string_view(cmdline).substr(at + run.size())))) continue;
       for (char& c : cmdline) c = c ? c : ' ';
       out.push_back(fmt::format("{}: {}", p.path().filename().string(), cmdline.substr(0, 300)));
     }
@@ -94,7 +87,7 @@ class NothingLeftBehind : public ::testing::Environment {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(run_root(), ec)) {
       std::string name = e.path().filename().string();
-      if (runs_before_.count(name) || !ours_or_orphaned(owner_of_run_dir(name))) continue;
+      if (runs_before_.count(name) || !ours_or_orphaned(vm::run_dir_owner(name))) continue;
       std::vector<std::string> files;
       for (const auto& f : fs::directory_iterator(e.path(), ec)) {
         std::string file = f.path().filename().string();
