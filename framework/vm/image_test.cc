@@ -1,15 +1,14 @@
 #include "framework/vm/image.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
-#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "framework/base/files.h"
+#include "framework/base/files_for_tests.h"
 
 namespace tracebed::vm {
 namespace {
@@ -20,12 +19,10 @@ using ::testing::HasSubstr;
 
 // An image in a cache of the test's own, from stand-in files (the writer
 // copies bytes; only busybox's ELF interpreter is looked at).
-class CachedImage : public ::testing::Test {
+class CachedImage : public base::ScratchDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / fmt::format("tracebed-image-{}", getpid());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    ScratchDirTest::SetUp();
     for (const char* f : {"agent", "probe-target", "busybox"}) std::ofstream(dir_ / f) << "stand-in " << f << "\n";
     options_.agent = dir_ / "agent";
     options_.probe_target = dir_ / "probe-target";
@@ -36,13 +33,8 @@ class CachedImage : public ::testing::Test {
   }
   void TearDown() override {
     ::unsetenv("TRACEBED_CACHE");
-    fs::remove_all(dir_);
+    ScratchDirTest::TearDown();
   }
-  static std::string bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  fs::path dir_;
   ImageOptions options_;
   KernelFiles kernel_;
 };
@@ -50,14 +42,18 @@ class CachedImage : public ::testing::Test {
 TEST_F(CachedImage, CorruptOrCutShortImageIsWrittenAgain) {
   auto first = build_initramfs(kernel_, options_);
   ASSERT_TRUE(first.ok()) << first.error().message;
-  const std::string good = bytes(*first);
+  auto written = base::read_file(*first);
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  const std::string good = *written;
   ASSERT_GT(good.size(), 100u);
   for (std::string bad : {good.substr(0, good.size() / 2), std::string(good).replace(good.size() / 2, 4, "XXXX")}) {
     std::ofstream(*first, std::ios::binary | std::ios::trunc) << bad;
     auto again = build_initramfs(kernel_, options_);
     ASSERT_TRUE(again.ok()) << again.error().message;
     EXPECT_EQ(*again, *first);
-    EXPECT_TRUE(bytes(*again) == good) << "the damaged image was kept (" << bad.size() << " bytes)";
+    auto rewritten = base::read_file(*again);
+    ASSERT_TRUE(rewritten.ok()) << rewritten.error().message;
+    EXPECT_TRUE(*rewritten == good) << "the damaged image was kept (" << bad.size() << " bytes)";
   }
 }
 
@@ -76,19 +72,12 @@ TEST(Cpio, NewcEntriesAreAlignedAndTerminated) {
   EXPECT_THAT(a, HasSubstr("TRAILER!!!"));
 }
 
-class ModuleOrder : public ::testing::Test {
+class ModuleOrder : public base::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / fmt::format("tracebed-modules-{}", getpid());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   void write(const std::string& rel, std::string_view text) {
     fs::create_directories((dir_ / rel).parent_path());
     std::ofstream(dir_ / rel) << text;
   }
-  fs::path dir_;
 };
 
 // modules.dep lines as depmod writes them for Debian's 6.1 cloud kernel.
