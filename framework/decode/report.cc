@@ -292,12 +292,16 @@ void write_buffer_name(TextOut& text, bool top, std::string_view name, size_t wi
 // libtraceevent's kbuffer reports lost events only for an event at the very
 // start of the sub-buffer's data, so trace-cmd 3.1.6 says nothing when a
 // time extend or padding comes first (Record keeps the truth).
-void write_dropped(TextOut& text, const Record& record) {
-  if (record.missed_not_at_data_start) return;
+[[gnu::cold, gnu::noinline]] void write_dropped_line(TextOut& text, const Record& record) {
   if (record.missed_events == kMissedUnknown)
     text += fmt::format("CPU:{} [EVENTS DROPPED]\n", record.cpu);
   else if (record.missed_events > 0)
     text += fmt::format("CPU:{} [{} EVENTS DROPPED]\n", record.cpu, static_cast<int64_t>(record.missed_events));
+}
+
+// Per record, inline: the line is rare.
+void write_dropped(TextOut& text, const Record& record) {
+  if (record.missed_events && !record.missed_not_at_data_start) write_dropped_line(text, record);
 }
 
 // -I, -S: common_flags bits (include/linux/trace_events.h TRACE_FLAG_HARDIRQ,
@@ -370,6 +374,110 @@ const EventFormat* RecordPrinter::format_fields_but_print_fmt(const Record& reco
   return nullptr;
 }
 
+namespace {
+
+// The records of a report, one line each, after the "cpus=" line.
+struct RecordLines {
+  RecordLines(TraceDat& file, const ReportOptions& options, Output& out, EventStream& stream)
+      : ctx(file.context()),
+        options(options),
+        out(out),
+        text(out.text()),
+        stream(stream),
+        buffers(file.buffers()),
+        printer(ctx, options),
+        pid_field(ctx.common_pid()),
+        flags_field(ctx.common_flags()),
+        skip_flags(irq_skip_flags(flags_field, options)),
+        head(head_style(file, options)),
+        usual_head(file.stamps_in_ns() && !options.latency_format && !options.ts_diff),
+        wakeup(options.wakeup ? WakeupLatency::make(ctx) : std::nullopt) {
+    // With instances, trace-cmd prefixes every line with the buffer's name
+    // (blank for the top level), right-aligned to the longest name.
+    prefix_buffers = buffers.size() > 1;
+    for (size_t i = 1; i < buffers.size(); ++i) name_width = std::max(name_width, buffers[i].name.size());
+  }
+
+  Status write() {
+    // Most reports choose no records: their loop leaves out the tests for
+    // --cpu, -I/-S, -F and -w, a few per record.
+    const bool selective = options.cpus || skip_flags || options.filter || wakeup;
+    TRACEBED_TRY(selective ? write_records<true>() : write_records<false>());
+    if (wakeup) wakeup->finish(text);
+    return {};
+  }
+
+  template <bool kSelective>
+  Status write_records() {
+    Record record;
+    for (;;) {
+      auto more = stream.next(record);
+      if (!more) return more.error();
+      if (!*more) return {};
+      const EventFormat* event = record.event ? record.event : ctx.event_of(record.data);
+      if constexpr (kSelective)
+        if (!chosen(record, event)) continue;
+      if (prefix_buffers) write_buffer_name(text, record.buffer == 0, buffers[record.buffer].name, name_width);
+      write_dropped(text, record);
+      write_line<kSelective>(record, event);
+      out.maybe_flush();
+    }
+  }
+
+  bool chosen(const Record& record, const EventFormat* event) {
+    // trace-cmd 3.1.6 with --cpu prints only the top-level buffer's events.
+    if (options.cpus && record.buffer != 0) return false;
+    if (skip_flags && (flags_field->read_int(record.data, ctx.endian) & skip_flags)) return false;
+    return !options.filter || options.filter->keep(record, event);
+  }
+
+  template <bool kSelective>
+  void write_line(const Record& record, const EventFormat* event) {
+    const size_t line_start = text.size();
+    if (!event) {
+      head.write_unknown(text, ctx, record);
+    } else if (const int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
+               usual_head && out.head_here(ctx, *event, pid, record.cpu, record.ts)) {
+      // The common case: the head is written when the text is (Output).
+    } else {
+      head.write(text, ctx, *event, record, pid);
+    }
+    if (const EventFormat* rest = printer.format_fields_but_print_fmt(record, event, stream, text)) {
+      // -w reads the line, so it cannot be left for later.
+      if ((!kSelective || !wakeup) && out.print_fmt_here(*rest, record)) {
+        text += '\n';
+        return;
+      }
+      rest->printer()->format(record, *rest, ctx, text);
+    }
+    // trace-cmd drops one trailing newline of the event's text.
+    if (text.size() > line_start && text.back() == '\n') text.pop_back();
+    if constexpr (kSelective)
+      if (wakeup && event) wakeup->on_record(record, *event, text);
+    text += '\n';
+  }
+
+  TraceContext& ctx;
+  const ReportOptions& options;
+  Output& out;
+  TextOut& text;
+  EventStream& stream;
+  const std::vector<TraceDatBuffer>& buffers;
+  RecordPrinter printer;
+  const Field* pid_field;
+  const Field* flags_field;
+  const uint64_t skip_flags;
+  ReportHead head;
+  // LineHead writes the usual head; the options that change it take the
+  // general way.
+  const bool usual_head;
+  std::optional<WakeupLatency> wakeup;
+  bool prefix_buffers = false;
+  size_t name_width = 0;
+};
+
+}  // namespace
+
 Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out_file) {
   TraceContext& ctx = file.context();
   const bool latency_format = !file.buffers().empty() && file.buffers()[0].latency;
@@ -380,70 +488,13 @@ Status write_report(TraceDat& file, const ReportOptions& options, std::FILE* out
   text += '\n';
   if (latency_format) return write_latency_text(file, out);
 
-  // With instances, trace-cmd prefixes every line with the buffer's name
-  // (blank for the top level), right-aligned to the longest name.
-  const auto& buffers = file.buffers();
-  bool prefix_buffers = buffers.size() > 1;
-  size_t name_width = 0;
-  for (size_t i = 1; i < buffers.size(); ++i) name_width = std::max(name_width, buffers[i].name.size());
-
   // trace_cmd_events: what trace-cmd 3.1.6 reads, which for some instance
   // layouts is less than the kernel wrote (see trace_dat.h).
-  auto stream_result = file.trace_cmd_events(options.cpus);
-  if (!stream_result) return stream_result.error();
-  EventStream& stream = **stream_result;
-  RecordPrinter printer(ctx, options);
-  const Field* pid_field = ctx.common_pid();
-  const Field* flags_field = ctx.common_flags();
-  const uint64_t skip_flags = irq_skip_flags(flags_field, options);
-  ReportHead head(head_style(file, options));
-  // LineHead writes the usual head; the options that change it take the
-  // general way.
-  const bool usual_head = file.stamps_in_ns() && !options.latency_format && !options.ts_diff;
-  std::optional<WakeupLatency> wakeup = options.wakeup ? WakeupLatency::make(ctx) : std::nullopt;
-
-  Record record;
-  for (;;) {
-    auto more = stream.next(record);
-    if (!more) {
-      out.flush();
-      return more.error();
-    }
-    if (!*more) break;
-
-    // trace-cmd 3.1.6 with --cpu prints only the top-level buffer's events.
-    if (options.cpus && record.buffer != 0) continue;
-    if (skip_flags && (flags_field->read_int(record.data, ctx.endian) & skip_flags)) continue;
-    const EventFormat* event = record.event ? record.event : ctx.event_of(record.data);
-    if (options.filter && !options.filter->keep(record, event)) continue;
-    if (prefix_buffers) write_buffer_name(text, record.buffer == 0, buffers[record.buffer].name, name_width);
-    write_dropped(text, record);
-
-    size_t line_start = text.size();
-    if (!event) {
-      head.write_unknown(text, ctx, record);
-    } else if (const int pid = pid_field ? static_cast<int>(pid_field->read_int(record.data, ctx.endian)) : 0;
-               usual_head && out.head_here(ctx, *event, pid, record.cpu, record.ts)) {
-      // The common case: the head is written when the text is (Output).
-    } else {
-      head.write(text, ctx, *event, record, pid);
-    }
-    if (const EventFormat* rest = printer.format_fields_but_print_fmt(record, event, stream, text)) {
-      if (!wakeup && out.print_fmt_here(*rest, record)) {
-        text += '\n';
-        out.maybe_flush();
-        continue;
-      }
-      rest->printer()->format(record, *rest, ctx, text);
-    }
-    // trace-cmd drops one trailing newline of the event's text.
-    if (text.size() > line_start && text.back() == '\n') text.pop_back();
-    if (wakeup && event) wakeup->on_record(record, *event, text);
-    text += '\n';
-    out.maybe_flush();
-  }
-  if (wakeup) wakeup->finish(text);
+  auto stream = file.trace_cmd_events(options.cpus);
+  if (!stream) return stream.error();
+  const Status written = RecordLines(file, options, out, **stream).write();
   if (!out.flush()) return Error{"write error on output"};
+  if (!written) return written;
   // kallsyms is read on the first lookup; a corrupt one fails the report
   // after what could be printed (addresses stayed numbers).
   if (ctx.kallsyms_error()) return *ctx.kallsyms_error();
