@@ -432,26 +432,16 @@ void Eval::str_mask(TextOut& out, const std::string& format, int len_arg, const 
 
 void Eval::number_by_printf(TextOut& out, const Segment& s, int len_arg, uint64_t val) const {
   const char* f = s.format.c_str();
-  int plen = takes_star(s.format) ? len_arg : -1;
+  // A `*` takes its width even when negative (left-aligned): libtraceevent
+  // 1.7.1 leaves a negative one out and printf then reads a missing argument.
+  const auto print = [&](auto v) { takes_star(s.format) ? appendf(out, f, len_arg, v) : appendf(out, f, v); };
   switch (s.ls) {
-    case -2:
-      plen >= 0 ? appendf(out, f, plen, static_cast<char>(val)) : appendf(out, f, static_cast<char>(val));
-      break;
-    case -1:
-      plen >= 0 ? appendf(out, f, plen, static_cast<short>(val)) : appendf(out, f, static_cast<short>(val));
-      break;
-    case 0:
-      plen >= 0 ? appendf(out, f, plen, static_cast<int>(val)) : appendf(out, f, static_cast<int>(val));
-      break;
-    case 1:
-      plen >= 0 ? appendf(out, f, plen, static_cast<long>(val)) : appendf(out, f, static_cast<long>(val));
-      break;
-    case 2:
-      plen >= 0 ? appendf(out, f, plen, static_cast<long long>(val))
-                : appendf(out, f, static_cast<long long>(val));
-      break;
-    default:
-      break;
+    case -2: return print(static_cast<char>(val));
+    case -1: return print(static_cast<short>(val));
+    case 0: return print(static_cast<int>(val));
+    case 1: return print(static_cast<long>(val));
+    case 2: return print(static_cast<long long>(val));
+    default: return;
   }
 }
 

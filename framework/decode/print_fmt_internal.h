@@ -12,6 +12,7 @@
 //   print_fmt.cc           PrintFmt: parse once, format each record, -R fields
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -174,6 +175,13 @@ inline size_t text_len(const void* s, size_t max) {
   return s && max ? strnlen(static_cast<const char*>(s), max) : 0;
 }
 
+// The widest field and the longest precision the kernel's vsnprintf prints
+// (lib/vsprintf.c FIELD_WIDTH_MAX, PRECISION_MAX): no event of a real
+// kernel asks for more, and a format file or a record's `*` width that does
+// is held to it, as the kernel would, instead of making one record gigabytes
+// of text (printf allows up to 2^31 - 1).
+inline constexpr int kMaxFieldWidth = (1 << 23) - 1;
+
 // Appends printf output; the format comes from the event (as in libtraceevent).
 template <typename... A>
 void appendf(TextOut& out, const char* format, A... a) {
@@ -234,7 +242,8 @@ struct Eval {
   }
   // print_parse_data for one segment.
   void segment(TextOut& out, const Segment& s, const std::vector<NodePtr>& args) const {
-    int len_arg = s.len_arg >= 0 ? static_cast<int>(num(args[s.len_arg].get())) : -1;
+    int len_arg =
+        s.len_arg >= 0 ? std::clamp(static_cast<int>(num(args[s.len_arg].get())), -kMaxFieldWidth, kMaxFieldWidth) : -1;
     switch (s.type) {
       case SegType::text:
         out += s.format;

@@ -82,6 +82,27 @@ int pointer_suffix_len(const char* f) {
   }
 }
 
+// Holds a conversion's width and precision to what the kernel prints
+// (kMaxFieldWidth): "%01824654784d" becomes "%08388607d".
+void clamp_widths(std::string& format) {
+  for (size_t i = 1; i < format.size();) {
+    if (format[i] < '0' || format[i] > '9') {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    uint64_t value = 0;
+    for (; end < format.size() && format[end] >= '0' && format[end] <= '9'; ++end)
+      value = std::min<uint64_t>(value * 10 + static_cast<uint64_t>(format[end] - '0'), uint64_t{1} << 32);
+    if (value > static_cast<uint64_t>(kMaxFieldWidth)) {
+      const bool zero_flag = format[i] == '0';
+      format.replace(i, end - i, (zero_flag ? "0" : "") + std::to_string(kMaxFieldWidth));
+      end = i + (zero_flag ? 1 : 0) + std::to_string(kMaxFieldWidth).size();
+    }
+    i = end;
+  }
+}
+
 // The arguments a format binds, in order.
 struct Binder {
   SegmentList& out;
@@ -121,6 +142,7 @@ bool add_conversion(Binder& b, const char* start, const char*& f, int ls, int le
     len = 31;
   }
   std::string format(start, len);
+  clamp_widths(format);
   if (type == SegType::digit && (ls < -2 || ls > 2)) b.fail(fmt::format("bad count ({})", ls));
   if (type == SegType::string) {
     // Length modifiers would make printf read a wide string ("%ls")

@@ -206,6 +206,47 @@ TEST_F(PrintFmtTest, PaddedStringsMatchSnprintf) {
   }
 }
 
+// A width or precision no kernel prints (lib/vsprintf.c holds both to
+// 2^23 - 1), from the format file or from a record's `*` argument, is held
+// to that, as the kernel would, instead of allocating gigabytes (found by
+// the event_format fuzzer: "%01824654784d"). Below it, the text is printf's.
+TEST_F(PrintFmtTest, HugeWidthsAreHeldToTheKernelsLimit) {
+  uint32_t id = 960;
+  const auto event = [&](const std::string& fmt) -> const EventFormat& {
+    const std::string format_file = "name: wide\nID: " + std::to_string(++id) +
+                                    "\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+                                    "\tfield:int width;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+                                    "print fmt: " + fmt + "\n";
+    EXPECT_TRUE(ctx_.add_event_format("test", format_file, "wide").ok());
+    const EventFormat& ev = *ctx_.events().back();
+    EXPECT_TRUE(ev.printer()) << ev.print_fmt_error();
+    return ev;
+  };
+  const auto print_width = [&](const EventFormat& ev, int width) {
+    RecordBuilder rb(ev);
+    rb.set("width", static_cast<uint32_t>(width));
+    return print(ev, rb);
+  };
+  const size_t most = (size_t{1} << 23) - 1;
+  const auto padded = [](size_t width, const std::string& value, char pad) {
+    return "<" + std::string(width - value.size(), pad) + value + ">";
+  };
+  EXPECT_EQ(print_width(event("\"<%01824654784d>\", REC->width"), 7), padded(most, "7", '0'));
+  EXPECT_EQ(print_width(event("\"<%8388607d>\", REC->width"), 7), padded(most, "7", ' '));
+  EXPECT_EQ(print_width(event("\"<%.99999999999d>\", REC->width"), 7), padded(most, "7", '0'));
+  EXPECT_EQ(print_width(event("\"<%5d>\", REC->width"), 7), "<    7>");
+  const EventFormat& star = event("\"<%*d>\", REC->width, REC->width");
+  for (const int width : {12, (1 << 23) - 1, 1 << 23, 2000000000}) {
+    SCOPED_TRACE(width);
+    const std::string value = std::to_string(width);
+    EXPECT_EQ(print_width(star, width), padded(std::min<size_t>(static_cast<size_t>(width), most), value, ' '));
+  }
+  // A negative `*` width left-aligns, held to the same limit.
+  const std::string left = print_width(star, -2000000000);
+  ASSERT_EQ(left.size(), most + 2);
+  EXPECT_EQ(left.substr(0, 12), "<-2000000000");
+}
+
 TEST_F(PrintFmtTest, SchedWakingMatchesReport) {
   const EventFormat& ev = load("sched_waking-6.12.format");
   RecordBuilder rb(ev);
