@@ -13,13 +13,14 @@ std::string_view fault_name(FaultKind kind) {
     case FaultKind::bug: return "kernel BUG";
     case FaultKind::warning: return "kernel WARNING";
     case FaultKind::hung_task: return "hung task";
+    case FaultKind::out_of_memory: return "out of memory";
   }
   return "fault";
 }
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, FaultKind>, 8> kMarkers = {{
+constexpr std::array<std::pair<std::string_view, FaultKind>, 9> kMarkers = {{
     {"Kernel panic - not syncing", FaultKind::panic},
     {"Oops:", FaultKind::oops},
     {"general protection fault", FaultKind::oops},
@@ -28,11 +29,32 @@ constexpr std::array<std::pair<std::string_view, FaultKind>, 8> kMarkers = {{
     {"UBSAN:", FaultKind::bug},
     {"WARNING:", FaultKind::warning},
     {" blocked for more than ", FaultKind::hung_task},
+    {" invoked oom-killer: ", FaultKind::out_of_memory},
 }};
 
 size_t line_start(std::string_view text, size_t pos) {
   auto nl = pos == 0 ? std::string_view::npos : text.rfind('\n', pos - 1);
   return nl == std::string_view::npos ? 0 : nl + 1;
+}
+
+// The OOM killer's report is a call trace, then a memory table hundreds of
+// lines long, then what it did: its "oom-kill:" and "Out of memory: Killed
+// process" lines (mm/oom_kill.c), found within the next 1000 lines.
+std::string oom_verdict(std::string_view console, size_t from) {
+  std::string out;
+  size_t pos = from;
+  for (int i = 0; i < 1000 && pos < console.size(); ++i) {
+    size_t end = console.find('\n', pos + 1);
+    if (end == std::string_view::npos) end = console.size();
+    std::string_view line = console.substr(pos, end - pos);
+    if (line.find("oom-kill:") != std::string_view::npos || line.find("Killed process") != std::string_view::npos) {
+      if (out.empty()) out = "\n[...]";
+      out += line;
+    }
+    if (line.find("Killed process") != std::string_view::npos) break;
+    pos = end;
+  }
+  return out;
 }
 
 }  // namespace
@@ -57,6 +79,7 @@ std::optional<ConsoleFault> find_fault(std::string_view console, size_t from) {
         stop = next == std::string_view::npos ? console.size() : next;
       }
       f.excerpt = std::string(console.substr(begin, stop - begin));
+      if (kind == FaultKind::out_of_memory) f.excerpt += oom_verdict(console, stop);
       std::erase(f.excerpt, '\r');
       return f;
     }

@@ -3,7 +3,8 @@
 // The markers are the kernel's own: "Kernel panic - not syncing"
 // (kernel/panic.c), "Oops:" / "general protection fault" (arch/x86/kernel/
 // dumpstack.c, traps.c), "BUG:" and "kernel BUG at" (lib/bug.c and friends),
-// "WARNING:" (kernel/panic.c __warn), hung tasks ("blocked for more than").
+// "WARNING:" (kernel/panic.c __warn), hung tasks ("blocked for more than"),
+// the OOM killer ("invoked oom-killer:", mm/oom_kill.c dump_header).
 #pragma once
 
 #include <optional>
@@ -12,7 +13,7 @@
 
 namespace tracebed::vm {
 
-enum class FaultKind { panic, oops, bug, warning, hung_task };
+enum class FaultKind { panic, oops, bug, warning, hung_task, out_of_memory };
 
 std::string_view fault_name(FaultKind kind);
 
@@ -22,8 +23,11 @@ struct ConsoleFault {
   std::string excerpt;  // a few lines before, and what followed
   size_t offset = 0;    // byte offset of the line in the console text
   size_t end = 0;       // byte offset just past the line's newline
-  // Panic, Oops and BUG leave the kernel unusable; a WARNING does not.
-  bool fatal() const { return kind != FaultKind::warning && kind != FaultKind::hung_task; }
+  // Panic, Oops and BUG leave the kernel unusable; a WARNING, a hung task
+  // or the OOM killer's work does not.
+  bool fatal() const {
+    return kind != FaultKind::warning && kind != FaultKind::hung_task && kind != FaultKind::out_of_memory;
+  }
 };
 
 // Finds the first fault in console text at or after `from`.

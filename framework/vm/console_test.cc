@@ -1,5 +1,7 @@
 #include "framework/vm/console.h"
 
+#include <string>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -52,6 +54,37 @@ TEST(Console, OopsAndHungTasks) {
   EXPECT_EQ(find_fault("[ 3.0] general protection fault, probably for non-canonical address\n")->kind, FaultKind::oops);
   EXPECT_EQ(find_fault("[ 3.0] INFO: task sh:12 blocked for more than 120 seconds.\n")->kind, FaultKind::hung_task);
   EXPECT_FALSE(find_fault("[ 0.1] Booting paravirtualized kernel on bare hardware\n").has_value());
+}
+
+// The OOM killer in a debian-6.12 guest (`tail /dev/zero`, suites/faults):
+// its first line, and 81 lines later what it killed. The memory table
+// between is stood in for by numbered lines.
+std::string oom_report() {
+  std::string text =
+      "[    4.828147] tail invoked oom-killer: gfp_mask=0x440dc0(GFP_KERNEL_ACCOUNT|__GFP_COMP|__GFP_ZERO), order=0, "
+      "oom_score_adj=0\r\n"
+      "[    4.831871] CPU: 1 UID: 0 PID: 156 Comm: tail Not tainted 6.12.107+deb13-cloud-amd64 #1  Debian 6.12.107-1\r\n";
+  for (int i = 0; i < 79; ++i) text += "[    4.839975] memory table line " + std::to_string(i) + "\r\n";
+  text +=
+      "[    4.844666] Out of memory: Killed process 156 (tail) total-vm:441368kB, anon-rss:439168kB, file-rss:0kB, "
+      "shmem-rss:1324kB, UID:0 pgtables:904kB oom_score_adj:0\r\n"
+      "tracebed-agent: after\r\n";
+  return text;
+}
+
+TEST(Console, OutOfMemoryIsReportedWithWhatWasKilled) {
+  const std::string text = oom_report();
+  auto f = find_fault(text);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->kind, FaultKind::out_of_memory);
+  EXPECT_FALSE(f->fatal()) << "the kernel goes on after the OOM killer";
+  EXPECT_EQ(fault_name(f->kind), "out of memory");
+  EXPECT_THAT(f->line, HasSubstr("tail invoked oom-killer: gfp_mask=0x440dc0"));
+  EXPECT_THAT(f->excerpt, HasSubstr("Comm: tail"));
+  EXPECT_THAT(f->excerpt, HasSubstr("\n[...]\n[    4.844666] Out of memory: Killed process 156 (tail)"));
+  EXPECT_THAT(f->excerpt, Not(HasSubstr("memory table line 78")));
+  EXPECT_THAT(f->excerpt, Not(HasSubstr("tracebed-agent: after")));
+  EXPECT_THAT(f->excerpt, Not(HasSubstr("\r")));
 }
 
 // Captured from a debian-6.12 guest booted with acpi=off, told to power

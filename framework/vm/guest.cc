@@ -521,12 +521,24 @@ void Guest::read_console() {
   if (auto size = fs::file_size(console_path_, ec); !ec && size < console_read_) console_read_ = 0;
   in.seekg(static_cast<std::streamoff>(console_read_));
   char buf[65536];
-  // Keep at most 16 MiB: a guest flooding its console must not eat the host.
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     size_t n = static_cast<size_t>(in.gcount());
     console_read_ += n;
-    if (console_.size() < (16u << 20)) console_.append(buf, n);
+    console_.append(buf, n);
+    if (console_.size() > kConsoleKept) forget_console_head();
   }
+}
+
+// A guest flooding its console must not eat the host, and a fault printed
+// after the flood must still be found: keep the newest half of the window,
+// from a line's start.
+void Guest::forget_console_head() {
+  size_t drop = console_.size() - kConsoleKept / 2;
+  if (auto nl = console_.find('\n', drop); nl != std::string::npos) drop = nl + 1;
+  console_.erase(0, drop);
+  console_dropped_ += drop;
+  fatal_scan_ = fatal_scan_ > drop ? fatal_scan_ - drop : 0;
+  checked_ = checked_ > drop ? checked_ - drop : 0;
 }
 
 std::string Guest::console_text() {
@@ -665,14 +677,14 @@ Result<agent::RunResult> Guest::run(std::vector<std::string> argv, std::chrono::
 Status Guest::stop(std::chrono::seconds timeout) {
   if (!alive()) return dead_ ? Status(*dead_) : Status{};
   read_console();
-  const size_t from = console_.size();
+  const size_t from = console_dropped_ + console_.size();  // counted from the console's start
   if (!dead_ && client_) (void)client_->shutdown();
   auto until = Clock::now() + timeout;
   while (alive() && Clock::now() < until) {
     read_console();
     // A kernel that cannot power off halts and QEMU stays up: the guest is
     // done, so end QEMU now rather than at the timeout.
-    if (halted_instead_of_power_off(console_, from)) {
+    if (halted_instead_of_power_off(console_, from > console_dropped_ ? from - console_dropped_ : 0)) {
       kill();
       return {};
     }

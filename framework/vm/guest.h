@@ -146,6 +146,7 @@ class Guest {
   Result<std::unique_ptr<agent::Client>> connect_libvirt_agent();
   Status watchdog();
   void read_console();
+  void forget_console_head();
   std::string qemu_log_tail();
 
   KernelFiles kernel_;
@@ -170,7 +171,11 @@ class Guest {
   int serial_fd_ = -1;  // fallback: second serial port
   std::unique_ptr<LibvirtDomain> domain_;  // launcher "libvirt"
   std::unique_ptr<agent::Client> client_;
+  // The console's newest text, at most kConsoleKept bytes of it
+  // (forget_console_head); console_dropped_ bytes came before.
+  static constexpr size_t kConsoleKept = size_t{16} << 20;
   std::string console_;
+  size_t console_dropped_ = 0;
   size_t console_read_ = 0;
   size_t fatal_scan_ = 0;
   size_t checked_ = 0;

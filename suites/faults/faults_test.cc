@@ -1,8 +1,13 @@
-// A panic, a dead agent, a hung guest and a bad kernel path each end as an
-// error that says what happened, within a bounded time; the next guest works.
+// A panic, a dead agent, a hung guest, a killed QEMU, a guest out of memory,
+// a console flood and a bad kernel path each end as an error that says what
+// happened, within a bounded time; the next guest works.
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -69,6 +74,79 @@ TEST(Faults, WarningOnTheConsoleIsAFailure) {
   EXPECT_THAT(st.error().message, HasSubstr("kernel WARNING"));
   EXPECT_TRUE(g->check_console().ok()) << "a fault is reported once";
   EXPECT_TRUE(g->alive());
+}
+
+// This process's children whose command is a QEMU (the qemu launcher's
+// guests are its children).
+std::vector<pid_t> qemu_children() {
+  std::vector<pid_t> out;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream children(task.path() / "children");
+    for (pid_t pid; children >> pid;) {
+      std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+      std::string name;
+      if (std::getline(comm, name) && name.starts_with("qemu-system")) out.push_back(pid);
+    }
+  }
+  return out;
+}
+
+// QEMU killed under a running command (the OOM killer of the host, a user):
+// the command fails at once with how QEMU ended and the console's tail.
+TEST(Faults, KilledQemuFailsTheCommandWithTheConsoleTail) {
+  if (testing::environment().options().launcher == "libvirt") GTEST_SKIP() << "libvirt's QEMU is not our child";
+  auto g = boot();
+  const auto qemus = qemu_children();
+  ASSERT_EQ(qemus.size(), 1u) << "one guest, one QEMU";
+  std::thread killer([pid = qemus[0]] {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    ::kill(pid, SIGKILL);
+  });
+  auto t0 = Clock::now();
+  auto r = g->run({"sleep", "60"});
+  killer.join();
+  ASSERT_FALSE(r.ok()) << "sleep 60 finished in a killed guest";
+  EXPECT_THAT(r.error().message, HasSubstr("QEMU was killed by signal 9"));
+  EXPECT_THAT(r.error().message, HasSubstr("--- console tail"));
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(20));
+  EXPECT_FALSE(g->alive());
+}
+
+// The guest out of memory: the OOM killer ends the command that ate it (the
+// agent lives on), and the test fails with the kernel's report.
+TEST(Faults, OutOfMemoryIsAFailureWithTheKernelsReport) {
+  auto g = boot();
+  // tail keeps the "last line" of /dev/zero, which never ends, in memory.
+  auto r = g->sh("tail /dev/zero", std::chrono::seconds(120));
+  ASSERT_OK(r);
+  EXPECT_EQ(r->signal, SIGKILL) << "status " << r->exit_code << ": " << r->err;
+  auto st = g->check_console();
+  ASSERT_FALSE(st.ok()) << "the OOM killer's report was not seen";
+  EXPECT_THAT(st.error().message, HasSubstr("out of memory in the"));
+  EXPECT_THAT(st.error().message, HasSubstr("invoked oom-killer"));
+  EXPECT_THAT(st.error().message, HasSubstr("Killed process"));
+  EXPECT_TRUE(g->alive());
+  EXPECT_OK(g->run({"true"}));
+}
+
+// A guest that floods its console with more than the host keeps of it: the
+// host holds a bounded window, the guest still answers, and a fault printed
+// after the flood is still found.
+TEST(Faults, ConsoleFloodIsBoundedAndLaterFaultsAreFound) {
+  auto g = boot();
+  // 17 MiB of lines through the serial console, past the 16 MiB kept.
+  auto r = g->sh("yes 'tracebed console flood, a line of about fifty bytes' | head -c 17825792 > /dev/console",
+                 std::chrono::seconds(600));
+  ASSERT_OK(r);
+  ASSERT_EQ(r->exit_code, 0) << r->err;
+  ASSERT_OK(g->sh("echo 'WARNING: CPU: 0 PID: 1 at tracebed/flood.c:1 after_the_flood+0x0/0x0' > /dev/kmsg"));
+  auto st = g->check_console();
+  ASSERT_FALSE(st.ok()) << "the WARNING after the flood was not seen";
+  EXPECT_THAT(st.error().message, HasSubstr("after_the_flood"));
+  EXPECT_LE(g->console_text().size(), size_t{16} << 20);
+  EXPECT_THAT(g->console_text(), HasSubstr("a line of about fifty bytes"));
+  EXPECT_GE(std::filesystem::file_size(g->console_path()), size_t{17} << 20);
+  EXPECT_OK(g->run({"true"}));
 }
 
 TEST(Faults, BadKernelPathSaysSo) {
