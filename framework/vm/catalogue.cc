@@ -13,6 +13,7 @@
 #include "framework/base/files.h"
 #include "framework/base/lock_file.h"
 #include "framework/vm/apt.h"
+#include "framework/vm/cache_entry.h"
 #include "framework/vm/process.h"
 #include "framework/vm/tree_build.h"
 
@@ -20,6 +21,12 @@ namespace tracebed::vm {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+
+std::string deb_file_name(const DebPackage& p) {
+  std::string v = p.version;
+  for (size_t i; (i = v.find(':')) != std::string::npos;) v.replace(i, 1, "%3a");
+  return fmt::format("{}_{}_{}.deb", p.name, v, p.arch);
+}
 
 namespace {
 
@@ -30,12 +37,6 @@ fs::path kernel_root(const KernelSpec& spec) {
   return cache_dir() / "kernels" / fmt::format("{}-{}", spec.name, content_hash(key).substr(0, 12));
 }
 
-// apt-get download names files PACKAGE_VERSION_ARCH.deb with ':' escaped.
-std::string deb_file_name(const DebPackage& p) {
-  std::string v = p.version;
-  for (size_t i; (i = v.find(':')) != std::string::npos;) v.replace(i, 1, "%3a");
-  return fmt::format("{}_{}_{}.deb", p.name, v, p.arch);
-}
 
 // Downloads `pkgs` into `debs` with one apt-get call (its start-up over six
 // suites' lists costs seconds) and checks each against its sha256.
@@ -297,6 +298,18 @@ Result<std::string> bzimage_release(const fs::path& image) {
   return std::string(v);
 }
 
+namespace {
+
+// Those of `files` (relative to `root`) that exist.
+std::vector<fs::path> existing(const fs::path& root, const std::vector<fs::path>& files) {
+  std::vector<fs::path> out;
+  for (const fs::path& f : files)
+    if (!f.empty() && fs::is_regular_file(root / f)) out.push_back(f);
+  return out;
+}
+
+}  // namespace
+
 Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& spec) {
   KernelFiles files;
   files.name = spec.name;
@@ -330,6 +343,13 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
                                "(15-50 minutes on two cores)",
                                spec.name, root.string(), spec.name)};
     files.release = release->substr(0, release->find('\n'));
+    if (auto whole = check_cache_entry(root, {"bzImage", "config"}); !whole) {
+      // Hours of work, so not started here: the next build starts afresh.
+      std::error_code ec;
+      fs::remove(root / ".complete", ec);
+      return Error{fmt::format("{}: the cached build is damaged ({}); `tracebed kernels build {}` builds it again",
+                               spec.name, whole.error().message, spec.name)};
+    }
     if (fs::path dir = root / "lib" / "modules" / files.release; fs::is_directory(dir)) {
       files.modules_dir = dir;
       files.carry_modules = true;
@@ -340,13 +360,19 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
   files.vmlinuz = root / spec.vmlinuz;
   files.config = root / spec.config;
   files.modules_dir = spec.modules_dir.empty() ? fs::path() : root / spec.modules_dir;
-  if (fs::exists(root / ".complete")) return files;
+  const std::vector<fs::path> hashed = {spec.vmlinuz, spec.config};
+  if (fs::exists(root / ".complete") && check_cache_entry(root, hashed)) return files;
 
   // Two test binaries may fetch the same kernel at once: one downloads, the
   // other waits and then finds it complete.
   TRACEBED_ASSIGN_OR_RETURN(base::LockFile lock, base::LockFile::acquire(root.parent_path() / ".lock"));
   std::error_code ec;
-  if (fs::exists(root / ".complete")) return files;
+  if (fs::exists(root / ".complete")) {
+    auto whole = check_cache_entry(root, hashed);
+    if (whole) return files;
+    progress(fmt::format("{}: {}; unpacking the kernel again", spec.name, whole.error().message));
+    fs::remove(root / ".complete", ec);
+  }
 
   std::vector<fs::path> deb_paths;
   for (const auto& pkg : spec.packages) {
@@ -369,10 +395,11 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
     fs::remove_all(tmp, ec);
     return Error{fmt::format("{}: the packages hold no {} (catalogue entry wrong?)", spec.name, spec.vmlinuz)};
   }
+  TRACEBED_ASSIGN_OR_RETURN(std::string marker, completion_text(tmp, spec.release, existing(tmp, hashed)));
   fs::remove_all(root, ec);
   fs::rename(tmp, root, ec);
   if (ec) return Error{fmt::format("{}: {}", root.string(), ec.message())};
-  TRACEBED_TRY(write_file_atomic(root / ".complete", spec.release + "\n"));
+  TRACEBED_TRY(write_file_atomic(root / ".complete", marker));
   progress(fmt::format("{}: ready ({})", spec.name, spec.release));
   return files;
 }

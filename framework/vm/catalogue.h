@@ -113,6 +113,10 @@ bool kernel_cached(const KernelSpec& spec);
 // <cache>/kernels/NAME-HASH, the hash covering the pins or the recipe.
 std::filesystem::path kernel_cache_dir(const KernelSpec& spec);
 
+// The name apt-get download gives a package's file in <cache>/debs:
+// PACKAGE_VERSION_ARCH.deb, with ':' escaped.
+std::string deb_file_name(const DebPackage& p);
+
 // The hex sha256 of a file (sha256sum), as the catalogue and apt pin them.
 Result<std::string> sha256_of(const std::filesystem::path& file);
 

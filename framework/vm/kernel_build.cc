@@ -9,6 +9,7 @@
 #include "framework/base/files.h"
 #include "framework/base/lock_file.h"
 #include "framework/base/text.h"
+#include "framework/vm/cache_entry.h"
 #include "framework/vm/kernel_build_steps.h"
 #include "framework/vm/module_build.h"
 #include "framework/vm/process.h"
@@ -234,7 +235,8 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
     progress(fmt::format("{}: the recipe expects release {}, the bzImage says {}", spec.name, spec.release, release));
   km.log().close();
   fs::copy_file(km.log_path(), staged / "build.log", ec);
-  TRACEBED_TRY(write_file_atomic(staged / ".complete", release + "\n"));
+  TRACEBED_ASSIGN_OR_RETURN(std::string marker, completion_text(staged, release, {"bzImage", "config"}));
+  TRACEBED_TRY(write_file_atomic(staged / ".complete", marker));
   fs::remove_all(root, ec);
   fs::rename(staged, root, ec);
   if (ec) return Error{fmt::format("{}: {}", root.string(), ec.message())};

@@ -22,11 +22,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
 #include "framework/base/result.h"
 #include "framework/base/text.h"
 #include "framework/testing/assert_ok.h"
 #include "framework/vm/apt.h"
 #include "framework/vm/catalogue.h"
+#include "framework/vm/process.h"
 
 namespace tracebed {
 namespace {
@@ -85,7 +87,10 @@ Result<Choice> choose_dash() {
 
 class HostCache : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { choice_ = new Result<Choice>(choose_dash()); }
+  static void SetUpTestSuite() {
+    choice_ = new Result<Choice>(choose_dash());
+    real_cache_ = vm::cache_dir();
+  }
   static void TearDownTestSuite() { delete choice_; }
 
   void SetUp() override {
@@ -118,6 +123,7 @@ class HostCache : public ::testing::Test {
   }
 
   static Result<Choice>* choice_;
+  static inline fs::path real_cache_;  // the user's cache, before the test's own
   fs::path root_;
   std::optional<ScopedEnv> cache_;
 };
@@ -146,6 +152,43 @@ TEST_F(HostCache, CorruptCachedDebIsDownloadedAgain) {
   ASSERT_OK(fetch());
   EXPECT_EQ(sha256(*first), deb().sha256);
   EXPECT_THAT(in_debs(), IsEmpty());
+}
+
+// A cached kernel whose bzImage changed after it was unpacked (a disk
+// error, a stray write) is found by the sha256 its `.complete` recorded, and
+// unpacked again from its .deb before a guest boots it. The .debs come from
+// the real cache (hard links), so nothing is downloaded.
+TEST_F(HostCache, DamagedCachedKernelIsUnpackedAgain) {
+  const vm::Catalogue& catalogue = (*choice_)->catalogue;
+  auto spec = catalogue.resolve("debian-6.12");
+  ASSERT_OK(spec);
+  fs::create_directories(root_ / "debs");
+  for (const vm::DebPackage& pkg : spec->packages) {
+    const fs::path cached = real_cache_ / "debs" / vm::deb_file_name(pkg);
+    if (!fs::exists(cached)) GTEST_SKIP() << "needs debian-6.12 fetched into the cache first: no " << cached;
+    std::error_code ec;
+    fs::create_hard_link(cached, root_ / "debs" / cached.filename(), ec);
+    if (ec) fs::copy_file(cached, root_ / "debs" / cached.filename());
+  }
+  auto first = vm::fetch_kernel(catalogue, *spec);
+  ASSERT_OK(first);
+  const std::string whole = sha256(first->vmlinuz);
+  auto marker = base::read_file(vm::kernel_cache_dir(*spec) / ".complete");
+  ASSERT_OK(marker);
+  EXPECT_THAT(*marker, HasSubstr("sha256 " + spec->vmlinuz + " " + whole));
+  {
+    std::fstream f(first->vmlinuz, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(first->vmlinuz) / 2));
+    f.write("corrupt", 7);
+  }
+  ASSERT_NE(sha256(first->vmlinuz), whole);
+  ::testing::internal::CaptureStderr();
+  auto again = vm::fetch_kernel(catalogue, *spec);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  ASSERT_OK(again);
+  EXPECT_EQ(sha256(again->vmlinuz), whole);
+  EXPECT_THAT(said, HasSubstr("not the " + whole + " it had when it was cached"));
+  EXPECT_THAT(said, HasSubstr("unpacking the kernel again"));
 }
 
 // Two processes fetching the same package into one empty cache at once:
