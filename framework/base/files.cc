@@ -73,4 +73,34 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view dat
   return {};
 }
 
+Status copy_file(const std::filesystem::path& from, const std::filesystem::path& to) {
+  Fd in{::open(from.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (in.fd < 0) return Error{fmt::format("{}: cannot open: {}", from.string(), errno_words(errno))};
+  Fd out{::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+  if (out.fd < 0) return Error{fmt::format("{}: cannot create: {}", to.string(), errno_words(errno))};
+  auto failed = [&](std::string_view what, int e) {
+    std::error_code ignored;
+    std::filesystem::remove(to, ignored);
+    return Error{fmt::format("{}: {}: {}", what == "read" ? from.string() : to.string(), what, errno_words(e))};
+  };
+  std::string buf(size_t{1} << 20, '\0');
+  for (;;) {
+    ssize_t n = ::read(in.fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return failed("read", errno);
+    if (n == 0) break;
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(out.fd, buf.data() + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return failed("write", errno);
+      done += w;
+    }
+  }
+  // A full disk can show only here, on filesystems that write late.
+  const int fd = out.fd;
+  out.fd = -1;
+  if (::close(fd) != 0) return failed("close", errno);
+  return {};
+}
+
 }  // namespace tracebed::base

@@ -21,4 +21,10 @@ Result<std::string> read_file(const std::filesystem::path& path);
 // parent directories first.
 Status write_file_atomic(const std::filesystem::path& path, std::string_view data);
 
+// Copies `from` to `to` (replaced if it exists), in pieces. Unlike
+// std::filesystem::copy_file, whose sendfile path says "Input/output error"
+// for a full disk, the Error has errno's own words and names the file;
+// a partial `to` is removed.
+Status copy_file(const std::filesystem::path& from, const std::filesystem::path& to);
+
 }  // namespace tracebed::base

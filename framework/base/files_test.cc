@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/base/files_for_tests.h"
+#include "framework/base/own_mount_for_tests.h"
 
 namespace tracebed::base {
 namespace {
@@ -55,6 +56,30 @@ TEST_F(FilesTest, ReplacesWithoutTearing) {
   ASSERT_TRUE(write_file_atomic(p, "old contents").ok());
   ASSERT_TRUE(write_file_atomic(p, "new").ok());
   EXPECT_EQ(read_file(p).value(), "new");
+}
+
+TEST_F(FilesTest, CopiesEveryByteAndReplacesTheTarget) {
+  std::string data(3 << 20, '\0');  // more than one piece of the copy
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + i / 4096);
+  ASSERT_TRUE(write_file_atomic(dir_ / "from", data).ok());
+  ASSERT_TRUE(write_file_atomic(dir_ / "to", "older and other").ok());
+  ASSERT_TRUE(base::copy_file(dir_ / "from", dir_ / "to").ok());
+  EXPECT_TRUE(read_file(dir_ / "to").value() == data);
+  auto missing = base::copy_file(dir_ / "nothing", dir_ / "to2");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, (dir_ / "nothing").string() + ": cannot open: No such file or directory");
+}
+
+// A full disk: errno's words (std::filesystem::copy_file says "Input/output
+// error" there), and no partial copy left.
+TEST_F(FilesTest, CopyToAFullDiskSaysSoAndLeavesNothing) {
+  ASSERT_TRUE(write_file_atomic(dir_ / "from", std::string(100000, 'x')).ok());
+  auto run = run_on_own_mount(dir_ / "disk", "size=16k", false, [&] {
+    auto st = base::copy_file(dir_ / "from", dir_ / "disk" / "to");
+    return (st ? std::string("copied") : st.error().message) + (std::filesystem::exists(dir_ / "disk" / "to") ? " (left)" : "");
+  });
+  if (!run.setup_error.empty()) GTEST_SKIP() << "needs a mount namespace of its own (root): " << run.setup_error;
+  EXPECT_EQ(run.result, (dir_ / "disk" / "to").string() + ": write: No space left on device");
 }
 
 }  // namespace

@@ -3,12 +3,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "framework/base/files.h"
 #include "framework/base/files_for_tests.h"
+#include "framework/base/own_mount_for_tests.h"
 
 namespace tracebed::vm {
 namespace {
@@ -55,6 +57,31 @@ TEST_F(CachedImage, CorruptOrCutShortImageIsWrittenAgain) {
     ASSERT_TRUE(rewritten.ok()) << rewritten.error().message;
     EXPECT_TRUE(*rewritten == good) << "the damaged image was kept (" << bad.size() << " bytes)";
   }
+}
+
+// The image cache's disk full while an image is written (images/ on a 16 kB
+// tmpfs in a mount namespace of the child's own): a clear error naming the
+// file and the disk's words, no partial file left for a later run to take
+// as the image, and with room the image is written.
+TEST_F(CachedImage, FullDiskIsAClearErrorAndLeavesNothing) {
+  std::string big(300000, '\0');
+  std::mt19937 random(7);  // bytes gzip cannot shrink
+  for (char& c : big) c = static_cast<char>(random());
+  std::ofstream(dir_ / "agent", std::ios::binary | std::ios::trunc) << big;
+  const fs::path images = dir_ / "cache" / "images";
+  auto run = base::run_on_own_mount(images, "size=16k", false, [&] {
+    auto built = build_initramfs(kernel_, options_);
+    std::string left;
+    for (const auto& e : fs::directory_iterator(images)) left += " " + e.path().filename().string();
+    return (built ? "built " + built->string() : "error " + built.error().message) + "\nleft:" + left;
+  });
+  if (!run.setup_error.empty()) GTEST_SKIP() << "needs a mount namespace of its own (root): " << run.setup_error;
+  EXPECT_THAT(run.result, ::testing::StartsWith("error " + images.string() + "/stand-in-"));
+  EXPECT_THAT(run.result, HasSubstr("No space left on device"));
+  EXPECT_THAT(run.result, ::testing::EndsWith("\nleft:")) << "a partial image was left";
+  auto built = build_initramfs(kernel_, options_);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  EXPECT_GT(fs::file_size(*built), big.size());
 }
 
 TEST(Cpio, NewcEntriesAreAlignedAndTerminated) {

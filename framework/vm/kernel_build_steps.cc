@@ -160,19 +160,30 @@ Result<std::string> KernelMake::stage(const fs::path& staged, bool modules) {
   std::error_code ec;
   fs::remove_all(staged, ec);
   fs::create_directories(staged, ec);
-  fs::copy_file(out_ / "arch" / "x86" / "boot" / "bzImage", staged / "bzImage", ec);
-  if (!ec) fs::copy_file(out_ / ".config", staged / "config", ec);
   // A build tree keeps .config beside bzImage; so does the cache entry, so
   // that its bzImage given as a path (`--kernel DIR/bzImage`) finds it too.
-  if (!ec) fs::copy_file(out_ / ".config", staged / ".config", ec);
-  if (ec) return Error{fmt::format("{}: copying bzImage and .config to {}: {}", name_, staged.string(), ec.message())};
-  TRACEBED_ASSIGN_OR_RETURN(std::string release, bzimage_release(staged / "bzImage"));
+  Status copied = base::copy_file(out_ / "arch" / "x86" / "boot" / "bzImage", staged / "bzImage");
+  if (copied) copied = base::copy_file(out_ / ".config", staged / "config");
+  if (copied) copied = base::copy_file(out_ / ".config", staged / ".config");
+  // A staged directory that failed half-way (a full disk) goes: it is never
+  // taken for a cache entry, but it would hold the disk's space.
+  auto failed = [&](Error e) {
+    std::error_code ignored;
+    fs::remove_all(staged, ignored);
+    return e;
+  };
+  if (!copied)
+    return failed(Error{fmt::format("{}: copying bzImage and .config to {}: {}", name_, staged.string(),
+                                    copied.error().message)});
+  auto release = bzimage_release(staged / "bzImage");
+  if (!release) return failed(release.error());
   if (modules) {
-    stages_.start("modules_install", (staged / "lib" / "modules" / release).string());
-    if (Status st = install_built_modules(out_, staged, release, log_); !st)
-      return Error{fmt::format("{}: {}; the log is {} ({})", name_, st.error().message, log_path_.string(), where_)};
+    stages_.start("modules_install", (staged / "lib" / "modules" / *release).string());
+    if (Status st = install_built_modules(out_, staged, *release, log_); !st)
+      return failed(
+          Error{fmt::format("{}: {}; the log is {} ({})", name_, st.error().message, log_path_.string(), where_)});
   }
-  return release;
+  return *release;
 }
 
 Status require_build_tools(const KconfigValues& wanted, bool unpack) {

@@ -1,14 +1,22 @@
 #include "framework/vm/kernel_build.h"
 
+#include <filesystem>
+#include <fstream>
+#include <random>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "framework/base/files.h"
+#include "framework/base/files_for_tests.h"
+#include "framework/base/own_mount_for_tests.h"
+#include "framework/vm/kernel_build_steps.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::vm {
 namespace {
 
+namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::FieldsAre;
 using ::testing::HasSubstr;
@@ -227,6 +235,33 @@ TEST(BuildKernel, NotABuildKernel) {
   auto r = build_kernel(c, spec, {});
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.error().message, HasSubstr("not a build kernel"));
+}
+
+// The cache's disk full while a built kernel is copied into its cache entry
+// (the staged directory on a 16 kB tmpfs of the child's own): a clear error
+// with the disk's words, and the half-written staged directory is gone.
+class KernelStage : public base::ScratchDirTest {};
+
+TEST_F(KernelStage, FullDiskIsAClearErrorAndLeavesNothing) {
+  const fs::path tree = dir_ / "tree";
+  fs::create_directories(tree / "arch" / "x86" / "boot");
+  std::string image(300000, '\0');
+  std::mt19937 random(7);
+  for (char& c : image) c = static_cast<char>(random());
+  std::ofstream(tree / "arch" / "x86" / "boot" / "bzImage", std::ios::binary) << image;
+  std::ofstream(tree / ".config") << "CONFIG_FTRACE=y\n";
+  const fs::path disk = dir_ / "kernels";
+  auto run = base::run_on_own_mount(disk, "size=16k", false, [&] {
+    KernelMake km("stand-in", dir_ / "build.log", "work tree kept in " + tree.string());
+    km.set_tree(tree, tree);
+    auto staged = km.stage(disk / "stand-in.partial1", false);
+    return (staged ? "staged " + *staged : "error " + staged.error().message) + "\nleft: " +
+           std::to_string(std::distance(fs::directory_iterator(disk), fs::directory_iterator()));
+  });
+  if (!run.setup_error.empty()) GTEST_SKIP() << "needs a mount namespace of its own (root): " << run.setup_error;
+  EXPECT_THAT(run.result, HasSubstr("error stand-in: copying bzImage and .config to " + (disk / "stand-in.partial1").string()));
+  EXPECT_THAT(run.result, HasSubstr("No space left on device"));
+  EXPECT_THAT(run.result, ::testing::EndsWith("\nleft: 0")) << "the staged directory was left";
 }
 
 }  // namespace

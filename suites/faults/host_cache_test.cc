@@ -5,14 +5,10 @@
 // (TRACEBED_CACHE) that shares only the private apt lists with the real
 // one, and fetches dash (about 100 kB) from the Debian release the
 // catalogue's sources carry.
-#include <sched.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -23,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/base/files.h"
+#include "framework/base/own_mount_for_tests.h"
 #include "framework/base/result.h"
 #include "framework/base/text.h"
 #include "framework/testing/assert_ok.h"
@@ -243,65 +240,30 @@ struct FetchOnOwnDisk {
   std::string setup_error;        // the mount could not be made: skip
 };
 
-FetchOnOwnDisk setup_failed(std::string why) {
-  FetchOnOwnDisk out;
-  out.setup_error = std::move(why);
-  return out;
-}
-
 class HostCacheDisk : public HostCache {
  protected:
-  // `mount_options` for a tmpfs at debs/ ("size=16k"; "ro" makes it
-  // read-only after it is made).
+  // `mount_options` for a tmpfs at debs/ ("size=16k"), read-only once made
+  // when `read_only`.
   FetchOnOwnDisk fetch_on_own_disk(const std::string& mount_options, bool read_only) {
-    fs::create_directories(root_ / "debs");
-    int fds[2];
-    if (::pipe(fds) != 0) return setup_failed("pipe failed");
-    pid_t pid = ::fork();
-    if (pid < 0) return setup_failed("fork failed");
-    if (pid == 0) {
-      ::close(fds[0]);
-      std::string report = child_fetch(mount_options, read_only);
-      (void)!::write(fds[1], report.data(), report.size());
-      ::_exit(0);
-    }
-    ::close(fds[1]);
-    std::string report;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) report.append(buf, n);
-    ::close(fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    // "S<why>" setup failed; else "O" or "E<error>", then "\0" and the
-    // names left, one per line.
+    // "O" or "E<error>", then "\0" and the names left, one per line.
+    auto run = base::run_on_own_mount(root_ / "debs", mount_options, read_only, [&] {
+      auto got = fetch();
+      std::string report = got ? "O" : "E" + got.error().message;
+      report += '\0';
+      for (const std::string& name : in_debs(true)) report += name + "\n";
+      return report;
+    });
     FetchOnOwnDisk out;
-    if (report.empty()) return setup_failed(fmt::format("the child reported nothing (status {})", status));
-    size_t nul = report.find('\0');
-    std::string head = report.substr(0, nul);
-    if (head[0] == 'S') return setup_failed(head.substr(1));
-    out.ok = head[0] == 'O';
-    out.error = head.substr(1);
+    out.setup_error = run.setup_error;
+    if (!out.setup_error.empty()) return out;
+    const size_t nul = run.result.find('\0');
+    const std::string head = run.result.substr(0, nul);
+    out.ok = head.starts_with('O');
+    out.error = head.empty() ? "" : head.substr(1);
     if (nul != std::string::npos)
-      for (auto line : base::split_lines(std::string_view(report).substr(nul + 1)))
+      for (auto line : base::split_lines(std::string_view(run.result).substr(nul + 1)))
         if (!line.empty()) out.left.emplace_back(line);
     return out;
-  }
-
- private:
-  std::string child_fetch(const std::string& options, bool read_only) {
-    std::string debs = (root_ / "debs").string();
-    if (::unshare(CLONE_NEWNS) != 0) return fmt::format("Sunshare(CLONE_NEWNS): {}", std::strerror(errno));
-    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-      return fmt::format("Smaking / private: {}", std::strerror(errno));
-    if (::mount("tracebed-test", debs.c_str(), "tmpfs", 0, options.c_str()) != 0)
-      return fmt::format("Smount tmpfs {} at {}: {}", options, debs, std::strerror(errno));
-    if (read_only && ::mount(nullptr, debs.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, nullptr) != 0)
-      return fmt::format("Sremount read-only: {}", std::strerror(errno));
-    auto got = fetch();
-    std::string report = got ? "O" : "E" + got.error().message;
-    report += '\0';
-    for (const std::string& name : in_debs(true)) report += name + "\n";
-    return report;
   }
 };
 
