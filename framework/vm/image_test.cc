@@ -59,11 +59,11 @@ TEST_F(CachedImage, CorruptOrCutShortImageIsWrittenAgain) {
   }
 }
 
-// The image cache's disk full while an image is written (images/ on a 16 kB
-// tmpfs in a mount namespace of the child's own): a clear error naming the
-// file and the disk's words, no partial file left for a later run to take
-// as the image, and with room the image is written.
-TEST_F(CachedImage, FullDiskIsAClearErrorAndLeavesNothing) {
+// The image cache's disk full, or read-only, while an image is written
+// (images/ on a tmpfs in a mount namespace of the child's own): a clear
+// error naming the file and the disk's words, no partial file left for a
+// later run to take as the image, and with room the image is written.
+TEST_F(CachedImage, FullOrReadOnlyDiskIsAClearErrorAndLeavesNothing) {
   std::string big(300000, '\0');
   std::mt19937 random(7);  // bytes gzip cannot shrink
   for (char& c : big) c = static_cast<char>(random());
@@ -79,6 +79,14 @@ TEST_F(CachedImage, FullDiskIsAClearErrorAndLeavesNothing) {
   EXPECT_THAT(run.result, ::testing::StartsWith("error " + images.string() + "/stand-in-"));
   EXPECT_THAT(run.result, HasSubstr("No space left on device"));
   EXPECT_THAT(run.result, ::testing::EndsWith("\nleft:")) << "a partial image was left";
+  // Read-only: the same, in the file system's words.
+  auto read_only = base::run_on_own_mount(images, "size=16m", true, [&] {
+    auto built = build_initramfs(kernel_, options_);
+    return built ? "built " + built->string() : "error " + built.error().message;
+  });
+  ASSERT_EQ(read_only.setup_error, "");
+  EXPECT_THAT(read_only.result, ::testing::StartsWith("error " + images.string() + "/stand-in-"));
+  EXPECT_THAT(read_only.result, HasSubstr("Read-only file system"));
   auto built = build_initramfs(kernel_, options_);
   ASSERT_TRUE(built.ok()) << built.error().message;
   EXPECT_GT(fs::file_size(*built), big.size());

@@ -36,9 +36,15 @@ Result<fs::path> unpack_source(const std::string& name, const fs::path& deb, con
   std::error_code ec;
   for (auto it = fs::directory_iterator(work, ec); !ec && it != fs::directory_iterator(); ++it)
     if (it->is_directory() && fs::exists(it->path() / "Makefile") && fs::exists(it->path() / ".unpacked")) {
+      if (Status whole = check_tree_hashes(it->path()); !whole) {
+        progress(fmt::format("{}: {}; unpacking it again", name, whole.error().message));
+        fs::remove_all(it->path(), ec);
+        break;
+      }
       km.stages().note(fmt::format("reusing {}", it->path().string()));
       return it->path();
     }
+  ec.clear();
   auto run = [&](const std::vector<std::string>& argv, std::string what) -> Status {
     km.log() << "$ " << what << "\n";
     auto r = run_process(argv, 1200s, Output::capture);
@@ -60,7 +66,7 @@ Result<fs::path> unpack_source(const std::string& name, const fs::path& deb, con
   for (auto it = fs::directory_iterator(work, ec); !ec && it != fs::directory_iterator(); ++it)
     if (it->is_directory() && fs::exists(it->path() / "Makefile")) tree = it->path();
   if (tree.empty()) return Error{fmt::format("{}: {} holds no kernel tree", name, tarball.string())};
-  TRACEBED_TRY(write_file_atomic(tree / ".unpacked", "\n"));
+  TRACEBED_TRY(record_tree_hashes(tree));
   return tree;
 }
 

@@ -186,6 +186,27 @@ Result<std::string> KernelMake::stage(const fs::path& staged, bool modules) {
   return *release;
 }
 
+Status record_tree_hashes(const fs::path& tree) {
+  auto r = run_process({"sh", "-c",
+                        "find . -type f ! -name '.unpacked*' -print0 | LC_ALL=C sort -z | "
+                        "xargs -0 -r sha256sum > .unpacked.partial && mv .unpacked.partial .unpacked"},
+                       1200s, Output::capture, tree);
+  if (!r) return r.error();
+  if (r->status != 0) return Error{fmt::format("{}: hashing the unpacked tree failed: {}", tree.string(), r->output)};
+  return {};
+}
+
+Status check_tree_hashes(const fs::path& tree) {
+  std::error_code ec;
+  if (fs::file_size(tree / ".unpacked", ec) == 0 || ec)
+    return Error{fmt::format("{}: its .unpacked marker holds no hashes (unpacked by an older tracebed)", tree.string())};
+  auto r = run_process({"sh", "-c", "sha256sum --quiet -c .unpacked 2>&1 | head -5"}, 1200s, Output::capture, tree);
+  if (!r) return r.error();
+  std::string said = std::string(base::trim(r->output));
+  if (!said.empty()) return Error{fmt::format("{} changed since it was unpacked: {}", tree.string(), said)};
+  return {};
+}
+
 Status require_build_tools(const KconfigValues& wanted, bool unpack) {
   std::vector<std::string> tools = {"make", "gcc", "flex", "bison", "bc"};
   if (unpack) tools.insert(tools.end(), {"tar", "xz", "dpkg"});

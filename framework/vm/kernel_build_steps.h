@@ -86,6 +86,15 @@ class KernelMake {
   Stages stages_;
 };
 
+// A source tree unpacked into a work directory is reused by the next build
+// when one fails or is stopped; its marker file (`.unpacked`) holds
+// sha256sum's line for every file it was unpacked with, so a tree damaged
+// in between is found (and unpacked again) instead of built from.
+Status record_tree_hashes(const std::filesystem::path& tree);
+// An Error naming the files whose bytes changed or went (the first few),
+// or a marker without hashes.
+Status check_tree_hashes(const std::filesystem::path& tree);
+
 // make, gcc, ... on PATH (pahole when the fragment asks for BTF), or an
 // Error naming what is missing and the package list.
 Status require_build_tools(const KconfigValues& wanted, bool unpack);

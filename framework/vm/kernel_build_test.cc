@@ -10,6 +10,7 @@
 #include "framework/base/files.h"
 #include "framework/base/files_for_tests.h"
 #include "framework/base/own_mount_for_tests.h"
+#include "framework/testing/assert_ok.h"
 #include "framework/vm/kernel_build_steps.h"
 #include "framework/vm/process.h"
 
@@ -262,6 +263,30 @@ TEST_F(KernelStage, FullDiskIsAClearErrorAndLeavesNothing) {
   EXPECT_THAT(run.result, HasSubstr("error stand-in: copying bzImage and .config to " + (disk / "stand-in.partial1").string()));
   EXPECT_THAT(run.result, HasSubstr("No space left on device"));
   EXPECT_THAT(run.result, ::testing::EndsWith("\nleft: 0")) << "the staged directory was left";
+}
+
+// A work tree reused after a failed build is checked against the hashes
+// taken when it was unpacked: a file whose bytes changed, or one that went,
+// is named; a marker from before the hashes is not trusted.
+TEST_F(KernelStage, ReusedTreeIsCheckedAgainstItsHashes) {
+  const fs::path tree = dir_ / "linux-source";
+  fs::create_directories(tree / "kernel" / "trace");
+  std::ofstream(tree / "Makefile") << "VERSION = 7\n";
+  std::ofstream(tree / "kernel" / "trace" / "trace.c") << "int tracing_on;\n";
+  std::ofstream(tree / "kernel" / "trace" / "ring_buffer.c") << "int ring_buffer;\n";
+  ASSERT_OK(record_tree_hashes(tree));
+  EXPECT_OK(check_tree_hashes(tree));
+  // A build's own new files are not the tree's: they do not count.
+  std::ofstream(tree / "kernel" / "trace" / "trace.o") << "object";
+  EXPECT_OK(check_tree_hashes(tree));
+  std::ofstream(tree / "kernel" / "trace" / "trace.c") << "int tracing_off;\n";
+  auto changed = check_tree_hashes(tree);
+  ASSERT_FALSE(changed.ok());
+  EXPECT_THAT(changed.error().message, HasSubstr("changed since it was unpacked: ./kernel/trace/trace.c: FAILED"));
+  fs::remove(tree / "kernel" / "trace" / "ring_buffer.c");
+  EXPECT_THAT(check_tree_hashes(tree).error().message, HasSubstr("./kernel/trace/ring_buffer.c: FAILED open or read"));
+  std::ofstream(tree / ".unpacked", std::ios::trunc);
+  EXPECT_THAT(check_tree_hashes(tree).error().message, HasSubstr("holds no hashes"));
 }
 
 }  // namespace
