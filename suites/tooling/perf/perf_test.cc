@@ -274,13 +274,14 @@ class Perf : public ToolTest {
   // perf's events on every CPU are one unbroken run of the instance's.
   //
   // Except for one perf quirk, counted and not failed on: now and then
-  // (1 run in 60 on debian-6.12 with perf 6.12, 5 in 110 on 7.3-rc with
-  // perf 7.3-rc7) perf.data holds one of the first switches of the workload
-  // task on CPU 0 twice: two PERF_RECORD_SAMPLE records at different file
-  // offsets with the same stamp, ip and payload, where ftrace has the switch
-  // once (docs/reliability.md). Such a repeat is taken out, counted in the
-  // `perf_samples_twice` property and printed with its raw records; any
-  // other difference still fails.
+  // (1 run in 60 on debian-6.12 with perf 6.12, 8 in 170 on 7.3-rc with
+  // perf 7.3-rc7) perf.data holds one of the first switches on CPU 0
+  // twice: two PERF_RECORD_SAMPLE records at different file offsets with
+  // the same stamp, ip and payload, from the one sched_switch event perf
+  // opened on that CPU, where ftrace has the switch once
+  // (docs/reliability.md). Such a repeat is taken out, counted in the
+  // `perf_samples_twice` property and printed with its raw records and
+  // perf's events; any other difference still fails.
   void expect_runs(const std::string& cmdline, PerCpu perf, const PerCpu& ftrace) {
     int twice = 0;
     for (auto& [cpu, theirs] : perf) {
@@ -330,8 +331,10 @@ class Perf : public ToolTest {
         if (lines[k].find(stamp) == std::string_view::npos) continue;
         for (size_t j = k; j < std::min(lines.size(), k + 8); ++j) raw += fmt::format("    {}\n", lines[j]);
       }
-      return fmt::format("perf has event #{} twice; its raw records at {} (perf script -D):\n{}", i + 1,
-                         theirs[i].ns, raw.empty() ? std::string("    none found\n") : raw);
+      ToolRun events = tool({"evlist", "-v", "-i", std::string(kGuestData)});
+      return fmt::format("perf has event #{} twice; its raw records at {} (perf script -D):\n{}the events "
+                         "perf opened (perf evlist -v):\n{}",
+                         i + 1, theirs[i].ns, raw.empty() ? std::string("    none found\n") : raw, events.out);
     }
     return {};
   }
