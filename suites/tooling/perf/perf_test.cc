@@ -274,7 +274,7 @@ class Perf : public ToolTest {
   // perf's events on every CPU are one unbroken run of the instance's.
   //
   // Except for one perf quirk, counted and not failed on: now and then
-  // (1 run in 60 on debian-6.12 with perf 6.12, 8 in 170 on 7.3-rc with
+  // (1 run in 60 on debian-6.12 with perf 6.12, 9 in 220 on 7.3-rc with
   // perf 7.3-rc7) perf.data holds one of the first switches on CPU 0
   // twice: two PERF_RECORD_SAMPLE records at different file offsets with
   // the same stamp, ip and payload, from the one sched_switch event perf
