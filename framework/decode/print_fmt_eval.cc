@@ -430,6 +430,10 @@ void Eval::str_mask(TextOut& out, const std::string& format, int len_arg, const 
     appendf(out, format.c_str(), mask.c_str());
 }
 
+int Eval::star_width(const Node* a) const {
+  return std::clamp(static_cast<int>(num(a)), -kMaxFieldWidth, kMaxFieldWidth);
+}
+
 void Eval::number_by_printf(TextOut& out, const Segment& s, int len_arg, uint64_t val) const {
   const char* f = s.format.c_str();
   // A `*` takes its width even when negative (left-aligned): libtraceevent

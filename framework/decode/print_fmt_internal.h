@@ -242,8 +242,7 @@ struct Eval {
   }
   // print_parse_data for one segment.
   void segment(TextOut& out, const Segment& s, const std::vector<NodePtr>& args) const {
-    int len_arg =
-        s.len_arg >= 0 ? std::clamp(static_cast<int>(num(args[s.len_arg].get())), -kMaxFieldWidth, kMaxFieldWidth) : -1;
+    int len_arg = s.len_arg >= 0 ? star_width(args[s.len_arg].get()) : -1;
     switch (s.type) {
       case SegType::text:
         out += s.format;
@@ -285,6 +284,9 @@ struct Eval {
 
  private:
   [[gnu::noinline]] void number_by_printf(TextOut& out, const Segment& s, int len_arg, uint64_t val) const;
+  // A `*` argument's width, held to kMaxFieldWidth. Out of line: rare, and
+  // segment() must stay small enough to be inlined.
+  [[gnu::noinline]] int star_width(const Node* a) const;
   uint64_t atom_value(const Node* n) const;
   uint64_t call_value(const Node* a) const;
   void call(const Node* a, TextOut& out) const;
