@@ -25,10 +25,10 @@ struct Seen {
 Seen seen_now(const fs::path& root, const std::vector<fs::path>& files) {
   Seen s;
   for (const fs::path& f : files) {
-    std::error_code ec;
-    const uintmax_t size = fs::file_size(root / f, ec);
-    const auto time = fs::last_write_time(root / f, ec);
-    s.files.emplace_back(ec ? 0 : size, time);
+    std::error_code size_ec, time_ec;
+    const uintmax_t size = fs::file_size(root / f, size_ec);
+    const auto time = fs::last_write_time(root / f, time_ec);
+    s.files.emplace_back(size_ec ? 0 : size, time);
   }
   return s;
 }
@@ -42,6 +42,7 @@ Result<std::string> completion_text(const fs::path& root, const std::string& rel
                                     const std::vector<fs::path>& files) {
   std::string text = release + "\n";
   for (const fs::path& f : files) {
+    if (f.empty() || !fs::is_regular_file(root / f)) continue;
     TRACEBED_ASSIGN_OR_RETURN(std::string sum, sha256_of(root / f));
     text += fmt::format("sha256 {} {}\n", f.string(), sum);
   }

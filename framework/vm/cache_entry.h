@@ -14,8 +14,11 @@
 
 namespace tracebed::vm {
 
-// The marker's text for `release` and the hashes of `files` (relative to
-// `root`, each of which must exist).
+// The files a kernel built from a recipe boots from, hashed in its marker.
+inline const std::vector<std::filesystem::path> kBuiltKernelFiles = {"bzImage", "config"};
+
+// The marker's text for `release` and the hashes of those of `files`
+// (relative to `root`) that exist.
 Result<std::string> completion_text(const std::filesystem::path& root, const std::string& release,
                                     const std::vector<std::filesystem::path>& files);
 

@@ -298,18 +298,6 @@ Result<std::string> bzimage_release(const fs::path& image) {
   return std::string(v);
 }
 
-namespace {
-
-// Those of `files` (relative to `root`) that exist.
-std::vector<fs::path> existing(const fs::path& root, const std::vector<fs::path>& files) {
-  std::vector<fs::path> out;
-  for (const fs::path& f : files)
-    if (!f.empty() && fs::is_regular_file(root / f)) out.push_back(f);
-  return out;
-}
-
-}  // namespace
-
 Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& spec) {
   KernelFiles files;
   files.name = spec.name;
@@ -343,7 +331,7 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
                                "(15-50 minutes on two cores)",
                                spec.name, root.string(), spec.name)};
     files.release = release->substr(0, release->find('\n'));
-    if (auto whole = check_cache_entry(root, {"bzImage", "config"}); !whole) {
+    if (auto whole = check_cache_entry(root, kBuiltKernelFiles); !whole) {
       // Hours of work, so not started here: the next build starts afresh.
       std::error_code ec;
       fs::remove(root / ".complete", ec);
@@ -395,7 +383,7 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
     fs::remove_all(tmp, ec);
     return Error{fmt::format("{}: the packages hold no {} (catalogue entry wrong?)", spec.name, spec.vmlinuz)};
   }
-  TRACEBED_ASSIGN_OR_RETURN(std::string marker, completion_text(tmp, spec.release, existing(tmp, hashed)));
+  TRACEBED_ASSIGN_OR_RETURN(std::string marker, completion_text(tmp, spec.release, hashed));
   fs::remove_all(root, ec);
   fs::rename(tmp, root, ec);
   if (ec) return Error{fmt::format("{}: {}", root.string(), ec.message())};

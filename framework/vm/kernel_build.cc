@@ -241,7 +241,7 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
     progress(fmt::format("{}: the recipe expects release {}, the bzImage says {}", spec.name, spec.release, release));
   km.log().close();
   fs::copy_file(km.log_path(), staged / "build.log", ec);
-  TRACEBED_ASSIGN_OR_RETURN(std::string marker, completion_text(staged, release, {"bzImage", "config"}));
+  TRACEBED_ASSIGN_OR_RETURN(std::string marker, completion_text(staged, release, kBuiltKernelFiles));
   TRACEBED_TRY(write_file_atomic(staged / ".complete", marker));
   fs::remove_all(root, ec);
   fs::rename(staged, root, ec);
