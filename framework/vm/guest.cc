@@ -299,6 +299,7 @@ void Guest::save_with(const std::string& version, const std::function<Status(con
   fs::path partial = files.dir / fmt::format("state.{}.{}.partial", getpid(), fmt::ptr(this));
   auto attempt = [&]() -> Status {
     TRACEBED_TRY(write_state(partial));
+    TRACEBED_ASSIGN_OR_RETURN(std::string checksum, snapshot_checksum(partial));
     fs::rename(partial, files.state, ec);
     if (ec) return Error{fmt::format("rename {}: {}", partial.string(), ec.message())};
     SnapshotMeta meta;
@@ -307,6 +308,7 @@ void Guest::save_with(const std::string& version, const std::function<Status(con
     meta.qemu_version = version;
     meta.ncpus = ncpus_;
     meta.bytes = fs::file_size(files.state, ec);
+    meta.checksum = checksum;
     meta.boot_seconds = boot_seconds_;
     meta.save_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     TRACEBED_TRY(write_snapshot_meta(files.meta, meta));
@@ -355,9 +357,9 @@ Result<std::unique_ptr<Guest>> Guest::restore(const GuestOptions& options, const
 }
 
 // What both launchers do around loading the stream: find the snapshot of
-// g's key, refuse one saved by another version, then the agent's answer and
-// the refresh; a failure warns, discards the snapshot and lets the caller
-// boot cold. An Error without a warning means there is no snapshot.
+// g's key, refuse one saved by another version or whose checksum changed,
+// then the agent's answer and the refresh; a failure warns, discards the
+// snapshot and lets the caller boot cold. An Error without a warning means there is no snapshot.
 Result<std::unique_ptr<Guest>> Guest::restore_with(std::unique_ptr<Guest> g, const std::string& version,
                                                    const std::function<Status(const SnapshotFiles&)>& load_state) {
   auto t0 = Clock::now();
@@ -371,6 +373,12 @@ Result<std::unique_ptr<Guest>> Guest::restore_with(std::unique_ptr<Guest> g, con
                          meta->qemu_version.empty() ? "an unknown QEMU" : meta->qemu_version, version));
     discard_snapshot(files);
     return Error{"snapshot from another QEMU"};
+  }
+  if (Status intact = check_snapshot_state(files, *meta); !intact) {
+    progress(fmt::format("warning: restoring the {} guest from its snapshot failed, booting cold: {}", name,
+                         intact.error().message));
+    discard_snapshot(files);
+    return intact.error();
   }
   auto attempt = [&]() -> Status {
     TRACEBED_TRY(load_state(files));

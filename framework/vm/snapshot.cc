@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/base/process.h"
+#include "framework/base/text.h"
 #include "framework/vm/process.h"
 
 namespace tracebed::vm {
@@ -100,6 +101,7 @@ Result<SnapshotMeta> read_snapshot_meta(const fs::path& path) {
   m.created = json.value("created", "");
   m.ncpus = json.value("ncpus", 0u);
   m.bytes = json.value("bytes", uint64_t{0});
+  m.checksum = json.value("checksum", "");
   m.boot_seconds = json.value("boot_seconds", 0.0);
   m.save_seconds = json.value("save_seconds", 0.0);
   return m;
@@ -112,6 +114,7 @@ Status write_snapshot_meta(const fs::path& path, const SnapshotMeta& m) {
                          {"created", m.created.empty() ? utc_now() : m.created},
                          {"ncpus", m.ncpus},
                          {"bytes", m.bytes},
+                         {"checksum", m.checksum},
                          {"boot_seconds", m.boot_seconds},
                          {"save_seconds", m.save_seconds}};
   return write_file_atomic(path, json.dump(2) + "\n");
@@ -121,6 +124,24 @@ Result<SnapshotMeta> find_snapshot(const SnapshotFiles& files) {
   std::error_code ec;
   if (!fs::is_regular_file(files.state, ec)) return Error{"no snapshot"};
   return read_snapshot_meta(files.meta);
+}
+
+Result<std::string> snapshot_checksum(const fs::path& state) {
+  TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_process({"cksum", state.string()}, 60s));
+  auto fields = base::split_words(r.output);
+  if (r.status != 0 || fields.size() < 2) return Error{fmt::format("cksum {} failed: {}", state.string(), r.output)};
+  return fmt::format("{} {}", fields[0], fields[1]);
+}
+
+Status check_snapshot_state(const SnapshotFiles& files, const SnapshotMeta& meta) {
+  if (meta.checksum.empty())
+    return Error{fmt::format("{} has no checksum in {} (an older tracebed saved it)", files.state.string(),
+                             files.meta.filename().string())};
+  TRACEBED_ASSIGN_OR_RETURN(std::string now, snapshot_checksum(files.state));
+  if (now != meta.checksum)
+    return Error{fmt::format("{} has checksum {} (cksum), not the {} it was saved with", files.state.string(), now,
+                             meta.checksum)};
+  return {};
 }
 
 void discard_snapshot(const SnapshotFiles& files) {

@@ -51,7 +51,8 @@ TEST(SnapshotMeta, RoundTrips) {
   fs::path file = fs::temp_directory_path() / fmt::format("tracebed-snapshot-meta-{}.json", getpid());
   SnapshotMeta m{.kernel = "debian-6.12", .release = "6.12.107+deb13-cloud-amd64",
                  .qemu_version = "QEMU emulator version 7.2.22", .created = "2026-11-27T04:00:00Z",
-                 .ncpus = 2, .bytes = 123456789, .boot_seconds = 6.25, .save_seconds = 0.5};
+                 .ncpus = 2, .bytes = 123456789, .checksum = "930766865 9", .boot_seconds = 6.25,
+                 .save_seconds = 0.5};
   ASSERT_TRUE(write_snapshot_meta(file, m).ok());
   auto back = read_snapshot_meta(file);
   fs::remove(file);
@@ -62,6 +63,7 @@ TEST(SnapshotMeta, RoundTrips) {
   EXPECT_EQ(back->created, m.created);
   EXPECT_EQ(back->ncpus, 2u);
   EXPECT_EQ(back->bytes, 123456789u);
+  EXPECT_EQ(back->checksum, "930766865 9");
   EXPECT_DOUBLE_EQ(back->boot_seconds, 6.25);
 }
 
@@ -72,6 +74,53 @@ TEST(SnapshotMeta, NotJsonSaysWhichFile) {
   fs::remove(file);
   ASSERT_FALSE(back.ok());
   EXPECT_THAT(back.error().message, HasSubstr(file.string()));
+}
+
+class SnapshotState : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    files_.dir = fs::temp_directory_path() / fmt::format("tracebed-snapshot-state-{}", getpid());
+    files_.state = files_.dir / "state";
+    files_.meta = files_.dir / "meta.json";
+    fs::create_directories(files_.dir);
+    std::ofstream(files_.state) << "123456789";
+  }
+  void TearDown() override { fs::remove_all(files_.dir); }
+  static SnapshotMeta with_checksum(std::string checksum) {
+    SnapshotMeta m;
+    m.checksum = std::move(checksum);
+    return m;
+  }
+  SnapshotFiles files_;
+};
+
+// POSIX cksum's check value for "123456789" (the CRC catalogues'
+// CRC-32/CKSUM), with the length.
+TEST_F(SnapshotState, ChecksumIsPosixCksum) { EXPECT_EQ(snapshot_checksum(files_.state).value(), "930766865 9"); }
+
+TEST_F(SnapshotState, IntactStateIsAccepted) {
+  EXPECT_TRUE(check_snapshot_state(files_, with_checksum("930766865 9")).ok());
+}
+
+TEST_F(SnapshotState, ChangedByteIsAnErrorWithBothChecksums) {
+  std::ofstream(files_.state) << "123456780";
+  auto st = check_snapshot_state(files_, with_checksum("930766865 9"));
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error().message, HasSubstr(files_.state.string()));
+  EXPECT_THAT(st.error().message, HasSubstr("not the 930766865 9 it was saved with"));
+}
+
+TEST_F(SnapshotState, NoChecksumIsAnOlderTracebedsSnapshot) {
+  auto st = check_snapshot_state(files_, {});
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error().message, HasSubstr("no checksum in meta.json"));
+}
+
+TEST_F(SnapshotState, MissingStateSaysWhichFile) {
+  fs::remove(files_.state);
+  auto st = check_snapshot_state(files_, with_checksum("930766865 9"));
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error().message, HasSubstr(files_.state.string()));
 }
 
 TEST(PruneSnapshots, KeepsTheKernelsLastUsed) {

@@ -2,10 +2,11 @@
 // qemu launcher or a local libvirt (--tracebed_launcher=libvirt, run under
 // ci/private-libvirtd.sh): a restored guest is a working guest with its
 // clock stepped to now; guests restored from one file run side by side; a
-// snapshot that cannot be used costs a warning and a cold boot, never a
-// failure; a panic after a restore is reported as after a boot. Each test
-// gets a command line of its own (an unused kernel argument), hence a
-// snapshot no other suite running at the same time restores from.
+// snapshot that cannot be used (cut short, changed, from another QEMU)
+// costs a warning and a cold boot, never a failure; a panic after a
+// restore is reported as after a boot. Each test gets a command line of its
+// own (an unused kernel argument), hence a snapshot no other suite running
+// at the same time restores from.
 #include <unistd.h>
 
 #include <chrono>
@@ -120,10 +121,19 @@ TEST_F(Snapshot, GuestsRestoredFromOneFileRunSideBySide) {
   EXPECT_TRUE(b->check_console().ok());
 }
 
+// A stream cut short while it was written, whose checksum was taken of
+// what was written: the checksum passes, QEMU refuses the stream.
 TEST_F(Snapshot, TruncatedSnapshotFallsBackToAColdBoot) {
   start().reset();
   ASSERT_TRUE(fs::is_regular_file(saved_));
   fs::resize_file(saved_, fs::file_size(saved_) / 2);
+  fs::path meta_file = saved_.parent_path() / "meta.json";
+  auto meta = vm::read_snapshot_meta(meta_file);
+  ASSERT_OK(meta);
+  auto cut = vm::snapshot_checksum(saved_);
+  ASSERT_OK(cut);
+  meta->checksum = *cut;
+  ASSERT_OK(vm::write_snapshot_meta(meta_file, *meta));
   std::unique_ptr<vm::Guest> g;
   std::string warnings = start_capturing(g);
   EXPECT_THAT(warnings, HasSubstr("restoring the"));
@@ -132,6 +142,32 @@ TEST_F(Snapshot, TruncatedSnapshotFallsBackToAColdBoot) {
   auto r = g->run({"true"});
   EXPECT_OK(r);
   // The cold boot saved a good snapshot again.
+  g.reset();
+  EXPECT_EQ(start()->boot_kind(), "restore");
+}
+
+// A byte of the saved memory changed on disk: QEMU would load it without a
+// word. The checksum finds it, the guest boots cold and saves anew.
+TEST_F(Snapshot, ChangedByteInTheSnapshotIsFoundAndBootsCold) {
+  start().reset();
+  ASSERT_TRUE(fs::is_regular_file(saved_));
+  const auto size = fs::file_size(saved_);
+  {
+    std::fstream f(saved_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size / 2));
+    char byte = 0;
+    f.get(byte);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.put(static_cast<char>(byte ^ 0x20));
+  }
+  ASSERT_EQ(fs::file_size(saved_), size);
+  std::unique_ptr<vm::Guest> g;
+  std::string warnings = start_capturing(g);
+  EXPECT_THAT(warnings, HasSubstr("not the"));
+  EXPECT_THAT(warnings, HasSubstr("it was saved with"));
+  EXPECT_THAT(warnings, HasSubstr("booting cold"));
+  EXPECT_EQ(g->boot_kind(), "boot");
+  EXPECT_OK(g->run({"true"}));
   g.reset();
   EXPECT_EQ(start()->boot_kind(), "restore");
 }
