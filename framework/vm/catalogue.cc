@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -38,8 +39,34 @@ fs::path kernel_root(const KernelSpec& spec) {
 }
 
 
+// Moves each of `pkgs` that apt-get left whole in `tmp` (its pinned
+// sha256) into `debs`; the names of those that are not there whole.
+Result<std::vector<std::string>> keep_whole_debs(const std::vector<DebPackage>& pkgs, const fs::path& tmp,
+                                                 const fs::path& debs) {
+  std::vector<std::string> not_whole;
+  for (const auto& pkg : pkgs) {
+    fs::path got = tmp / deb_file_name(pkg);
+    std::error_code ec;
+    if (!fs::exists(got, ec)) {
+      not_whole.push_back(fmt::format("{} {} (not downloaded)", pkg.name, pkg.version));
+      continue;
+    }
+    TRACEBED_ASSIGN_OR_RETURN(std::string sum, sha256_of(got));
+    if (sum != pkg.sha256) {
+      not_whole.push_back(
+          fmt::format("{} {} (has sha256 {}, the catalogue pins {})", pkg.name, pkg.version, sum, pkg.sha256));
+      continue;
+    }
+    fs::rename(got, debs / deb_file_name(pkg), ec);
+    if (ec) return Error{fmt::format("{}: {}", (debs / deb_file_name(pkg)).string(), ec.message())};
+  }
+  return not_whole;
+}
+
 // Downloads `pkgs` into `debs` with one apt-get call (its start-up over six
-// suites' lists costs seconds) and checks each against its sha256.
+// suites' lists costs seconds) and checks each against its sha256. When the
+// download fails (the archive unreachable, a connection cut), the packages
+// that did arrive whole are kept, so a rerun fetches only the rest.
 Status download(const Catalogue& catalogue, const std::string& who, const std::string& suite,
                 const std::vector<DebPackage>& pkgs, const fs::path& debs) {
   PrivateApt apt(catalogue.apt_sources());
@@ -56,48 +83,42 @@ Status download(const Catalogue& catalogue, const std::string& who, const std::s
     names.push_back(fmt::format("{} {}", pkg.name, pkg.version));
   }
   progress(fmt::format("{}: downloading {}", who, fmt::join(names, ", ")));
+  std::optional<ProcessResult> failed;
   for (int attempt = 0; attempt < 2; ++attempt) {
     TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, apt.run("apt-get", args, 1200s, Output::tee, tmp));
-    if (r.status == 0) break;
-    bool not_found = r.output.find("not found") != std::string::npos ||
-                     r.output.find("Unable to locate") != std::string::npos;
-    if (attempt == 0 && not_found) {
-      // The lists may predate the pinned version: refresh once.
-      TRACEBED_TRY(apt.update());
-      continue;
+    if (r.status == 0) {
+      failed.reset();
+      break;
     }
-    fs::remove_all(tmp, ec);
-    // The archive answered, the cache's disk did not take it.
-    for (std::string_view disk : {"No space left on device", "Read-only file system", "Disk quota exceeded"})
-      if (r.output.find(disk) != std::string::npos)
-        return Error{fmt::format("{}: apt-get download {} could not write to the download cache {} ({}): {}", who,
-                                 fmt::join(names, ", "), debs.string(), disk, r.output)};
-    if (not_found)
-      return Error{fmt::format("{}: {} not found in the apt sources ({}): {}", who, fmt::join(names, ", "), suite,
-                               r.output)};
-    return Error{fmt::format("{}: apt-get download {} failed (is the Debian archive reachable?): {}", who,
-                             fmt::join(names, ", "), r.output)};
+    failed = std::move(r);
+    bool not_found = failed->output.find("not found") != std::string::npos ||
+                     failed->output.find("Unable to locate") != std::string::npos;
+    if (attempt > 0 || !not_found) break;
+    // The lists may predate the pinned version: refresh once.
+    TRACEBED_TRY(apt.update());
   }
-  for (const auto& pkg : pkgs) {
-    fs::path got = tmp / deb_file_name(pkg);
-    if (!fs::exists(got)) {
-      fs::remove_all(tmp, ec);
-      return Error{fmt::format("{}: apt-get download did not produce {}", who, got.filename().string())};
-    }
-    TRACEBED_ASSIGN_OR_RETURN(std::string sum, sha256_of(got));
-    if (sum != pkg.sha256) {
-      fs::remove_all(tmp, ec);
-      return Error{fmt::format("{}: {} {} has sha256 {}, the catalogue pins {}", who, pkg.name, pkg.version, sum,
-                               pkg.sha256)};
-    }
-    fs::rename(got, debs / deb_file_name(pkg), ec);
-    if (ec) {
-      fs::remove_all(tmp);
-      return Error{fmt::format("{}: {}", (debs / deb_file_name(pkg)).string(), ec.message())};
-    }
-  }
+  auto not_whole = keep_whole_debs(pkgs, tmp, debs);
   fs::remove_all(tmp, ec);
-  return {};
+  if (!not_whole) return not_whole.error();
+  if (!failed) {
+    if (!not_whole->empty())
+      return Error{fmt::format("{}: apt-get download succeeded, but not for {}", who, fmt::join(*not_whole, "; "))};
+    return {};
+  }
+  const std::string& out = failed->output;
+  // The archive answered, the cache's disk did not take it.
+  for (std::string_view disk : {"No space left on device", "Read-only file system", "Disk quota exceeded"})
+    if (out.find(disk) != std::string::npos)
+      return Error{fmt::format("{}: apt-get download {} could not write to the download cache {} ({}): {}", who,
+                               fmt::join(names, ", "), debs.string(), disk, out)};
+  if (out.find("not found") != std::string::npos || out.find("Unable to locate") != std::string::npos)
+    return Error{fmt::format("{}: {} not found in the apt sources ({}): {}", who, fmt::join(names, ", "), suite, out)};
+  std::string kept;
+  if (not_whole->size() < pkgs.size())
+    kept = fmt::format("; the {} of {} packages that arrived whole are kept, a rerun fetches the rest",
+                       pkgs.size() - not_whole->size(), pkgs.size());
+  return Error{fmt::format("{}: apt-get download failed for {} (is the Debian archive reachable?){}: {}", who,
+                           fmt::join(*not_whole, "; "), kept, out)};
 }
 
 // A "build" entry: {"kind": "build", "recipe": "kernels/NAME/recipe.json"},

@@ -1,16 +1,17 @@
 // Host faults around the download cache (vm::fetch_debs): a cached .deb
-// that went bad, two processes fetching into one cache at once, and the
-// Debian archive unreachable mid-fetch, and the cache's disk full or
-// read-only. Each test has a cache of its own
-// (TRACEBED_CACHE) that shares only the private apt lists with the real
-// one, and fetches dash (about 100 kB) from the Debian release the
-// catalogue's sources carry.
+// that went bad, two processes fetching into one cache at once, the Debian
+// archive unreachable, a download cut off mid-way, and the cache's disk
+// full or read-only. Each test has a cache of its own (TRACEBED_CACHE) that
+// shares only the private apt lists with the real one, and fetches dash
+// (about 100 kB) and hostname from the Debian release the catalogue's
+// sources carry.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,7 @@
 #include "framework/vm/apt.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/process.h"
+#include "suites/faults/file_serving_proxy.h"
 
 namespace tracebed {
 namespace {
@@ -57,27 +59,37 @@ std::string sha256(const fs::path& file) {
   return sum ? *sum : sum.error().message;
 }
 
-// Which dash to fetch: looked up once (apt-cache over six suites' lists
-// takes seconds).
+// Which dash to fetch (and hostname, about 10 kB, for the tests that fetch
+// two packages in one call): looked up once (apt-cache over six suites'
+// lists takes seconds).
 struct Choice {
   vm::Catalogue catalogue;
   std::string suite;
   vm::DebPackage deb;
+  vm::DebPackage second;
   fs::path apt_dir;
 };
 
-Result<Choice> choose_dash() {
+// The newest `name` in the private lists, and its suite.
+Result<std::pair<vm::DebPackage, std::string>> newest(vm::PrivateApt& apt, const std::string& name) {
+  TRACEBED_ASSIGN_OR_RETURN(auto rows, apt.madison({name}));
+  if (rows.empty()) return Error{name + " is in none of the private apt lists"};
+  TRACEBED_ASSIGN_OR_RETURN(auto stanzas, apt.show({name + "=" + rows.front().version}));
+  if (stanzas.empty()) return Error{"apt-cache show " + name + "=" + rows.front().version + " gave nothing"};
+  const auto& s = stanzas.front();
+  return std::pair{vm::DebPackage{s.package, s.version, s.sha256, s.architecture}, rows.front().suite};
+}
+
+Result<Choice> choose_debs() {
   Choice c;
   TRACEBED_ASSIGN_OR_RETURN(c.catalogue, vm::Catalogue::load());
   vm::PrivateApt apt(c.catalogue.apt_sources());
   TRACEBED_TRY(apt.ensure_lists());
-  TRACEBED_ASSIGN_OR_RETURN(auto rows, apt.madison({"dash"}));
-  if (rows.empty()) return Error{"dash is in none of the private apt lists"};
-  c.suite = rows.front().suite;
-  TRACEBED_ASSIGN_OR_RETURN(auto stanzas, apt.show({"dash=" + rows.front().version}));
-  if (stanzas.empty()) return Error{"apt-cache show dash=" + rows.front().version + " gave nothing"};
-  const auto& s = stanzas.front();
-  c.deb = {s.package, s.version, s.sha256, s.architecture};
+  TRACEBED_ASSIGN_OR_RETURN(auto dash, newest(apt, "dash"));
+  TRACEBED_ASSIGN_OR_RETURN(auto hostname, newest(apt, "hostname"));
+  c.deb = dash.first;
+  c.suite = dash.second;
+  c.second = hostname.first;
   c.apt_dir = apt.dir();
   return c;
 }
@@ -85,7 +97,7 @@ Result<Choice> choose_dash() {
 class HostCache : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    choice_ = new Result<Choice>(choose_dash());
+    choice_ = new Result<Choice>(choose_debs());
     real_cache_ = vm::cache_dir();
   }
   static void TearDownTestSuite() { delete choice_; }
@@ -104,10 +116,15 @@ class HostCache : public ::testing::Test {
   }
 
   const vm::DebPackage& deb() const { return (*choice_)->deb; }
+  const vm::DebPackage& second() const { return (*choice_)->second; }
   Result<fs::path> fetch() {
-    auto got = vm::fetch_debs((*choice_)->catalogue, "host cache test", (*choice_)->suite, {deb()});
+    auto got = fetch_both({deb()});
     if (!got) return got.error();
     return got->front();
+  }
+  Result<std::vector<fs::path>> fetch_both(std::vector<vm::DebPackage> debs = {}) {
+    if (debs.empty()) debs = {deb(), second()};
+    return vm::fetch_debs((*choice_)->catalogue, "host cache test", (*choice_)->suite, debs);
   }
   // What the cache's debs directory holds; `debs_too` false: only what is
   // not a .deb (a partial download directory left behind).
@@ -228,6 +245,51 @@ TEST_F(HostCache, UnreachableArchiveIsAClearErrorAndTheRerunFetches) {
   auto got = fetch();
   ASSERT_OK(got);
   EXPECT_EQ(sha256(*got), deb().sha256);
+}
+
+// The connection cut mid-download (a proxy standing in for the archive
+// sends half of hostname's bytes and closes): of the two packages fetched
+// in one apt-get call, the one that arrived whole is kept, the error names
+// the other, nothing partial stays, and the rerun asks only for the rest.
+TEST_F(HostCache, CutDownloadKeepsWhatArrivedAndTheRerunFetchesTheRest) {
+  // The bytes the proxy serves: the real packages, fetched first.
+  auto real = fetch_both();
+  ASSERT_OK(real);
+  std::map<std::string, std::string> files;
+  for (const fs::path& deb : *real) {
+    auto bytes = base::read_file(deb);
+    ASSERT_OK(bytes);
+    files[deb.filename().string()] = *bytes;
+    fs::remove(deb);
+  }
+  const std::string dash_file = vm::deb_file_name(deb()), hostname_file = vm::deb_file_name(second());
+  std::string error;
+  {
+    testing::FileServingProxy archive(files, {hostname_file});
+    ScopedEnv proxy("http_proxy", archive.url());
+    auto cut = fetch_both();
+    if (archive.requests(dash_file) == 0)
+      GTEST_SKIP() << "apt did not take http_proxy from the environment (a proxy in apt.conf?)";
+    ASSERT_FALSE(cut.ok()) << "the download succeeded through a proxy that cuts it";
+    error = cut.error().message;
+  }
+  const std::string said = error.substr(0, error.find("(is the Debian archive reachable?)"));
+  EXPECT_THAT(said, HasSubstr(second().name + " " + second().version));
+  EXPECT_THAT(said, Not(HasSubstr(deb().name + " " + deb().version))) << "dash arrived whole";
+  EXPECT_THAT(error, HasSubstr("the 1 of 2 packages that arrived whole are kept"));
+  EXPECT_THAT(error, HasSubstr("Failed to fetch")) << "apt's own words are in the error";
+  EXPECT_THAT(error, HasSubstr(hostname_file));
+  EXPECT_THAT(in_debs(), IsEmpty()) << "a partial download was left in the cache";
+  EXPECT_EQ(sha256(root_ / "debs" / dash_file), deb().sha256);
+  EXPECT_FALSE(fs::exists(root_ / "debs" / hostname_file));
+
+  testing::FileServingProxy archive(files, {});
+  ScopedEnv proxy("http_proxy", archive.url());
+  auto rerun = fetch_both();
+  ASSERT_OK(rerun);
+  EXPECT_EQ(archive.requests(dash_file), 0) << "the rerun downloaded the kept package again";
+  EXPECT_EQ(archive.requests(hostname_file), 1);
+  EXPECT_EQ(sha256(root_ / "debs" / hostname_file), second().sha256);
 }
 
 // What a fetch did in a child process whose cache `debs` directory is a
