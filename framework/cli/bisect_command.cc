@@ -267,9 +267,7 @@ void add_bisect_options(CLI::App* cmd, BisectArgs& a) {
   cmd->add_option("--jobs", a.tree.jobs, "parallel make jobs (default: one per CPU)");
   cmd->add_option("--suites", a.suites, "only these suites (as `tracebed test --suites`): faster to list")
       ->delimiter(',');
-  cmd->add_option("--timeout", a.timeout_seconds, "seconds a step's tests may take before the commit is skipped")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_timeout_option(*cmd, a.timeout_seconds, "seconds a step's tests may take before the commit is skipped");
   cmd->add_option("filter", a.filter, "GoogleTest filter of the tests that tell good from bad (after --)")->required();
 }
 

@@ -68,6 +68,10 @@ std::vector<std::string> launcher_args(const std::string& launcher, const std::s
 // (repeatable, one program each, so that a command can follow).
 void add_guest_options(CLI::App& cmd, vm::GuestOptions& options);
 
+// --timeout in whole seconds, 1 s to a week: every command's the same, and
+// its error names that range (CLI11's own check names the largest double).
+CLI::Option* add_timeout_option(CLI::App& cmd, unsigned& seconds, const std::string& help);
+
 void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_kernels_command(CLI::App& app);

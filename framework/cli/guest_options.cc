@@ -1,5 +1,7 @@
 // The guest options `tracebed run` and `tracebed shell` share, and naming
 // a kernel with the exit status each failure means.
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "framework/cli/commands.h"
@@ -20,6 +22,24 @@ vm::KernelSpec resolve_kernel(const vm::Catalogue& catalogue, const std::string&
   auto spec = catalogue.resolve(name.empty() ? catalogue.default_kernel() : name);
   if (!spec) usage_error(option.empty() ? spec.error().message : fmt::format("{}: {}", option, spec.error().message));
   return std::move(spec).value();
+}
+
+namespace {
+constexpr unsigned kWeek = 7 * 24 * 3600;
+}  // namespace
+
+CLI::Option* add_timeout_option(CLI::App& cmd, unsigned& seconds, const std::string& help) {
+  return cmd.add_option("--timeout", seconds, help)
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            unsigned long long v = 0;
+            auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec != std::errc() || end != text.data() + text.size() || v < 1 || v > kWeek)
+              return fmt::format("'{}' is not a whole number of seconds from 1 to {} (a week)", text, kWeek);
+            return "";
+          },
+          "SECONDS"));
 }
 
 void add_guest_options(CLI::App& cmd, vm::GuestOptions& options) {

@@ -56,7 +56,7 @@ void add_matrix_command(CLI::App& app) {
   struct Args {
     std::string kernels = "all", suites, filter, out = "tracebed-matrix", compare, accel, launcher, libvirt_uri;
     int jobs = default_jobs();
-    int timeout_seconds = 3600;
+    unsigned timeout_seconds = 3600;
     bool force = false;
   };
   auto args = std::make_shared<Args>();
@@ -69,8 +69,7 @@ void add_matrix_command(CLI::App& app) {
   cmd->add_option("-j,--jobs", args->jobs, "suite binaries (guests) at a time, over all kernels")->capture_default_str();
   cmd->add_option("--out", args->out, "output directory")->capture_default_str();
   cmd->add_option("--compare", args->compare, "compare OLD_DIR's results with --out's instead of running");
-  cmd->add_option("--timeout", args->timeout_seconds, "seconds after which a suite binary (and its guest) is killed")
-      ->capture_default_str();
+  add_timeout_option(*cmd, args->timeout_seconds, "seconds after which a suite binary (and its guest) is killed");
   cmd->add_option("--accel", args->accel, "accelerator for the guests (kvm, tcg); default: the suites' choice")
       ->check(CLI::IsMember({"kvm", "tcg"}));
   cmd->add_option("--launcher", args->launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
@@ -93,7 +92,6 @@ void add_matrix_command(CLI::App& app) {
       exit_with(new_failures ? Exit::failed : Exit::passed);
     }
     if (args->jobs < 1) usage_error("--jobs must be at least 1");
-    if (args->timeout_seconds < 1) usage_error("--timeout must be at least 1 second");
     const vm::Catalogue catalogue = load_catalogue();
     std::vector<std::string> names = split_commas(args->kernels);
     if (names.empty()) usage_error("--kernels: no kernel named");

@@ -46,7 +46,7 @@ void add_run_command(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   add_guest_options(*cmd, args->guest);
-  cmd->add_option("--timeout", args->timeout, "seconds the command may run")->capture_default_str();
+  add_timeout_option(*cmd, args->timeout, "seconds the command may run");
   cmd->add_option("--launcher", args->guest.launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
       ->check(CLI::IsMember({"qemu", "libvirt"}));
   cmd->add_option("--libvirt-uri", args->guest.libvirt_uri,

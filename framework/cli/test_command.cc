@@ -191,10 +191,8 @@ void add_test_command(CLI::App& app) {
   cmd->add_flag("--list", args->list, "list the suites and their tests (with --suites and --filter: those chosen)");
   cmd->add_option("--accel", args->accel, "kvm or tcg (default: probe KVM, else TCG)")
       ->check(CLI::IsMember({"kvm", "tcg"}));
-  cmd->add_option("--timeout", args->timeout_seconds,
-                  "seconds after which a suite binary (and its guest) is killed and reported")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_timeout_option(*cmd, args->timeout_seconds,
+                     "seconds after which a suite binary (and its guest) is killed and reported");
   cmd->add_flag("--local", args->local,
                 "run the suites on this machine's own kernel and tracefs (as root; skipped, with the reason, where "
                 "that cannot work)");
