@@ -43,7 +43,6 @@ TEST(TestCommand, AnUnknownSuiteListsTheValidOnes) {
 
 TEST(TestCommand, AcceleratorAndTimeoutAreChecked) {
   EXPECT_THAT(run_tracebed("test --accel kvmm --list").err, HasSubstr("--accel: kvmm not in {kvm,tcg}"));
-  EXPECT_EQ(run_tracebed("test --timeout 0 --list").status, 2);
   // Every command's --timeout: whole seconds, 1 to a week, and the error says so.
   for (const char* bad : {"test --timeout 0 --list", "test --timeout inf --list", "run --timeout -5 -- true",
                           "run --timeout nan -- true", "matrix --timeout 604801", "matrix --timeout 1.5"}) {

@@ -63,6 +63,11 @@ Result<std::vector<std::string>> keep_whole_debs(const std::vector<DebPackage>& 
   return not_whole;
 }
 
+// Whether apt-get's output says it does not know a package or version.
+bool apt_could_not_find(const std::string& output) {
+  return output.find("not found") != std::string::npos || output.find("Unable to locate") != std::string::npos;
+}
+
 // Downloads `pkgs` into `debs` with one apt-get call (its start-up over six
 // suites' lists costs seconds) and checks each against its sha256. When the
 // download fails (the archive unreachable, a connection cut), the packages
@@ -91,9 +96,7 @@ Status download(const Catalogue& catalogue, const std::string& who, const std::s
       break;
     }
     failed = std::move(r);
-    bool not_found = failed->output.find("not found") != std::string::npos ||
-                     failed->output.find("Unable to locate") != std::string::npos;
-    if (attempt > 0 || !not_found) break;
+    if (attempt > 0 || !apt_could_not_find(failed->output)) break;
     // The lists may predate the pinned version: refresh once.
     TRACEBED_TRY(apt.update());
   }
@@ -111,7 +114,7 @@ Status download(const Catalogue& catalogue, const std::string& who, const std::s
     if (out.find(disk) != std::string::npos)
       return Error{fmt::format("{}: apt-get download {} could not write to the download cache {} ({}): {}", who,
                                fmt::join(names, ", "), debs.string(), disk, out)};
-  if (out.find("not found") != std::string::npos || out.find("Unable to locate") != std::string::npos)
+  if (apt_could_not_find(out))
     return Error{fmt::format("{}: {} not found in the apt sources ({}): {}", who, fmt::join(names, ", "), suite, out)};
   std::string kept;
   if (not_whole->size() < pkgs.size())

@@ -357,9 +357,10 @@ Result<std::unique_ptr<Guest>> Guest::restore(const GuestOptions& options, const
 }
 
 // What both launchers do around loading the stream: find the snapshot of
-// g's key, refuse one saved by another version or whose checksum changed,
-// then the agent's answer and the refresh; a failure warns, discards the
-// snapshot and lets the caller boot cold. An Error without a warning means there is no snapshot.
+// g's key, refuse one saved by another version, then its checksum, the
+// load, the agent's answer and the refresh; a failure warns, discards the
+// snapshot and lets the caller boot cold. An Error without a warning means
+// there is no snapshot.
 Result<std::unique_ptr<Guest>> Guest::restore_with(std::unique_ptr<Guest> g, const std::string& version,
                                                    const std::function<Status(const SnapshotFiles&)>& load_state) {
   auto t0 = Clock::now();
@@ -374,13 +375,8 @@ Result<std::unique_ptr<Guest>> Guest::restore_with(std::unique_ptr<Guest> g, con
     discard_snapshot(files);
     return Error{"snapshot from another QEMU"};
   }
-  if (Status intact = check_snapshot_state(files, *meta); !intact) {
-    progress(fmt::format("warning: restoring the {} guest from its snapshot failed, booting cold: {}", name,
-                         intact.error().message));
-    discard_snapshot(files);
-    return intact.error();
-  }
   auto attempt = [&]() -> Status {
+    TRACEBED_TRY(check_snapshot_state(files, *meta));
     TRACEBED_TRY(load_state(files));
     TRACEBED_ASSIGN_OR_RETURN(agent::Hello hello, g->client_->hello(30s));
     g->release_ = hello.release;

@@ -117,15 +117,16 @@ class HostCache : public ::testing::Test {
 
   const vm::DebPackage& deb() const { return (*choice_)->deb; }
   const vm::DebPackage& second() const { return (*choice_)->second; }
+  Result<std::vector<fs::path>> fetch_all(const std::vector<vm::DebPackage>& debs) {
+    return vm::fetch_debs((*choice_)->catalogue, "host cache test", (*choice_)->suite, debs);
+  }
   Result<fs::path> fetch() {
-    auto got = fetch_both({deb()});
+    auto got = fetch_all({deb()});
     if (!got) return got.error();
     return got->front();
   }
-  Result<std::vector<fs::path>> fetch_both(std::vector<vm::DebPackage> debs = {}) {
-    if (debs.empty()) debs = {deb(), second()};
-    return vm::fetch_debs((*choice_)->catalogue, "host cache test", (*choice_)->suite, debs);
-  }
+  // dash and hostname in one apt-get call.
+  Result<std::vector<fs::path>> fetch_both() { return fetch_all({deb(), second()}); }
   // What the cache's debs directory holds; `debs_too` false: only what is
   // not a .deb (a partial download directory left behind).
   std::vector<std::string> in_debs(bool debs_too = false) {
