@@ -18,7 +18,9 @@
 #include <fstream>
 
 #include "framework/base/process.h"
+#include "framework/base/text.h"
 #include "framework/base/unix_socket.h"
+#include "framework/vm/boot_history.h"
 #include "framework/vm/bootconfig.h"
 #include "framework/vm/console.h"
 #include "framework/vm/guest_internal.h"
@@ -46,8 +48,14 @@ std::string kernel_cmdline(const GuestOptions& options) {
   // period leaves both vCPUs idle for tens of milliseconds, an expedited one
   // does not: `trace-cmd record true` takes 1.0 s instead of 4.2 s.
   // PREEMPT_RT kernels turn expediting off after boot unless told not to.
+  //
+  // earlyprintk and loglevel=7 (KERN_INFO and more urgent): a kernel that
+  // hangs before init shows on the console where it stopped, from before
+  // the serial driver is up (the last lines before the silence); /init
+  // turns the level down to 5 once it runs, so the tests' consoles carry no
+  // more than before.
   std::string cmdline =
-      "console=ttyS0 panic=-1 loglevel=5 rdinit=/init no_timer_check"
+      "console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1 loglevel=7 rdinit=/init no_timer_check"
       " rcupdate.rcu_expedited=1 rcupdate.rcu_normal_after_boot=0";
   if (options.interactive) cmdline += " tracebed.shell";
   if (!options.cmdline_extra.empty()) cmdline += " " + options.cmdline_extra;
@@ -140,13 +148,16 @@ Result<std::unique_ptr<Guest>> Guest::boot(GuestOptions options) {
   if (!accel.empty() && accel != "kvm" && accel != "tcg")
     return Error{fmt::format("accelerator \"{}\" is neither kvm nor tcg", accel)};
   if (accel.empty()) accel = cached_accelerator(options.qemu);
-  if (!accel.empty()) return start(options, kernel, image, accel, options.boot_timeout);
+  auto timeout_for = [&](const std::string& a) {
+    return options.boot_timeout.count() > 0 ? options.boot_timeout : boot_timeout_for(kernel.name, a);
+  };
+  if (!accel.empty()) return start(options, kernel, image, accel, timeout_for(accel));
 
   // Probe KVM with a real, bounded boot: /dev/kvm can exist while nested KVM
   // aborts QEMU or wedges the guest. The result is cached per QEMU and host
   // kernel; a successful probe guest is kept and used.
   progress("probing KVM with a test boot (result is cached)");
-  auto probe = start(options, kernel, image, "kvm", std::min(options.boot_timeout, std::chrono::seconds(15)));
+  auto probe = start(options, kernel, image, "kvm", std::min(timeout_for("kvm"), std::chrono::seconds(15)));
   fs::path cache = accel_cache_file(options.qemu);
   if (probe) {
     (void)write_file_atomic(cache, "kvm\n");
@@ -155,8 +166,25 @@ Result<std::unique_ptr<Guest>> Guest::boot(GuestOptions options) {
   std::string first_line = probe.error().message.substr(0, probe.error().message.find('\n'));
   progress(fmt::format("KVM unusable, using TCG: {}", first_line));
   (void)write_file_atomic(cache, fmt::format("tcg\n{}\n", probe.error().message));
-  return start(options, kernel, image, "tcg", options.boot_timeout);
+  return start(options, kernel, image, "tcg", timeout_for("tcg"));
 }
+
+namespace {
+
+// "guest did not reach the agent within N s": how N was chosen, and the
+// last line the kernel printed before the silence, which says where it stopped.
+Error agent_never_answered(std::chrono::seconds timeout, const std::string& where, const std::string& console) {
+  std::string last;
+  for (std::string_view line : base::split_lines(console)) {
+    if (!base::trim(line).empty()) last = std::string(base::trim(line));
+  }
+  return Error{fmt::format("guest did not reach the agent within {} s ({}; {}); {}", timeout.count(), where,
+                           boot_timeout_rule(),
+                           last.empty() ? "the kernel printed nothing on the console"
+                                        : fmt::format("the last line on the console: \"{}\"", last))};
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const KernelFiles& kernel,
                                             const fs::path& image, const std::string& accel,
@@ -181,9 +209,12 @@ Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const K
     auto hello = g->client_->hello(boot_timeout);
     if (!hello) {
       Error e = hello.error();
-      if (e.message.starts_with("agent hello: no reply"))
-        e = Error{fmt::format("guest did not reach the agent within {} s ({}, {}, libvirt domain {})",
-                              boot_timeout.count(), kernel.name, accel, g->domain_->name())};
+      if (e.message.starts_with("agent hello: no reply")) {
+        g->read_console();
+        e = agent_never_answered(boot_timeout,
+                                 fmt::format("{}, {}, libvirt domain {}", kernel.name, accel, g->domain_->name()),
+                                 g->console_);
+      }
       g->keep_dir_ = true;
       g->kill();
       return g->dead_ && g->dead_->message == e.message ? e : g->explain(e);
@@ -191,7 +222,9 @@ Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const K
     g->release_ = hello->release;
     g->ncpus_ = hello->ncpus;
     g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (g->snapshot_wanted(options)) g->save_libvirt_snapshot();
+    record_cold_boot(kernel.name, accel, g->boot_seconds_);
+    if (g->snapshot_wanted(options) && !g->save_libvirt_snapshot())
+      return boot_cold_again(std::move(g), options, kernel, image, accel, boot_timeout);
     return g;
   }
 
@@ -225,8 +258,10 @@ Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const K
   }
   if (!hello) {
     Error e = hello.error();
-    if (e.message.starts_with("agent hello: no reply"))
-      e = Error{fmt::format("guest did not reach the agent within {} s ({}, {})", boot_timeout.count(), kernel.name, accel)};
+    if (e.message.starts_with("agent hello: no reply")) {
+      g->read_console();
+      e = agent_never_answered(boot_timeout, fmt::format("{}, {}", kernel.name, accel), g->console_);
+    }
     g->keep_dir_ = true;
     g->kill();
     return g->dead_ && g->dead_->message == e.message ? e : g->explain(e);
@@ -236,8 +271,22 @@ Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const K
   g->release_ = hello->release;
   g->ncpus_ = hello->ncpus;
   g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (g->snapshot_wanted(options)) g->save_snapshot(options);
+  record_cold_boot(kernel.name, accel, g->boot_seconds_);
+  if (g->snapshot_wanted(options) && !g->save_snapshot(options))
+    return boot_cold_again(std::move(g), options, kernel, image, accel, boot_timeout);
   return g;
+}
+
+// A guest whose save failed may be stopped, or half-migrated: it goes, and
+// a new one boots cold without trying to save.
+Result<std::unique_ptr<Guest>> Guest::boot_cold_again(std::unique_ptr<Guest> failed, const GuestOptions& options,
+                                                      const KernelFiles& kernel, const fs::path& image,
+                                                      const std::string& accel, std::chrono::seconds boot_timeout) {
+  failed->kill();
+  failed.reset();
+  GuestOptions cold = options;
+  cold.snapshot = false;
+  return start(cold, kernel, image, accel, boot_timeout);
 }
 
 // QEMU creates the sockets before the guest starts; connect as soon as they exist.
@@ -272,9 +321,10 @@ bool Guest::snapshot_wanted(const GuestOptions& options) const {
 
 // Saves this freshly booted guest: stop, migrate to a file, cont. The guest
 // is idle (the agent waits for its next request) and goes on as if nothing
-// happened; a save that fails is a warning, and the guest is still used.
-void Guest::save_snapshot(const GuestOptions& options) {
-  save_with(qemu_version(options.qemu), [this](const fs::path& partial) -> Status {
+// happened. A save that fails is a warning and false: the caller discards
+// this guest, whose state after a half-done migration is not known.
+bool Guest::save_snapshot(const GuestOptions& options) {
+  return save_with(qemu_version(options.qemu), [this](const fs::path& partial) -> Status {
     TRACEBED_ASSIGN_OR_RETURN(Qmp qmp, Qmp::connect(dir_ / "qmp.sock", 10s));
     // QEMU throttles migration to 32 MiB/s by default (MAX_THROTTLE).
     TRACEBED_TRY(qmp.execute("migrate-set-parameters", {{"max-bandwidth", int64_t{1} << 40}}));
@@ -283,15 +333,18 @@ void Guest::save_snapshot(const GuestOptions& options) {
     Status saved;
     if (auto started = qmp.execute("migrate", {{"uri", uri}}); !started) saved = started.error();
     else saved = qmp.wait_for_migration(120s);
-    // The source resumes whether or not the stream was written.
+    if (saved) saved = qmp.wait_until_migration_finalized(30s);
+    // The source resumes whether or not the stream was written; a guest that
+    // does not is discarded by the caller.
     TRACEBED_TRY(qmp.execute("cont"));
     return saved;
   });
 }
 
 // What both launchers do around writing the stream: a partial file renamed
-// into place once complete, its meta.json, pruning, and a warning on failure.
-void Guest::save_with(const std::string& version, const std::function<Status(const fs::path&)>& write_state) {
+// into place once complete, its meta.json, pruning, and a warning on failure
+// (then false, with nothing of the snapshot left behind).
+bool Guest::save_with(const std::string& version, const std::function<Status(const fs::path&)>& write_state) {
   auto t0 = Clock::now();
   SnapshotFiles files = snapshot_files(snapshot_key_);
   std::error_code ec;
@@ -317,12 +370,15 @@ void Guest::save_with(const std::string& version, const std::function<Status(con
   };
   Status st = attempt();
   fs::remove(partial, ec);
-  save_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
   if (!st) {
-    progress(fmt::format("warning: saving a snapshot of the {} guest failed, later guests boot cold: {}",
+    progress(fmt::format("warning: saving a snapshot of the {} guest failed; that guest is discarded and one "
+                         "boots cold without saving: {}",
                          kernel_.name, st.error().message));
     discard_snapshot(files);
+    return false;
   }
+  save_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+  return true;
 }
 
 // Starts a guest from the snapshot of this command line: QEMU waits with

@@ -42,7 +42,9 @@ struct GuestOptions {
   unsigned memory_mb = 512;
   std::string accel;             // "kvm", "tcg" or empty/"auto" (probe); $TRACEBED_ACCEL overrides auto
   ImageOptions image;
-  std::chrono::seconds boot_timeout{240};
+  // The wait for the agent after a cold boot; 0: boot_timeout_for()'s,
+  // from the kernel's history (framework/vm/boot_history.h).
+  std::chrono::seconds boot_timeout{0};
   bool interactive = false;      // console on our terminal, a shell on it (tracebed shell)
   std::string cmdline_extra;
   // Boot configuration text (Documentation/admin-guide/bootconfig.rst),
@@ -124,6 +126,9 @@ class Guest {
   static Result<std::unique_ptr<Guest>> start(const GuestOptions& options, const KernelFiles& kernel,
                                               const std::filesystem::path& image, const std::string& accel,
                                               std::chrono::seconds boot_timeout);
+  static Result<std::unique_ptr<Guest>> boot_cold_again(std::unique_ptr<Guest> failed, const GuestOptions& options,
+                                                        const KernelFiles& kernel, const std::filesystem::path& image,
+                                                        const std::string& accel, std::chrono::seconds boot_timeout);
   static Result<std::unique_ptr<Guest>> restore(const GuestOptions& options, const KernelFiles& kernel,
                                                 const std::filesystem::path& image, const std::string& accel);
   Status launch(const GuestOptions& options, const std::filesystem::path& image);
@@ -131,7 +136,7 @@ class Guest {
   Status spawn_qemu(const GuestOptions& options);
   Status connect_agent_socket();
   Status refresh_after_restore();
-  void save_snapshot(const GuestOptions& options);
+  bool save_snapshot(const GuestOptions& options);
   bool snapshot_wanted(const GuestOptions& options) const;
   static Result<std::unique_ptr<Guest>> start_local(const GuestOptions& options);
   Status launch_libvirt(const GuestOptions& options, const std::filesystem::path& image, const std::string& cmdline);
@@ -139,8 +144,8 @@ class Guest {
                                   const std::string& cmdline);
   static Result<std::unique_ptr<Guest>> restore_libvirt(const GuestOptions& options, const KernelFiles& kernel,
                                                         const std::filesystem::path& image, const std::string& accel);
-  void save_libvirt_snapshot();
-  void save_with(const std::string& version, const std::function<Status(const std::filesystem::path&)>& write_state);
+  bool save_libvirt_snapshot();
+  bool save_with(const std::string& version, const std::function<Status(const std::filesystem::path&)>& write_state);
   static Result<std::unique_ptr<Guest>> restore_with(std::unique_ptr<Guest> g, const std::string& version,
                                                      const std::function<Status(const SnapshotFiles&)>& load_state);
   Result<std::unique_ptr<agent::Client>> connect_libvirt_agent();

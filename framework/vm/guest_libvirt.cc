@@ -176,8 +176,8 @@ Result<std::unique_ptr<Guest>> Guest::restore_libvirt(const GuestOptions& option
 
 // Saves this freshly booted domain as Guest::save_snapshot does a QEMU
 // process: stopped, migrated into the file, continued.
-void Guest::save_libvirt_snapshot() {
-  save_with(snapshot_version_, [this](const fs::path& partial) { return domain_->save_state(partial, 120s); });
+bool Guest::save_libvirt_snapshot() {
+  return save_with(snapshot_version_, [this](const fs::path& partial) { return domain_->save_state(partial, 120s); });
 }
 
 }  // namespace tracebed::vm

@@ -43,7 +43,13 @@ Result<StreamedExit> run_streaming(Guest& guest, const std::vector<std::string>&
   Tail out{base + ".out", 0, &on_stdout}, err{base + ".err", 0, &on_stderr};
   // The agent's spawn sends stdout and stderr to one file; a shell splits
   // them, then becomes the command (same pid, so its status is the command's).
-  std::vector<std::string> wrapped = {"sh", "-c", "exec \"$@\" 2>\"$0\"", err.path};
+  // Its $0 is the command, so that the shell's own errors name it and not
+  // our file; a command that is not there says so in words.
+  std::vector<std::string> wrapped = {
+      "sh", "-c",
+      "e=$1; shift; exec 2>\"$e\"; command -v \"$1\" >/dev/null || "
+      "{ echo \"$1: not found in the guest (no such file, or not on its PATH)\" >&2; exit 127; }; exec \"$@\"",
+      argv.front(), err.path};
   wrapped.insert(wrapped.end(), argv.begin(), argv.end());
   agent::Client& agent = guest.agent();
   TRACEBED_ASSIGN_OR_RETURN(int pid, agent.spawn(wrapped, {}, out.path));

@@ -31,6 +31,8 @@ constexpr std::string_view kInit = R"sh(#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/tracebed/bin
 mount -t proc proc /proc
+# The command line's loglevel=7 shows a boot that hangs; from here, 5.
+echo 5 > /proc/sys/kernel/printk
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm

@@ -383,6 +383,20 @@ Status wait_for_migration(virDomainPtr dom, const std::string& domain, std::chro
   }
 }
 
+// After an outgoing migration completed: until QEMU has left
+// "finish-migrate" (Qmp::wait_until_migration_finalized says why).
+Status wait_until_migration_finalized(virDomainPtr dom, const std::string& domain, std::chrono::seconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    TRACEBED_ASSIGN_OR_RETURN(Json info, monitor(dom, domain, "query-status"));
+    std::string status = info.value("status", "");
+    if (status != "finish-migrate") return {};
+    if (Clock::now() > deadline)
+      return Error{fmt::format("domain {}: QEMU still in '{}' after {} s", domain, status, timeout.count())};
+    usleep(5000);
+  }
+}
+
 // The file goes to QEMU as the descriptor named "snapshot" (QMP getfd).
 Status pass_file(virDomainPtr dom, const std::string& domain, const std::filesystem::path& file, int flags) {
   int fd = open(file.c_str(), flags | O_CLOEXEC, 0644);
@@ -405,7 +419,9 @@ Status LibvirtDomain::save_state(const std::filesystem::path& file, std::chrono:
   Status saved;
   if (auto started = monitor(dom, name_, "migrate", {{"uri", "fd:snapshot"}}); !started) saved = started.error();
   else saved = wait_for_migration(dom, name_, timeout);
-  // The source resumes whether or not the stream was written.
+  if (saved) saved = wait_until_migration_finalized(dom, name_, timeout);
+  // The source resumes whether or not the stream was written; a guest that
+  // does not is the caller's to discard.
   TRACEBED_TRY(monitor(dom, name_, "cont"));
   return saved;
 }

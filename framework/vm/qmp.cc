@@ -106,4 +106,15 @@ Status Qmp::wait_for_migration(std::chrono::milliseconds timeout) {
   }
 }
 
+Status Qmp::wait_until_migration_finalized(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    TRACEBED_ASSIGN_OR_RETURN(nlohmann::json info, execute("query-status", nullptr, timeout));
+    std::string status = info.value("status", "");
+    if (status != "finish-migrate") return {};
+    if (Clock::now() > deadline) return Error{fmt::format("QEMU still in '{}' after {} ms", status, timeout.count())};
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
 }  // namespace tracebed::vm

@@ -40,6 +40,12 @@ class Qmp {
   // "failed" or "cancelled" is an Error with QEMU's error-desc.
   Status wait_for_migration(std::chrono::milliseconds timeout);
 
+  // After an outgoing migration completed: polls query-status until the
+  // source has left "finish-migrate". QEMU reports "completed" before it
+  // leaves that state, and a `cont` sent in between fails with "Migration
+  // is not finalized yet", leaving the guest stopped.
+  Status wait_until_migration_finalized(std::chrono::milliseconds timeout);
+
  private:
   explicit Qmp(int fd) : fd_(fd) {}
   Result<nlohmann::json> read_message(std::chrono::steady_clock::time_point deadline);
