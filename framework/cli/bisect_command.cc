@@ -130,9 +130,16 @@ void append_log(const fs::path& state, std::string_view text) {
   std::ofstream(state / "log.txt", std::ios::app) << text;
 }
 
-// The FAIL sections `tracebed test` ends with, or its last lines.
+// The failures of the summary `tracebed test` ends with (its "failed:"
+// list, or with --verbose its FAIL sections), or its last lines.
 std::string failure_message(const std::string& output) {
-  size_t pos = output.find("\nFAIL ");
+  size_t pos = output.find("\nfailed:\n");
+  if (pos != std::string::npos) {
+    size_t end = output.find("\n", pos + 1);
+    while (end != std::string::npos && output.compare(end + 1, 2, "  ") == 0) end = output.find('\n', end + 1);
+    return std::string(base::trim(output.substr(pos, end == std::string::npos ? std::string::npos : end - pos)));
+  }
+  pos = output.find("\nFAIL ");
   if (pos != std::string::npos) return std::string(base::trim(output.substr(pos)));
   size_t from = output.size();
   for (int n = 0; n < 12 && from > 0; ++n)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -15,9 +16,11 @@
 #include "framework/cli/commands.h"
 #include "framework/matrix/compare.h"
 #include "framework/matrix/crosscheck.h"
+#include "framework/matrix/run_summary.h"
 #include "framework/matrix/runner.h"
 #include "framework/matrix/suite_list.h"
 #include "framework/matrix/summary.h"
+#include "framework/vm/boot_history.h"
 #include "framework/vm/catalogue.h"
 #include "framework/vm/process.h"
 
@@ -56,7 +59,7 @@ void add_matrix_command(CLI::App& app) {
   struct Args {
     std::string kernels = "all", suites, filter, out = "tracebed-matrix", compare, accel, launcher, libvirt_uri;
     int jobs = default_jobs();
-    unsigned timeout_seconds = 3600;
+    unsigned timeout_seconds = 3600, boot_timeout_seconds = 0;
     bool force = false;
   };
   auto args = std::make_shared<Args>();
@@ -70,6 +73,9 @@ void add_matrix_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "output directory")->capture_default_str();
   cmd->add_option("--compare", args->compare, "compare OLD_DIR's results with --out's instead of running");
   add_timeout_option(*cmd, args->timeout_seconds, "seconds after which a suite binary (and its guest) is killed");
+  cmd->add_option("--boot-timeout", args->boot_timeout_seconds,
+                  "seconds to wait for a cold-booted guest's agent; by default " + vm::boot_timeout_rule())
+      ->check(CLI::Range(1u, 3600u));
   cmd->add_option("--accel", args->accel, "accelerator for the guests (kvm, tcg); default: the suites' choice")
       ->check(CLI::IsMember({"kvm", "tcg"}));
   cmd->add_option("--launcher", args->launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
@@ -141,6 +147,8 @@ void add_matrix_command(CLI::App& app) {
     o.out = args->out;
     o.force = args->force;
     o.suite_timeout = std::chrono::seconds(args->timeout_seconds);
+    if (args->boot_timeout_seconds > 0)
+      setenv("TRACEBED_BOOT_TIMEOUT", std::to_string(args->boot_timeout_seconds).c_str(), 1);
     auto m = matrix::run_matrix(o);
     if (!m) cannot_run(m.error().message);
     if (Status st = matrix::write_outputs(*m, o.out); !st) cannot_run(st.error().message);
@@ -152,7 +160,11 @@ void add_matrix_command(CLI::App& app) {
                  k.wall_seconds);
       all.insert(all.end(), k.tests.begin(), k.tests.end());
     }
-    fmt::print("report: {}\n", (fs::path(o.out) / "report.html").string());
+    // Each kernel's summary: failures with their first message, skips by reason.
+    for (const auto& k : m->kernels) {
+      fmt::print("\n{}", matrix::write_run_summary(k, {.failures = 8, .skip_reasons = 6}));
+    }
+    fmt::print("\nreport: {} (and report.md)\n", (fs::path(o.out) / "report.html").string());
     // With the kernel's own selftests in the matrix: where they and our tests disagree, per kernel.
     if (std::string cc = matrix::cross_check_report(m->kernels); !cc.empty()) {
       fs::path file = fs::path(o.out) / "crosscheck.md";

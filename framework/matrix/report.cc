@@ -54,6 +54,7 @@ std::string duration(double s) {
 }
 
 std::string release_of(const KernelRun& k) {
+  if (k.did_not_boot()) return "did not boot";
   if (!k.release.empty()) return k.release;
   if (!k.expected_release.empty()) return fmt::format("not reported (catalogue: {})", k.expected_release);
   return "not reported";
@@ -100,6 +101,12 @@ std::string totals_text(const Totals& t) {
   if (t.skip) parts.push_back(fmt::format("{} skip", t.skip));
   if (t.fail) parts.push_back(fmt::format("{} fail", t.fail));
   return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// A suite's results on one kernel, or why it has none.
+std::string suite_cell(const KernelRun& k, const std::string& suite) {
+  if (k.did_not_boot()) return "did not boot";
+  return totals_text(suite_totals(k, suite));
 }
 
 // Markdown table cells: one line, no column separators.
@@ -155,7 +162,7 @@ std::string write_markdown(const Matrix& m) {
   out += "\n## Suites\n\n" + header("suite");
   for (const auto& s : g.suites) {
     out += fmt::format("| {} |", md_cell(s));
-    for (const auto& k : m.kernels) out += fmt::format(" {} |", totals_text(suite_totals(k, s)));
+    for (const auto& k : m.kernels) out += fmt::format(" {} |", suite_cell(k, s));
     out += "\n";
   }
   out += "\n## Tests\n\n" + header("test");

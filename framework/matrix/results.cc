@@ -56,6 +56,10 @@ int KernelRun::count(State s) const {
   return static_cast<int>(std::count_if(tests.begin(), tests.end(), [s](const TestResult& t) { return t.state == s; }));
 }
 
+bool KernelRun::did_not_boot() const {
+  return tests.size() == 1 && tests[0].suite == "(kernel)" && tests[0].name == "(boot)";
+}
+
 void KernelRun::stamp_start() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};

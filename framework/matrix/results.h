@@ -68,6 +68,8 @@ struct KernelRun {
   std::vector<TestResult> tests;
 
   int count(State s) const;
+  // Its one result is boot_check.h's did_not_boot() row: no suite ran.
+  bool did_not_boot() const;
   // Sets timestamp to now and hostname to this machine's.
   void stamp_start();
 };

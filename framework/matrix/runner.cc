@@ -8,6 +8,7 @@
 
 #include "framework/base/files.h"
 #include "framework/base/process.h"
+#include "framework/matrix/boot_check.h"
 #include "framework/matrix/junit.h"
 #include "framework/matrix/report.h"
 #include "framework/matrix/suite_pool.h"
@@ -163,6 +164,24 @@ Result<Matrix> run_matrix(const RunOptions& o) {
     m.kernels[i].stamp_start();
     todo.push_back(i);
   }
+  // Each kernel boots once first: one that cannot is its column's one
+  // result ("did not boot"), and the others go on.
+  std::vector<std::string> errors(o.kernels.size());
+  std::erase_if(todo, [&](size_t i) {
+    std::vector<std::string> args = o.suite_args;
+    args.insert(args.end(), o.kernels[i].suite_args.begin(), o.kernels[i].suite_args.end());
+    if (!o.accel.empty()) args.push_back("--tracebed_accel=" + o.accel);
+    auto booted = o.boot_check(o.kernels[i].kernel, args);
+    if (booted) return false;
+    KernelRun& run = m.kernels[i];
+    run.expected_release = o.kernels[i].expected_release;
+    run.tests = {did_not_boot(run.kernel, booted.error())};
+    run.stamp.clear();  // not current: the next run tries the boot again
+    say(fmt::format("{}: did not boot, its suites are not run: {}", run.kernel, booted.error().message));
+    fs::path record = o.out / "runs" / (file_name_for(run.kernel) + ".json");
+    if (Status st = vm::write_file_atomic(record, write_kernel_run(run)); !st) errors[i] = st.error().message;
+    return true;
+  });
   // One pool for all kernels: their suites share the machine's guests.
   PoolOptions pool;
   for (size_t i : todo) {
@@ -183,7 +202,6 @@ Result<Matrix> run_matrix(const RunOptions& o) {
                     r.outcome.count(State::skip), r.outcome.count(State::fail),
                     r.outcome.wall_seconds));
   };
-  std::vector<std::string> errors(o.kernels.size());
   pool.on_kernel_done = [&](size_t k, const std::vector<SuiteOutcome>& outcomes, double wall) {
     size_t i = todo[k];
     KernelRun& run = m.kernels[i];

@@ -10,10 +10,12 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "framework/base/result.h"
+#include "framework/matrix/boot_check.h"
 #include "framework/matrix/results.h"
 
 namespace tracebed::matrix {
@@ -38,6 +40,10 @@ struct RunOptions {
   std::filesystem::path out;
   std::chrono::seconds suite_timeout{std::chrono::hours(1)};
   bool force = false;          // rerun kernels whose results are current
+  // The one boot of each kernel before its suites (boot_check.h); a kernel
+  // it refuses is "did not boot" and its suites are not run.
+  std::function<Result<Booted>(const std::string& kernel, const std::vector<std::string>& suite_args)> boot_check =
+      boot_once;
 };
 
 // A file-name-safe form of a kernel name (catalogue names are already).

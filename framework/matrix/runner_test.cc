@@ -1,4 +1,5 @@
 #include "framework/matrix/runner.h"
+#include "framework/matrix/report.h"
 
 #include <unistd.h>
 
@@ -97,7 +98,15 @@ TEST(RunMatrix, PerKernelFlagsGoToThatKernelsSuites) {
   o.suites = {suite};
   o.suite_args = {"--tracebed_launcher=libvirt"};
   o.out = dir / "out";
+  std::vector<std::string> booted;
+  o.boot_check = [&](const std::string& kernel, const std::vector<std::string>& args) -> Result<Booted> {
+    booted.push_back(kernel + " " + args.back());
+    return Booted{};
+  };
   ASSERT_TRUE(run_matrix(o).ok());
+  // Each kernel booted once first, with its own flags.
+  EXPECT_THAT(booted, testing::ElementsAre("k1 --tracebed_libvirt_uri=qemu+ssh://a/system",
+                                           "k2 --tracebed_libvirt_uri=qemu+ssh://b/system"));
   auto argv = base::read_file(dir / "argv.txt");
   ASSERT_TRUE(argv.ok());
   std::map<std::string, std::string> by_kernel;  // one line per suite run
@@ -108,6 +117,41 @@ TEST(RunMatrix, PerKernelFlagsGoToThatKernelsSuites) {
   EXPECT_THAT(by_kernel["--tracebed_kernel=k2"],
               HasSubstr("--tracebed_launcher=libvirt --tracebed_libvirt_uri=qemu+ssh://b/system"));
   EXPECT_THAT(by_kernel["--tracebed_kernel=k1"], testing::Not(HasSubstr("b/system")));
+  unsetenv("TRACEBED_CACHE");
+  fs::remove_all(dir);
+}
+
+// A kernel the boot check refuses is its column's one result; the other
+// kernel's suites run.
+TEST(RunMatrix, AKernelThatDoesNotBootIsReportedAndTheOthersRun) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("tracebed-matrix-noboot-{}", getpid());
+  fs::create_directories(dir);
+  fs::path suite = dir / "tracebed_suite_fake";
+  ASSERT_TRUE(vm::write_file_atomic(suite, "#!/bin/sh\necho \"$@\" >> " + (dir / "argv.txt").string() +
+                                               "\n[ \"$1\" = --gtest_list_tests ] && printf 'Fake.\\n  One\\n'\n")
+                  .ok());
+  fs::permissions(suite, fs::perms::owner_all);
+  setenv("TRACEBED_CACHE", (dir / "cache").c_str(), 1);
+  RunOptions o;
+  o.kernels = {{"good", "id1", "", {}}, {"bad", "id2", "", {}}};
+  o.suites = {suite};
+  o.out = dir / "out";
+  o.boot_check = [](const std::string& kernel, const std::vector<std::string>&) -> Result<Booted> {
+    if (kernel == "bad") return Error{"guest did not reach the agent within 90 s"};
+    return Booted{};
+  };
+  auto m = run_matrix(o);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->kernels.size(), 2u);
+  EXPECT_FALSE(m->kernels[0].did_not_boot());
+  EXPECT_TRUE(m->kernels[1].did_not_boot());
+  EXPECT_EQ(verdict(m->kernels[1].tests), Verdict::not_tested);
+  auto argv = base::read_file(dir / "argv.txt");
+  ASSERT_TRUE(argv.ok());
+  EXPECT_THAT(*argv, HasSubstr("--tracebed_kernel=good"));
+  EXPECT_THAT(*argv, testing::Not(HasSubstr("--tracebed_kernel=bad")));
+  std::string md = write_markdown(*m);
+  EXPECT_THAT(md, HasSubstr("| bad | did not boot |"));
   unsetenv("TRACEBED_CACHE");
   fs::remove_all(dir);
 }

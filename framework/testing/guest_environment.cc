@@ -214,6 +214,7 @@ void init(int* argc, char** argv) {
     else if (a.starts_with("--tracebed_accel=")) options.accel = std::string(a.substr(17));
     else if (a.starts_with("--tracebed_launcher=")) options.launcher = std::string(a.substr(20));
     else if (a.starts_with("--tracebed_libvirt_uri=")) options.libvirt_uri = std::string(a.substr(23));
+    else if (a.starts_with("--tracebed_cmdline=")) options.cmdline_extra = std::string(a.substr(19));
     else argv[out++] = argv[i];
   }
   *argc = out;

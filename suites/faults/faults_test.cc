@@ -9,9 +9,11 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
 #include "framework/cli/run_tracebed_for_test.h"
 #include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
@@ -19,7 +21,9 @@
 namespace tracebed {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
 std::unique_ptr<vm::Guest> boot() {
@@ -207,6 +211,70 @@ TEST(Faults, RunExitsWithTheGuestCommandsStatus) {
   auto panic = run_tracebed(run + "-- sh -c 'echo c > /proc/sysrq-trigger'");
   EXPECT_EQ(panic.status, 1) << panic.err;
   EXPECT_THAT(panic.err, HasSubstr("sysrq triggered crash"));
+}
+
+// A command that is not in the guest is named as the user gave it, not by
+// the file its error output went through.
+TEST(Faults, RunNamesACommandThatIsNotThere) {
+  using cli::test::run_tracebed;
+  auto r = run_tracebed("run --kernel " + testing::environment().options().kernel + " -- /bin/nonexistent");
+  EXPECT_EQ(r.status, 127) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("/bin/nonexistent: not found in the guest"));
+  EXPECT_THAT(r.err, Not(HasSubstr(".tracebed-run-")));
+}
+
+// A kernel whose init never starts the agent (and never panics: busybox
+// sleeps as PID 1) is found by one boot, within one boot timeout: exit
+// status 125 and one message with the console's last line, not a failure
+// per test of every suite.
+TEST(Faults, AKernelThatNeverReachesTheAgentIsFoundOnce) {
+  using cli::test::run_tracebed;
+  const auto t0 = Clock::now();
+  auto r = run_tracebed("test --kernel " + testing::environment().options().kernel +
+                        " --suites smoke,basics --boot-timeout 30 --cmdline 'rdinit=/bin/busybox -- sleep 100000'");
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_EQ(r.status, 125) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("did not boot, so nothing was tested"));
+  EXPECT_THAT(r.err, HasSubstr("guest did not reach the agent within 30 s"));
+  // loglevel=6 and earlyprintk: the boot is there up to the init it ran.
+  EXPECT_THAT(r.err, HasSubstr("the last line on the console: \""));
+  EXPECT_THAT(r.err, HasSubstr("Run /bin/busybox as init process"));
+  EXPECT_THAT(r.out, Not(HasSubstr("failed:")));
+  EXPECT_THAT(r.err, Not(HasSubstr("[1/")));  // no suite was started
+  EXPECT_LT(seconds, 2 * 30 + 30) << "one boot timeout, not one per suite";
+}
+
+// In a matrix, a kernel that does not boot is its column's one result and
+// the other kernel's results are complete. The bad kernel is the good one's
+// bzImage cut in half: its decompressor stops, nothing panics.
+TEST(Faults, MatrixGoesOnPastAKernelThatDoesNotBoot) {
+  using cli::test::run_tracebed;
+  namespace fs = std::filesystem;
+  const std::string good = testing::environment().options().kernel;
+  auto catalogue = vm::Catalogue::load();
+  ASSERT_OK(catalogue);
+  auto kernel = catalogue->resolve(good);
+  ASSERT_OK(kernel);
+  auto files = vm::fetch_kernel(*catalogue, *kernel);
+  ASSERT_OK(files);
+  fs::path dir = fs::temp_directory_path() / fmt::format("tracebed-matrix-bad-{}", getpid());
+  fs::create_directories(dir);
+  fs::path bad = dir / "bzImage";
+  {
+    auto whole = base::read_file(files->vmlinuz);
+    ASSERT_OK(whole);
+    std::ofstream(bad, std::ios::binary) << whole->substr(0, whole->size() / 2);
+  }
+  auto r = run_tracebed(fmt::format("matrix --kernels {},{} --suites smoke --boot-timeout 30 --out {}", good,
+                                    bad.string(), (dir / "mx").string()));
+  EXPECT_EQ(r.status, 125) << r.out << r.err;
+  auto report = base::read_file(dir / "mx" / "report.md");
+  ASSERT_OK(report);
+  EXPECT_THAT(*report, HasSubstr("did not boot"));
+  EXPECT_THAT(r.out, HasSubstr(good));
+  EXPECT_THAT(r.out, ContainsRegex(good + " \\([^)]*\\): [1-9][0-9]* passed, [0-9]+ skipped, 0 failed"));
+  EXPECT_THAT(r.err, HasSubstr(bad.string() + ": did not boot"));
+  fs::remove_all(dir);
 }
 
 TEST(Faults, NextGuestStillWorks) {

@@ -6,11 +6,13 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <random>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/files.h"
 #include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
 
@@ -151,6 +153,12 @@ TEST(Smoke, CopyInAndOut) {
   auto back = a.read_file("/tmp/copied");
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, payload);
+  // What came out is what went in, byte for byte, on the host too.
+  auto out = base::read_file(host_out);
+  ASSERT_OK(out);
+  EXPECT_EQ(*out, payload);
+  std::remove(host_in.c_str());
+  std::remove(host_out.c_str());
 }
 
 }  // namespace
