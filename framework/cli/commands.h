@@ -87,6 +87,7 @@ void add_bpf_ctx_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
 void add_coverage_command(CLI::App& app);
 void add_bisect_command(CLI::App& app);
+void add_mutate_command(CLI::App& app);
 // The hidden step `git bisect run` runs for `tracebed bisect`.
 void add_bisect_step_command(CLI::App& app);
 

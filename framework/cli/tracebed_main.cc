@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
       {"coverage", tracebed::cli::add_coverage_command}, {"modules", tracebed::cli::add_modules_command},
       {"bisect", tracebed::cli::add_bisect_command},
       {"bisect-step", tracebed::cli::add_bisect_step_command},
+      {"mutate", tracebed::cli::add_mutate_command},
   };
   CLI::App app{"tracebed: test Linux kernel tracing in real guests, decode trace.dat"};
   app.set_version_flag("--version", "tracebed " TRACEBED_VERSION);

@@ -1,0 +1,333 @@
+#include "framework/mutate/campaign.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "framework/base/files.h"
+#include "framework/base/process.h"
+#include "framework/base/text.h"
+#include "framework/matrix/junit.h"
+#include "framework/mutate/owners.h"
+
+namespace tracebed::mutate {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::pair<Verdict, std::string_view> kVerdicts[] = {{Verdict::stillborn, "stillborn"},
+                                                              {Verdict::killed, "killed"},
+                                                              {Verdict::crashed, "crashed"},
+                                                              {Verdict::survived, "survived"},
+                                                              {Verdict::not_run, "not-run"}};
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
+  return out;
+}
+
+// One side's run on a built kernel: `tracebed test`, its exit status and
+// the cases of its JUnit file.
+struct SideRun {
+  int status = 0;
+  std::vector<matrix::TestResult> tests;
+  std::string output_tail;
+};
+
+Result<SideRun> run_tests(const CampaignOptions& o, const fs::path& kernel, const std::string& suites,
+                          const std::string& filter, const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::vector<std::string> argv = {o.tracebed.string(), "test", "--kernel", kernel.string(), "--junit",
+                                   (dir / "results.xml").string(), "--timeout",
+                                   std::to_string(o.test_timeout.count())};
+  if (!suites.empty()) argv.insert(argv.end(), {"--suites", suites});
+  if (!filter.empty()) argv.insert(argv.end(), {"--filter", filter});
+  base::ProcessOptions po;
+  po.output = base::Output::to_file;
+  po.log = dir / "test.log";
+  // A suite has its own timeout; this bounds a test command that hangs around them.
+  po.timeout = o.test_timeout * 4 + std::chrono::minutes(10);
+  TRACEBED_ASSIGN_OR_RETURN(base::ProcessResult r, base::run_process(argv, po));
+  SideRun run;
+  run.status = r.status;
+  auto log = base::read_file(po.log);
+  if (log) {
+    auto lines = base::split_lines(*log);
+    size_t from = lines.size() > 8 ? lines.size() - 8 : 0;
+    for (size_t i = from; i < lines.size(); ++i) run.output_tail += std::string(lines[i]) + "\n";
+  }
+  if (auto xml = base::read_file(dir / "results.xml")) {
+    auto junit = matrix::read_junit(*xml, (dir / "results.xml").string());
+    if (junit) run.tests = std::move(junit->tests);
+  }
+  return run;
+}
+
+// A fault the guest's console showed (framework/vm/console.h's names), or
+// a guest that died under a test: the mutant crashed the kernel.
+bool kernel_fault(const matrix::TestResult& t) {
+  return t.message.find("--- console") != std::string::npos ||
+         t.message.find("the guest died") != std::string::npos || !t.console.empty();
+}
+
+SideResult judge(const SideRun& run, const std::set<std::string>& baseline_failures, double seconds) {
+  SideResult s;
+  s.seconds = seconds;
+  if (run.status == 125 || run.status == 124) {
+    s.verdict = Verdict::crashed;
+    s.note = run.status == 125 ? "did not boot" : "the tests hung";
+    std::string tail = std::string(base::trim(run.output_tail));
+    if (!tail.empty()) s.note += ": " + tail.substr(tail.rfind('\n') == std::string::npos ? 0 : tail.rfind('\n') + 1);
+    return s;
+  }
+  bool crashed = false;
+  for (const auto& t : run.tests) {
+    if (t.state != matrix::State::fail || baseline_failures.contains(t.full_name())) continue;
+    s.failed.push_back(t.full_name());
+    if (kernel_fault(t)) {
+      crashed = true;
+      if (s.note.empty()) s.note = t.summary();
+    }
+  }
+  if (run.tests.empty() && run.status != 0) {
+    s.verdict = Verdict::crashed;
+    s.note = fmt::format("tracebed test exited {} with no results", run.status);
+    return s;
+  }
+  s.verdict = s.failed.empty() ? Verdict::survived : crashed ? Verdict::crashed : Verdict::killed;
+  return s;
+}
+
+std::set<std::string> failures_of(const SideRun& run) {
+  std::set<std::string> out;
+  for (const auto& t : run.tests)
+    if (t.state == matrix::State::fail) out.insert(t.full_name());
+  return out;
+}
+
+bool is_git(const fs::path& tree) {
+  std::error_code ec;
+  return fs::exists(tree / ".git", ec);
+}
+
+// The file back as the work copy's HEAD (or the user's tree) has it.
+Status restore(const CampaignOptions& o, const fs::path& work, const std::string& file) {
+  if (is_git(o.tree)) {
+    base::ProcessOptions po;
+    TRACEBED_ASSIGN_OR_RETURN(base::ProcessResult r,
+                              base::run_process({"git", "-C", work.string(), "checkout", "-q", "HEAD", "--", file}, po));
+    if (r.status != 0) return Error{fmt::format("git checkout {} in {}: {}", file, work.string(), r.output)};
+    return {};
+  }
+  TRACEBED_ASSIGN_OR_RETURN(std::string text, base::read_file(o.tree / file));
+  return base::write_file_atomic(work / file, text);
+}
+
+std::string suites_for(const CampaignOptions& o, const std::string& file) {
+  if (o.suites.size() == 1 && o.suites[0] == "all") return "";
+  if (!o.suites.empty()) return join(o.suites, ",");
+  return join(owners_of(file).suites, ",");  // empty: the default suites
+}
+
+}  // namespace
+
+std::string_view verdict_name(Verdict v) {
+  for (auto [k, n] : kVerdicts)
+    if (k == v) return n;
+  return "?";
+}
+
+Verdict parse_verdict(std::string_view name) {
+  for (auto [k, n] : kVerdicts)
+    if (n == name) return k;
+  return Verdict::not_run;
+}
+
+std::string result_line(const MutantResult& r) {
+  auto side = [](const SideResult& s) {
+    return Json{{"verdict", verdict_name(s.verdict)}, {"failed", s.failed}, {"seconds", s.seconds}, {"note", s.note}};
+  };
+  const Mutant& m = r.mutant;
+  Json j = {{"id", m.id()},
+            {"file", m.file},
+            {"function", m.function},
+            {"line", m.line},
+            {"offset", m.offset},
+            {"length", m.length},
+            {"replacement", m.replacement},
+            {"operator", operator_name(m.op)},
+            {"original", m.original_line},
+            {"mutated", m.mutated_line},
+            {"build_seconds", r.build_seconds},
+            {"tracebed", side(r.tracebed)},
+            {"kselftest", side(r.kselftest)}};
+  return j.dump() + "\n";
+}
+
+Result<MutantResult> parse_result_line(std::string_view line) {
+  Json j = Json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error{"not a JSON object"};
+  try {
+    MutantResult r;
+    Mutant& m = r.mutant;
+    m.file = j.at("file").get<std::string>();
+    m.function = j.value("function", "");
+    m.line = j.at("line").get<size_t>();
+    m.offset = j.at("offset").get<size_t>();
+    m.length = j.at("length").get<size_t>();
+    m.replacement = j.at("replacement").get<std::string>();
+    if (!parse_operator(j.at("operator").get<std::string>(), &m.op)) return Error{"unknown operator"};
+    m.original_line = j.value("original", "");
+    m.mutated_line = j.value("mutated", "");
+    r.build_seconds = j.value("build_seconds", 0.0);
+    auto side = [](const Json& s, SideResult& out) {
+      out.verdict = parse_verdict(s.value("verdict", "not-run"));
+      out.failed = s.value("failed", std::vector<std::string>{});
+      out.seconds = s.value("seconds", 0.0);
+      out.note = s.value("note", "");
+    };
+    side(j.at("tracebed"), r.tracebed);
+    side(j.at("kselftest"), r.kselftest);
+    return r;
+  } catch (const Json::exception& e) {
+    return Error{e.what()};
+  }
+}
+
+Result<fs::path> work_copy(const CampaignOptions& o) {
+  fs::path work = fs::absolute(o.out) / "tree";
+  std::error_code ec;
+  if (fs::exists(work / "Makefile", ec)) return work;
+  fs::create_directories(o.out, ec);
+  std::vector<std::string> argv;
+  if (is_git(o.tree))
+    argv = {"git", "-C", o.tree.string(), "worktree", "add", "-q", "--detach", work.string(), "HEAD"};
+  else
+    argv = {"cp", "-a", "--reflink=auto", o.tree.string(), work.string()};
+  o.say(fmt::format("making the work copy {} ({})", work.string(), argv[0] == "git" ? "a git worktree of HEAD" : "a copy"));
+  base::ProcessOptions po;
+  TRACEBED_ASSIGN_OR_RETURN(base::ProcessResult r, base::run_process(argv, po));
+  if (r.status != 0) return Error{fmt::format("{} failed: {}", join(argv, " "), base::trim(r.output))};
+  return work;
+}
+
+Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const std::vector<Mutant>& mutants) {
+  TRACEBED_ASSIGN_OR_RETURN(fs::path work, work_copy(o));
+  const fs::path results_file = o.out / "results.jsonl";
+  std::map<std::string, MutantResult> done;
+  if (auto text = base::read_file(results_file)) {
+    for (std::string_view line : base::split_lines(*text)) {
+      if (base::trim(line).empty()) continue;
+      if (auto r = parse_result_line(line)) done.emplace(r->mutant.id(), std::move(*r));
+    }
+  }
+  // Files a stopped run may have left mutated.
+  std::set<std::string> files;
+  for (const auto& m : mutants) files.insert(m.file);
+  for (const auto& f : files) TRACEBED_TRY(restore(o, work, f));
+
+  vm::TreeBuildOptions build = o.build;
+  build.tree = work;
+  std::vector<const Mutant*> pending;
+  for (const auto& m : mutants)
+    if (!done.contains(m.id())) pending.push_back(&m);
+  // The unmutated tree first, every suite set the mutants need: a test
+  // that fails there does not count. (Its kernel is the same directory the
+  // mutants' builds then replace, so this comes before any of them.)
+  std::map<std::string, std::set<std::string>> baseline;  // "side\nsuites\nfilter" -> failures
+  auto key_of = [](bool ks, const std::string& suites, const std::string& filter) {
+    return fmt::format("{}\n{}\n{}", ks ? "kselftest" : "tracebed", suites, filter);
+  };
+  if (!pending.empty()) {
+    o.say("building the unmutated tree");
+    TRACEBED_ASSIGN_OR_RETURN(vm::TreeBuild base_build, vm::build_tree_kernel(build));
+    auto test_baseline = [&](bool ks, const std::string& suites, const std::string& filter) -> Status {
+      std::string key = key_of(ks, suites, filter);
+      if (baseline.contains(key)) return {};
+      o.say(fmt::format("testing the unmutated tree: {}{}", suites.empty() ? "the default suites" : suites,
+                        filter.empty() ? "" : " --filter " + filter));
+      fs::path dir = o.out / "baseline" / std::to_string(baseline.size());
+      TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o, base_build.kernel_dir, suites, filter, dir));
+      if (run.status == 125 || run.status == 124 || run.tests.empty())
+        return Error{fmt::format("the unmutated tree did not test cleanly (tracebed test exited {}): {}", run.status,
+                                 run.output_tail)};
+      auto failures = failures_of(run);
+      if (!failures.empty())
+        o.say(fmt::format("{} tests fail on the unmutated tree and do not count: {}", failures.size(),
+                          join(std::vector<std::string>(failures.begin(), failures.end()), ", ")));
+      baseline[key] = std::move(failures);
+      return {};
+    };
+    for (const Mutant* m : pending) {
+      TRACEBED_TRY(test_baseline(false, suites_for(o, m->file), o.filter));
+      if (o.also_kselftest) TRACEBED_TRY(test_baseline(true, "kselftest", kselftest_filter(owners_of(m->file))));
+    }
+  }
+
+  std::vector<MutantResult> out;
+  size_t index = 0, ran = 0;
+  double spent = 0;
+  const size_t todo = pending.size();
+  for (const auto& m : mutants) {
+    ++index;
+    if (auto it = done.find(m.id()); it != done.end()) {
+      out.push_back(it->second);
+      continue;
+    }
+    const auto t0 = Clock::now();
+    MutantResult r;
+    r.mutant = m;
+    TRACEBED_ASSIGN_OR_RETURN(std::string original, base::read_file(work / m.file));
+    if (m.offset + m.length > original.size())
+      return Error{fmt::format("{}: the work copy's {} is shorter than the mutant's place", m.id(), m.file)};
+    TRACEBED_TRY(base::write_file_atomic(work / m.file, m.apply(original)));
+    auto built = vm::build_tree_kernel(build);
+    r.build_seconds = since(t0);
+    const fs::path dir = o.out / "mutants" / fmt::format("{:04}", index);
+    if (!built) {
+      r.tracebed.verdict = Verdict::stillborn;
+      r.tracebed.note = std::string(base::trim(built.error().message)).substr(0, 400);
+      r.kselftest.verdict = o.also_kselftest ? Verdict::stillborn : Verdict::not_run;
+    } else {
+      const std::string suites = suites_for(o, m.file);
+      auto t1 = Clock::now();
+      TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o, built->kernel_dir, suites, o.filter, dir / "tracebed"));
+      r.tracebed = judge(run, baseline[key_of(false, suites, o.filter)], since(t1));
+      if (o.also_kselftest) {
+        std::string filter = kselftest_filter(owners_of(m.file));
+        t1 = Clock::now();
+        TRACEBED_ASSIGN_OR_RETURN(SideRun ks, run_tests(o, built->kernel_dir, "kselftest", filter, dir / "kselftest"));
+        r.kselftest = judge(ks, baseline[key_of(true, "kselftest", filter)], since(t1));
+      }
+    }
+    TRACEBED_TRY(base::write_file_atomic(work / m.file, original));
+    {
+      std::ofstream f(results_file, std::ios::app);
+      f << result_line(r);
+      if (!f) return Error{fmt::format("{}: cannot append", results_file.string())};
+    }
+    ++ran;
+    spent += since(t0);
+    const double eta = spent / ran * static_cast<double>(todo - ran);
+    o.say(fmt::format("[{}/{}] {}: {}{} (build {:.0f} s, tests {:.0f} s){}", index, mutants.size(), m.id(),
+                      verdict_name(r.tracebed.verdict),
+                      o.also_kselftest ? fmt::format(", ftracetest {}", verdict_name(r.kselftest.verdict)) : "",
+                      r.build_seconds, r.tracebed.seconds + r.kselftest.seconds,
+                      ran < todo ? fmt::format("; about {:.0f} min to go", eta / 60) : ""));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace tracebed::mutate

@@ -1,0 +1,71 @@
+// A mutation run: each mutant applied to a work copy of the tree (never
+// the user's tree), built incrementally in that copy's one out-of-tree
+// directory (only the mutated file recompiles, then the link), booted and
+// tested with the suites that own its file, and judged:
+//   stillborn  it did not build (left out of the rates);
+//   killed     a test failed that passes on the unmutated tree;
+//   crashed    no boot, a hang, or a kernel fault on a guest's console
+//              (counted as killed, listed apart);
+//   survived   every test passed.
+// With also_kselftest the kernel's own ftracetest and user_events
+// selftests of the same areas run on the same kernel and are judged the
+// same way. Each result is appended to OUT/results.jsonl as it is known, so
+// a run stopped with Ctrl-C goes on where it stopped.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "framework/base/result.h"
+#include "framework/mutate/mutant.h"
+#include "framework/vm/tree_build.h"
+
+namespace tracebed::mutate {
+
+enum class Verdict { stillborn, killed, crashed, survived, not_run };
+std::string_view verdict_name(Verdict v);
+Verdict parse_verdict(std::string_view name);
+
+struct SideResult {
+  Verdict verdict = Verdict::not_run;
+  std::vector<std::string> failed;  // tests that failed (and pass unmutated)
+  double seconds = 0;
+  std::string note;                 // why crashed, or the build error
+};
+
+struct MutantResult {
+  Mutant mutant;
+  double build_seconds = 0;
+  SideResult tracebed, kselftest;
+};
+
+struct CampaignOptions {
+  std::filesystem::path tree;         // the user's
+  std::filesystem::path tracebed;     // the executable that runs `test`
+  std::filesystem::path out;
+  vm::TreeBuildOptions build;         // its .tree is replaced by the work copy
+  std::vector<std::string> suites;    // empty: each file's owners (owners.h); "all": every suite
+  std::string filter;
+  bool also_kselftest = false;
+  std::chrono::seconds test_timeout{1800};
+  // Progress lines; tests put their own.
+  std::function<void(const std::string&)> say;
+};
+
+// The work copy of the tree under OUT: a git worktree of HEAD for a git
+// tree, else a copy. Made once, reused by a resumed run.
+Result<std::filesystem::path> work_copy(const CampaignOptions& options);
+
+// Builds and tests the unmutated work copy, then every mutant not already
+// in OUT/results.jsonl; returns every result, old and new, in mutant order.
+Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& options, const std::vector<Mutant>& mutants);
+
+// One result as a JSON line, and back (resume).
+std::string result_line(const MutantResult& r);
+Result<MutantResult> parse_result_line(std::string_view line);
+
+}  // namespace tracebed::mutate

@@ -1,0 +1,62 @@
+#include "framework/mutate/campaign.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/mutate/report.h"
+
+namespace tracebed::mutate {
+namespace {
+
+using ::testing::HasSubstr;
+
+MutantResult result_of(const std::string& line_text, Verdict tracebed, Verdict kselftest) {
+  auto mutants = mutants_of("kernel/trace/f.c", CSource::parse("int f(int a)\n{\n" + line_text + "\n}\n"));
+  EXPECT_FALSE(mutants.empty());
+  MutantResult r;
+  r.mutant = mutants.front();
+  r.tracebed.verdict = tracebed;
+  r.kselftest.verdict = kselftest;
+  if (tracebed == Verdict::killed) r.tracebed.failed = {"Hist.Counts"};
+  r.build_seconds = 61;
+  return r;
+}
+
+TEST(CampaignResults, ALineGoesAndComesBack) {
+  MutantResult r = result_of("\treturn a > 3;", Verdict::killed, Verdict::survived);
+  r.tracebed.seconds = 12.5;
+  r.kselftest.note = "why";
+  auto back = parse_result_line(result_line(r));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->mutant.id(), r.mutant.id());
+  EXPECT_EQ(back->mutant.apply("int f(int a)\n{\n\treturn a > 3;\n}\n"), r.mutant.apply("int f(int a)\n{\n\treturn a > 3;\n}\n"));
+  EXPECT_EQ(back->tracebed.verdict, Verdict::killed);
+  EXPECT_EQ(back->tracebed.failed, r.tracebed.failed);
+  EXPECT_EQ(back->kselftest.verdict, Verdict::survived);
+  EXPECT_EQ(back->kselftest.note, "why");
+  EXPECT_DOUBLE_EQ(back->build_seconds, 61);
+  EXPECT_FALSE(parse_result_line("{\"id\": 1}").ok());
+  EXPECT_FALSE(parse_result_line("not json").ok());
+}
+
+TEST(CampaignReport, RatesLeaveStillbornOutAndSurvivorsAreDiffs) {
+  std::vector<MutantResult> results = {
+      result_of("\treturn a > 3;", Verdict::killed, Verdict::killed),
+      result_of("\treturn a == 3;", Verdict::crashed, Verdict::survived),
+      result_of("\treturn a < 3;", Verdict::survived, Verdict::killed),
+      result_of("\treturn a && 3;", Verdict::stillborn, Verdict::stillborn),
+  };
+  std::string md = write_markdown(results, {"tracebed mutate --tree t --files f", "t", "1", true});
+  EXPECT_THAT(md, HasSubstr("4 mutants, 1 stillborn; of the 3 that built, tracebed caught 2 (67 %, 1 of them crashed "
+                            "the kernel), ftracetest 2 (67 %)"));
+  EXPECT_THAT(md, HasSubstr("| `kernel/trace/f.c` | 4 | 1 | 2 (67 %) | 2 (67 %) | 1 | 0 |"));
+  EXPECT_THAT(md, HasSubstr("### kernel/trace/f.c:3 (relational-boundary, f)"));
+  EXPECT_THAT(md, HasSubstr("-\treturn a < 3;\n+\treturn a <= 3;"));
+  EXPECT_THAT(md, HasSubstr("ftracetest catches it"));
+  std::string junit = write_junit(results);
+  EXPECT_THAT(junit, HasSubstr("tests=\"4\" failures=\"1\" skipped=\"1\""));
+  EXPECT_THAT(write_json(results, {}), HasSubstr("\"format\": \"tracebed-mutate 1\""));
+}
+
+}  // namespace
+}  // namespace tracebed::mutate

@@ -1,0 +1,46 @@
+#include "framework/mutate/owners.h"
+
+#include <filesystem>
+#include <map>
+
+namespace tracebed::mutate {
+
+Owners owners_of(const std::string& file) {
+  static const std::map<std::string, Owners> kTable = {
+      {"ring_buffer.c", {{"basics", "instances", "marker", "events", "tooling"}, {"00basic", "instances", "event"}}},
+      {"trace.c", {{"basics", "instances", "marker", "events", "trigger", "function"},
+                   {"00basic", "instances", "ftrace", "event"}}},
+      {"trace_output.c", {{"events", "marker", "basics", "kprobe"}, {"event", "00basic"}}},
+      {"trace_seq.c", {{"events", "marker", "hist"}, {"event", "trigger"}}},
+      {"trace_events.c", {{"events", "instances", "filter", "trigger"}, {"event", "instances"}}},
+      {"trace_events_filter.c", {{"filter", "events", "function"}, {"event", "ftrace"}}},
+      {"trace_events_trigger.c", {{"trigger", "hist"}, {"trigger"}}},
+      {"trace_events_hist.c", {{"hist", "synthetic", "sqlhist"}, {"trigger"}}},
+      {"tracing_map.c", {{"hist", "sqlhist"}, {"trigger"}}},
+      {"trace_events_synth.c", {{"synthetic", "sqlhist", "hist"}, {"trigger", "dynevent"}}},
+      {"trace_events_user.c", {{"user_events"}, {}, true}},
+      {"trace_kprobe.c", {{"kprobe", "bpf"}, {"kprobe", "dynevent"}}},
+      {"trace_probe.c", {{"kprobe", "uprobe", "eprobe", "fprobe"}, {"kprobe", "dynevent"}}},
+      {"trace_uprobe.c", {{"uprobe"}, {"kprobe", "dynevent"}}},
+      {"trace_eprobe.c", {{"eprobe"}, {"dynevent"}}},
+      {"trace_fprobe.c", {{"fprobe"}, {"dynevent"}}},
+      {"trace_dynevent.c", {{"kprobe", "uprobe", "eprobe", "fprobe", "synthetic"}, {"dynevent", "kprobe"}}},
+      {"ftrace.c", {{"function", "function_graph"}, {"ftrace"}}},
+      {"trace_functions.c", {{"function"}, {"ftrace"}}},
+      {"trace_functions_graph.c", {{"function_graph"}, {"ftrace"}}},
+      {"trace_stack.c", {{"function", "basics"}, {"ftrace"}}},
+  };
+  auto it = kTable.find(std::filesystem::path(file).filename().string());
+  if (it != kTable.end()) return it->second;
+  return {{}, {}, false};  // empty: every suite, every area
+}
+
+std::string kselftest_filter(const Owners& owners) {
+  if (owners.ftracetest_areas.empty() && !owners.user_events_selftests) return "";
+  std::string f;
+  for (const auto& area : owners.ftracetest_areas) f += (f.empty() ? "" : ":") + ("Ftracetest." + area + "/*");
+  if (owners.user_events_selftests) f += (f.empty() ? "" : ":") + std::string("UserEventsSelftest.*");
+  return f;
+}
+
+}  // namespace tracebed::mutate

@@ -1,0 +1,124 @@
+#include "framework/mutate/report.h"
+
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "framework/matrix/junit.h"
+
+namespace tracebed::mutate {
+namespace {
+
+struct Counts {
+  int mutants = 0, stillborn = 0, tracebed = 0, kselftest = 0, both = 0, neither = 0, crashed = 0;
+  void add(const MutantResult& r) {
+    ++mutants;
+    if (r.tracebed.verdict == Verdict::stillborn) {
+      ++stillborn;
+      return;
+    }
+    bool t = caught(r.tracebed.verdict), k = caught(r.kselftest.verdict);
+    tracebed += t;
+    kselftest += k;
+    both += t && k;
+    neither += !t && !k;
+    crashed += r.tracebed.verdict == Verdict::crashed;
+  }
+  int live() const { return mutants - stillborn; }
+};
+
+std::string rate(int n, int of) { return of == 0 ? "—" : fmt::format("{:.0f} %", 100.0 * n / of); }
+
+}  // namespace
+
+bool caught(Verdict v) { return v == Verdict::killed || v == Verdict::crashed; }
+
+std::string write_markdown(const std::vector<MutantResult>& results, const RunDescription& run) {
+  std::map<std::string, Counts> per_file;
+  Counts all;
+  for (const auto& r : results) {
+    per_file[r.mutant.file].add(r);
+    all.add(r);
+  }
+  std::string out = "# tracebed mutate\n\n";
+  if (!run.command.empty()) out += fmt::format("`{}`{}\n\n", run.command, run.seed.empty() ? "" : " (seed " + run.seed + ")");
+  out += fmt::format(
+      "{} mutants, {} stillborn; of the {} that built, tracebed caught {} ({}, {} of them crashed the kernel)",
+      all.mutants, all.stillborn, all.live(), all.tracebed, rate(all.tracebed, all.live()), all.crashed);
+  if (run.kselftest) out += fmt::format(", ftracetest {} ({})", all.kselftest, rate(all.kselftest, all.live()));
+  out += ".\n\n| file | mutants | stillborn | tracebed | ";
+  out += run.kselftest ? "ftracetest | both | neither |\n|---|---:|---:|---:|---:|---:|---:|\n" : "survived |\n|---|---:|---:|---:|---:|\n";
+  auto row = [&](const std::string& name, const Counts& c) {
+    if (run.kselftest)
+      out += fmt::format("| {} | {} | {} | {} ({}) | {} ({}) | {} | {} |\n", name, c.mutants, c.stillborn, c.tracebed,
+                         rate(c.tracebed, c.live()), c.kselftest, rate(c.kselftest, c.live()), c.both, c.neither);
+    else
+      out += fmt::format("| {} | {} | {} | {} ({}) | {} |\n", name, c.mutants, c.stillborn, c.tracebed,
+                         rate(c.tracebed, c.live()), c.live() - c.tracebed);
+  };
+  for (const auto& [file, c] : per_file) row("`" + file + "`", c);
+  row("**all**", all);
+  out += "\n## Survivors\n\n";
+  bool any = false;
+  for (const auto& r : results) {
+    if (r.tracebed.verdict != Verdict::survived) continue;
+    any = true;
+    out += fmt::format("### {}:{} ({}, {})\n\n```diff\n{}```\n\n", r.mutant.file, r.mutant.line,
+                       operator_name(r.mutant.op), r.mutant.function, r.mutant.diff());
+    if (run.kselftest && caught(r.kselftest.verdict))
+      out += fmt::format("ftracetest catches it: {}\n\n", fmt::join(r.kselftest.failed, ", "));
+  }
+  if (!any) out += "None.\n";
+  out += "\n## Every mutant\n\n| mutant | tracebed | failed tests | build | tests |\n|---|---|---|---:|---:|\n";
+  for (const auto& r : results) {
+    std::string failed = r.tracebed.failed.empty() ? r.tracebed.note : fmt::format("{}", fmt::join(r.tracebed.failed, ", "));
+    if (failed.size() > 160) failed = failed.substr(0, 157) + "...";
+    for (char& c : failed)
+      if (c == '|' || c == '\n') c = ' ';
+    out += fmt::format("| `{}` | {} | {} | {:.0f} s | {:.0f} s |\n", r.mutant.id(), verdict_name(r.tracebed.verdict),
+                       failed, r.build_seconds, r.tracebed.seconds + r.kselftest.seconds);
+  }
+  return out;
+}
+
+std::string write_json(const std::vector<MutantResult>& results, const RunDescription& run) {
+  nlohmann::json j = {{"format", "tracebed-mutate 1"}, {"command", run.command}, {"tree", run.tree},
+                      {"seed", run.seed}, {"mutants", nlohmann::json::array()}};
+  for (const auto& r : results) {
+    auto line = nlohmann::json::parse(result_line(r));
+    line["diff"] = r.mutant.diff();
+    j["mutants"].push_back(std::move(line));
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string write_junit(const std::vector<MutantResult>& results) {
+  std::map<std::string, std::vector<const MutantResult*>> per_file;
+  for (const auto& r : results) per_file[r.mutant.file].push_back(&r);
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tracebed mutate\">\n";
+  for (const auto& [file, list] : per_file) {
+    int failures = 0, skipped = 0;
+    for (const auto* r : list) {
+      failures += r->tracebed.verdict == Verdict::survived;
+      skipped += r->tracebed.verdict == Verdict::stillborn;
+    }
+    out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
+                       matrix::xml_escape(file), list.size(), failures, skipped);
+    for (const auto* r : list) {
+      out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.1f}\"", matrix::xml_escape(file),
+                         matrix::xml_escape(r->mutant.id()), r->build_seconds + r->tracebed.seconds);
+      if (r->tracebed.verdict == Verdict::survived)
+        out += fmt::format(">\n      <failure message=\"survived: no test noticed\">{}</failure>\n    </testcase>\n",
+                           matrix::xml_escape(r->mutant.diff()));
+      else if (r->tracebed.verdict == Verdict::stillborn)
+        out += fmt::format(">\n      <skipped message=\"stillborn: did not build\"/>\n    </testcase>\n");
+      else
+        out += "/>\n";
+    }
+    out += "  </testsuite>\n";
+  }
+  return out + "</testsuites>\n";
+}
+
+}  // namespace tracebed::mutate
