@@ -30,7 +30,7 @@ fetch_source() {
     (cd "$cache/debs" && apt-get -q -o Dir::Etc::SourceList="$cache/apt/sources.list" \
       -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$cache/apt/lists" \
       -o Dir::Cache="$cache/apt/cache" -o Debug::NoLocking=1 -o APT::Sandbox::User=root \
-      download "linux-source-7.2=$version")
+      download "linux-source-7.2=$version") >&2  # stdout is the path we echo
   fi
   echo "$sha  $deb" | sha256sum -c --quiet - >&2
   echo "$deb"

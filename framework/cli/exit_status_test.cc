@@ -91,6 +91,7 @@ class StandInGuest : public tracebed::base::ScratchDirTest {
 };
 
 TEST_F(StandInGuest, AKernelThatDoesNotBootIs125) {
+  TRACEBED_SKIP_WITHOUT_SUITE_BINARIES();
   qemu("echo 'qemu: no boot for you' >&2; exit 1");
   CliRun not_kernel = run_tracebed("run --kernel " + (dir_ / "not-a-kernel").string() + " -- true");
   EXPECT_EQ(not_kernel.status, 125) << not_kernel.err;
@@ -117,6 +118,7 @@ TEST_F(StandInGuest, AShellOnAKernelThatDoesNotBootIs125) {
 // per suite. (Faults.AKernelThatNeverReachesTheAgentIsFoundOnce has a real
 // guest that boots and never starts the agent.)
 TEST_F(StandInGuest, AKernelThatHangsIs125Once) {
+  TRACEBED_SKIP_WITHOUT_SUITE_BINARIES();
   qemu("exec sleep 60");  // the same process: dies with its parent (PR_SET_PDEATHSIG)
   const auto t0 = std::chrono::steady_clock::now();
   CliRun r = run_tracebed("test --kernel " + (dir_ / "bzImage").string() +
@@ -165,12 +167,14 @@ class Signalled : public StandInGuest {
 };
 
 TEST_F(Signalled, TestEndsItsGuestsOnSigterm) {
+  TRACEBED_SKIP_WITHOUT_SUITE_BINARIES();
   int status = signal_while_guest_runs(
       "test --kernel " + (dir_ / "bzImage").string() + " --suites smoke --filter 'Smoke.*' -j 1", SIGTERM);
   EXPECT_EQ(status, 128 + SIGTERM);
 }
 
 TEST_F(Signalled, MatrixEndsItsGuestsOnCtrlCAndKeepsWhatWasDone) {
+  TRACEBED_SKIP_WITHOUT_SUITE_BINARIES();
   const std::string out = (dir_ / "mx").string();
   int status = signal_while_guest_runs("matrix --kernels " + (dir_ / "bzImage").string() +
                                            " --suites smoke --filter 'Smoke.*' -j 1 --out " + out,

@@ -37,4 +37,12 @@ inline CliRun run_tracebed(const std::string& args) {
   return run;
 }
 
+// For a test that lists or runs guest suite binaries: a build without
+// them (TRACEBED_GUEST_SUITES=OFF, the asan preset) has none to give.
+#define TRACEBED_SKIP_WITHOUT_SUITE_BINARIES()                                                        \
+  do {                                                                                               \
+    if (!TRACEBED_GUEST_SUITES_BUILT)                                                                \
+      GTEST_SKIP() << "this build has no guest suite binaries (TRACEBED_GUEST_SUITES=OFF)";          \
+  } while (0)
+
 }  // namespace tracebed::cli::test

@@ -29,6 +29,7 @@ TEST(Cli, VersionEnvironmentAndExitStatusInHelp) {
 }
 
 TEST(TestCommand, ListsTheChosenSuitesCases) {
+  TRACEBED_SKIP_WITHOUT_SUITE_BINARIES();
   CliRun r = run_tracebed("test --list --suites Smoke --filter 'Smoke.Copy*'");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("smoke (tracebed_suite_smoke): 1 tests\n  Smoke.CopyInAndOut\n"));
@@ -36,6 +37,7 @@ TEST(TestCommand, ListsTheChosenSuitesCases) {
 }
 
 TEST(TestCommand, AnUnknownSuiteListsTheValidOnes) {
+  TRACEBED_SKIP_WITHOUT_SUITE_BINARIES();
   CliRun r = run_tracebed("test --suites no_such_suite");
   EXPECT_EQ(r.status, 2);  // usage
   EXPECT_THAT(r.err, HasSubstr("no suite named no_such_suite (suites: smoke, "));
