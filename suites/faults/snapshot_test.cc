@@ -146,6 +146,34 @@ TEST_F(Snapshot, TruncatedSnapshotFallsBackToAColdBoot) {
   EXPECT_EQ(start()->boot_kind(), "restore");
 }
 
+// A save that fails (here: the state's place is taken by a directory, so
+// the finished stream cannot be renamed into it) leaves no snapshot and no
+// partial file, and the guest it was taken from is not the one handed out:
+// a new one boots cold, does not try to save, and works.
+TEST_F(Snapshot, AFailedSaveDiscardsItsGuestAndBootsCold) {
+  start().reset();
+  ASSERT_TRUE(fs::is_regular_file(saved_));
+  vm::discard_snapshot(vm::snapshot_files(saved_.parent_path().filename().string()));
+  fs::create_directories(saved_ / "in-the-way");
+  std::unique_ptr<vm::Guest> g;
+  std::string warnings = start_capturing(g);
+  EXPECT_THAT(warnings, HasSubstr("saving a snapshot of the"));
+  EXPECT_THAT(warnings, HasSubstr("that guest is discarded and one boots cold without saving"));
+  EXPECT_EQ(g->boot_kind(), "boot");
+  EXPECT_EQ(g->save_seconds(), 0) << "a failed save is not a saved snapshot";
+  auto r = g->run({"cat", "/sys/kernel/tracing/tracing_on"});
+  ASSERT_OK(r);
+  EXPECT_EQ(r->out, "1\n");
+  std::vector<std::string> left;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(saved_.parent_path(), ec))
+    if (e.path().filename().string().find("partial") != std::string::npos || e.path().filename() == "meta.json")
+      left.push_back(e.path().filename().string());
+  EXPECT_THAT(left, ::testing::IsEmpty());
+  g.reset();
+  fs::remove_all(saved_, ec);
+}
+
 // A byte of the saved memory changed on disk: QEMU would load it without a
 // word. The checksum finds it, the guest boots cold and saves anew.
 TEST_F(Snapshot, ChangedByteInTheSnapshotIsFoundAndBootsCold) {
