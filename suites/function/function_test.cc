@@ -1,5 +1,10 @@
 // The function tracer: filters, notrace, pid filters, function triggers
 // (function_fixture.h).
+#include <chrono>
+#include <map>
+#include <regex>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -45,31 +50,93 @@ TEST_F(Function, UnknownFunctionIsRejected) {
   EXPECT_EQ(*err, EINVAL);
 }
 
-// func-filter-pid.tc: set_ftrace_pid limits function events to that pid.
-TEST_F(Function, PidFilterLimitsToThatPid) {
-  TRACEBED_REQUIRE(features::set_ftrace_pid);
-  ASSERT_OK(inst().set_ftrace_filter(kRead));
-  // kthreadd (pid 2) never reads files. Not a made-up pid: older kernels
-  // (5.10) refuse pids at or above pid_max.
-  ASSERT_OK(inst().set_ftrace_pids(std::vector<int>{2}));
-  EXPECT_THAT(inst().ftrace_pids().value(), ElementsAre(2));
-  ASSERT_OK(inst().set_tracer("function"));
-  sh("cat /proc/version > /dev/null");
-  EXPECT_THAT(trace_lines(inst()), IsEmpty());
-  ASSERT_OK(inst().set_ftrace_pids({}));
-  sh("cat /proc/version > /dev/null");
-  EXPECT_THAT(trace_lines(inst()), Not(IsEmpty()));
+// A shell that waits on a FIFO of its own, then reads /proc/version kReads
+// times with the read builtin: each read is a vfs_read of that shell's own
+// pid (no child does it). Two of them do the same work, so what a pid
+// filter lets through is counted beside what it keeps out.
+constexpr int kReads = 20;
+
+Result<int> spawn_reader(vm::Guest& g, const std::string& fifo) {
+  auto made = g.sh(fmt::format("rm -f {0} && mkfifo {0}", fifo));
+  if (!made) return made.error();
+  if (!made->ok()) return Error{fmt::format("mkfifo {}: {}", fifo, made->err)};
+  return g.agent().spawn({"sh", "-c",
+                  fmt::format("read go < {}; i=0; while [ $i -lt {} ]; do read l < /proc/version; i=$((i+1)); done",
+                              fifo, kReads)},
+                 {}, fifo + ".out");
 }
 
+// The pid of each line of `trace` ("  sh-123  [001] ...").
+std::map<int, int> lines_per_pid(const std::vector<std::string>& lines) {
+  static const std::regex kTask(R"(-(\d+)\s+\[\d+\])");
+  std::map<int, int> out;
+  for (const auto& line : lines) {
+    std::smatch m;
+    if (std::regex_search(line, m, kTask)) ++out[std::stoi(m[1])];
+  }
+  return out;
+}
+
+int lines_of(const std::map<int, int>& per_pid, int pid) {
+  auto it = per_pid.find(pid);
+  return it == per_pid.end() ? 0 : it->second;
+}
+
+// Starts both readers and waits for them to finish their reads.
+void run_readers(vm::Guest& g, int first, int second) {
+  ASSERT_OK(g.sh("echo go > /tmp/tb-reader-a; echo go > /tmp/tb-reader-b"));
+  for (int pid : {first, second}) {
+    auto w = g.agent().kill(pid, 0, std::chrono::seconds(60));
+    ASSERT_OK(w);
+    ASSERT_TRUE(w->exited) << "reader " << pid << " did not finish its reads";
+    EXPECT_EQ(w->exit_code, 0);
+  }
+}
+
+// func-filter-pid.tc: set_ftrace_pid limits function events to that pid.
+// The filtered-in reader's every read is there; the other's, none.
+TEST_F(Function, PidFilterLimitsToThatPid) {
+  TRACEBED_REQUIRE(features::set_ftrace_pid);
+  auto& a = guest();
+  auto in = spawn_reader(a, "/tmp/tb-reader-a");
+  auto out = spawn_reader(a, "/tmp/tb-reader-b");
+  ASSERT_OK(in);
+  ASSERT_OK(out);
+  ASSERT_OK(inst().set_ftrace_filter(kRead));
+  ASSERT_OK(inst().set_ftrace_pids(std::vector<int>{*in}));
+  EXPECT_THAT(inst().ftrace_pids().value(), ElementsAre(*in));
+  ASSERT_OK(inst().set_tracer("function"));
+  run_readers(a, *in, *out);
+  ASSERT_OK(inst().set_tracing_on(false));
+  auto per_pid = lines_per_pid(trace_lines(inst()));
+  EXPECT_GE(lines_of(per_pid, *in), kReads) << "each read of the filtered-in reader is a vfs_read";
+  EXPECT_EQ(lines_of(per_pid, *out), 0);
+  for (const auto& [pid, n] : per_pid) EXPECT_EQ(pid, *in) << n << " lines of pid " << pid;
+  // The filter gone, every task is traced again.
+  ASSERT_OK(inst().set_ftrace_pids({}));
+  ASSERT_OK(inst().set_tracing_on(true));
+  sh("cat /proc/version > /dev/null");
+  EXPECT_THAT(trace_lines(inst()).size(), Gt(static_cast<size_t>(lines_of(per_pid, *in))));
+}
+
+// The notrace reader's reads are all gone; the same reads of the other
+// reader are all there.
 TEST_F(Function, NotracePidExcludesThatPid) {
   TRACEBED_REQUIRE(features::set_ftrace_notrace_pid);
+  auto& a = guest();
+  auto out = spawn_reader(a, "/tmp/tb-reader-a");
+  auto in = spawn_reader(a, "/tmp/tb-reader-b");
+  ASSERT_OK(out);
+  ASSERT_OK(in);
   ASSERT_OK(inst().set_ftrace_filter(kRead));
-  ASSERT_OK(inst().set_ftrace_notrace_pids(std::vector<int>{1}));
-  EXPECT_THAT(inst().ftrace_notrace_pids().value(), ElementsAre(1));
+  ASSERT_OK(inst().set_ftrace_notrace_pids(std::vector<int>{*out}));
+  EXPECT_THAT(inst().ftrace_notrace_pids().value(), ElementsAre(*out));
   ASSERT_OK(inst().set_tracer("function"));
-  sh("cat /proc/version > /dev/null");
+  run_readers(a, *out, *in);
   ASSERT_OK(inst().set_tracing_on(false));
-  EXPECT_THAT(trace_lines(inst()), Not(Contains(HasSubstr("-1 "))));
+  auto per_pid = lines_per_pid(trace_lines(inst()));
+  EXPECT_EQ(lines_of(per_pid, *out), 0);
+  EXPECT_GE(lines_of(per_pid, *in), kReads) << "the reader not excluded did the same reads";
 }
 
 // func_traceonoff_triggers.tc: a function trigger stops the buffer.
