@@ -19,8 +19,8 @@ namespace {
 
 using decode::ReportOptions;
 using decode::TraceDat;
+using decode::write_cpu_list;
 using decode::write_event_list;
-using decode::write_first_last_events;
 using decode::write_report;
 
 // The largest CPU number a kernel can have (NR_CPUS is at most 8192,
@@ -73,7 +73,7 @@ struct ReportArgs {
   std::string input = "trace.dat", file;
   bool raw_ts = false, raw_fields = false;
   bool no_hardirqs = false, no_softirqs = false;
-  bool quiet = false, list_events = false, first_event = false, last_event = false;
+  bool quiet = false, list_events = false, cpu_list = false, first_event = false, last_event = false;
   bool formats = false, functions = false, printk = false, stat = false;
   bool latency = false, ts_diff = false, wakeup = false, invert = false;
   std::vector<std::string> filters;
@@ -98,6 +98,7 @@ void add_report_options(CLI::App* cmd, ReportArgs& a) {
   cmd->add_flag("-f", a.functions, "list the kernel functions stored (kallsyms), by address");
   cmd->add_flag("-P", a.printk, "list the printk formats stored, by address");
   cmd->add_flag("--stat", a.stat, "the kernel's per-CPU buffer statistics and where each CPU's data is");
+  cmd->add_flag("--cpus", a.cpu_list, "list the CPUs that hold data, then exit");
   cmd->add_flag("--first-event", a.first_event, "the first time stamp of each CPU");
   cmd->add_flag("--last-event", a.last_event, "the last time stamp of each CPU");
   cmd->add_flag("-l", a.latency, "latency format: irqs-off, need-resched, irq and preempt columns");
@@ -125,14 +126,37 @@ void add_report_options(CLI::App* cmd, ReportArgs& a) {
       "trace-cmd 3.1.6, changes nothing.");
 }
 
-// trace-cmd report's order: the listings first, then --stat, then events.
-Status write_view(TraceDat& file, const ReportArgs& a, const ReportOptions& options) {
-  if (a.formats) return decode::write_event_formats(file, stdout);
-  if (a.functions) return decode::write_functions(file, stdout);
-  if (a.printk) return decode::write_printk_formats(file, stdout);
-  if (a.list_events) return write_event_list(file, stdout);
-  if (a.stat) return decode::write_stats(file, stdout);
-  if (a.first_event || a.last_event) return write_first_last_events(file, a.input, a.first_event, a.last_event, stdout);
+// What a report prints: one view, in trace-cmd report's precedence (the
+// listings, the CPU list, --stat, the events).
+enum class View { event_formats, functions, printk_formats, event_list, cpu_list, stats, events };
+
+View chosen_view(const ReportArgs& a) {
+  if (a.formats) return View::event_formats;
+  if (a.functions) return View::functions;
+  if (a.printk) return View::printk_formats;
+  if (a.list_events) return View::event_list;
+  // --first-event and --last-event set trace-read.c's show_cpus too.
+  if (a.cpu_list || a.first_event || a.last_event) return View::cpu_list;
+  if (a.stat) return View::stats;
+  return View::events;
+}
+
+// trace-cmd prints the listings and the CPU list before it sets up -F
+// filters, so they ignore them, even one naming no event.
+bool reads_filters(View view) { return view == View::stats || view == View::events; }
+
+Status write_view(TraceDat& file, View view, const ReportArgs& a, const ReportOptions& options) {
+  switch (view) {
+    case View::event_formats: return decode::write_event_formats(file, stdout);
+    case View::functions: return decode::write_functions(file, stdout);
+    case View::printk_formats: return decode::write_printk_formats(file, stdout);
+    case View::event_list: return write_event_list(file, stdout);
+    case View::cpu_list:
+      return write_cpu_list(file, a.input, {.first = a.first_event, .last = a.last_event, .raw_timestamps = a.raw_ts},
+                            stdout);
+    case View::stats: return decode::write_stats(file, stdout);
+    case View::events: break;
+  }
   return write_report(file, options, stdout);
 }
 
@@ -168,12 +192,13 @@ void add_report_command(CLI::App& app) {
     auto file = TraceDat::open(args->input);
     if (!file) fail(file.error().message);
     (*file)->set_user_time(0, args->ts2secs.value_or(0));
-    if (!specs->empty()) {
+    const View view = chosen_view(*args);
+    if (!specs->empty() && reads_filters(view)) {
       auto filter = decode::RecordFilter::make((*file)->context(), *specs);
       if (!filter) fail(filter.error().message);
       options.filter = *filter;
     }
-    Status st = write_view(**file, *args, options);
+    Status st = write_view(**file, view, *args, options);
     std::fflush(stdout);
     if (!st) fail(st.error().message);
   });

@@ -39,7 +39,7 @@ const char* const kInstances[] = {"s13-k6.12-v6-instances", "s22-k7.3-v7zstd-ins
 
 // Every flag but the listings prints events, and s49 from a freed record.
 bool prints_events(const std::string& flags) {
-  for (const char* listing : {"-E", "--events", "-f", "-P", "--stat", "--first-event", "--last-event"})
+  for (const char* listing : {"-E", "--events", "-f", "-P", "--stat", "--cpus", "--first-event", "--last-event"})
     if (flags.starts_with(listing)) return false;
   return true;
 }
@@ -47,7 +47,8 @@ bool prints_events(const std::string& flags) {
 // Why a case has no oracle, or null.
 const char* skip_reason(const std::string& flags, const std::string& stem) {
   if (prints_events(flags) && stem == "s49-k6.1-v7zstd-function_graph-idle") return kFreed;
-  if (flags.find("-F ") != std::string::npos)
+  // The listings ignore -F: trace-cmd never filters a record for them.
+  if (prints_events(flags) && flags.find("-F ") != std::string::npos)
     for (const char* s : kInstances)
       if (stem == s) return kFilterCrash;
   return nullptr;
@@ -61,6 +62,11 @@ const char* skip_reason(const std::string& flags, const std::string& stem) {
 const char* const kFlags[] = {
     "-q", "-E", "--first-event", "--last-event", "--first-event --last-event", "-I", "-S", "-I -S",
     "--events", "-f", "-P", "--stat",
+    // --cpus, by -i too; the flags trace-cmd ignores with it (--stat, --cpu,
+    // -t, -l, -w, -F even naming no event) and the stamps it adds.
+    "--cpus", "--cpus -i FILE", "--cpus --first-event --last-event", "--cpus --last-event", "--stat --first-event",
+    "--first-event --last-event -t", "--first-event --last-event --ts2secs 1000",
+    "--cpus --stat", "--cpus --cpu 0 -t", "--cpus -l -w", "--cpus -F nosuchevent", "--cpus -F sched -v -F sched_switch",
     "--ts-diff", "--ts-diff -t", "--ts2secs 1000000", "--ts2secs 3000000000 -t", "--ts2secs 1000000 --ts-diff",
     "-i FILE --ts-offset 1000000000", "-l", "-l -R", "-w",
     // Filters: an event by system/name; strings, ||, <; regex on COMM, &&,
@@ -80,7 +86,8 @@ const char* const kFlags[] = {
 // The new flags' corner cases also on fixtures/edge (unknown event ids,
 // big-endian, 32-bit, instances, empty CPUs), but for the zlib file
 // Debian's trace-cmd cannot read.
-const char* const kEdgeFlags[] = {"--events", "-f", "-P", "--stat", "-l", "-l -R", "--ts-diff", "-w"};
+const char* const kEdgeFlags[] = {"--events", "-f", "-P", "--stat", "--cpus", "--cpus --first-event --last-event",
+                                  "--cpus --first-event --last-event -t", "-l", "-l -R", "--ts-diff", "-w"};
 
 std::vector<std::string> dat_files(const char* dir) {
   std::vector<std::string> out;

@@ -7,10 +7,16 @@
 
 #include <fmt/format.h>
 
+#include "framework/decode/plugins.h"
 #include "framework/decode/report.h"
+#include "framework/decode/text.h"
+#include "framework/decode/text_out.h"
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed::decode {
+
+using namespace std::string_view_literals;
+
 namespace {
 
 Status put(const std::string& text, std::FILE* out) {
@@ -39,14 +45,20 @@ Status write_event_list(TraceDat& file, std::FILE* out) {
   return {};
 }
 
-Status write_first_last_events(TraceDat& file, const std::string& shown_path, bool first, bool last,
-                               std::FILE* out) {
+Status write_cpu_list(TraceDat& file, const std::string& shown_path, CpuListStamps stamps, std::FILE* out) {
+  // trace-read.c (show_cpus): tracecmd_read_cpu_first() of each CPU up to
+  // tracecmd_cpus(); a CPU with a record gets a line.
   std::string text = fmt::format("List of CPUs in {} with data:\n", shown_path);
   const bool in_ns = file.stamps_in_ns();
-  // trace-read.c prints seconds as "%12.6f" of a double, raw counters as
-  // "%12llu".
-  auto stamp = [&](uint64_t ts) {
-    return in_ns ? fmt::format("{:12.6f}", static_cast<double>(ts) / 1e9) : fmt::format("{:12}", ts);
+  // show_event_ts prints a stamp as a report line's head does, without the
+  // colon: "%9.1d" (-t), "%6.1000d" (µs, rounded), "%12d" for raw counters.
+  auto append_stamp = [&](TextOut& line, uint64_t ts) {
+    if (!in_ns)
+      append_uint(line, ts, 12);
+    else if (stamps.raw_timestamps)
+      append_event_time(ts, 9, 1, line);
+    else
+      append_event_time(ts, 6, 1000, line);
   };
   std::set<int> cpus;
   if (!file.buffers().empty())
@@ -62,17 +74,25 @@ Status write_first_last_events(TraceDat& file, const std::string& shown_path, bo
       if (!any) first_ts = record.ts;
       any = true;
       last_ts = record.ts;
-      return first && !last ? false : true;
+      // Only the last stamp needs the rest of the CPU's records.
+      return stamps.last;
     });
     if (!st) return st;
     if (!any) continue;
-    text += fmt::format("  {}", cpu);
-    if (first) text += "\tFirst event:" + stamp(first_ts);
-    if (last) text += "\tLast event:" + stamp(last_ts);
-    text += '\n';
+    TextOut line(text);
+    line += "  "sv;
+    append_uint(line, static_cast<uint64_t>(cpu));
+    if (stamps.first) {
+      line += "\tFirst event:"sv;
+      append_stamp(line, first_ts);
+    }
+    if (stamps.last) {
+      line += "\tLast event:"sv;
+      append_stamp(line, last_ts);
+    }
+    line += '\n';
   }
-  if (std::fwrite(text.data(), 1, text.size(), out) != text.size()) return Error{"write error on output"};
-  return {};
+  return put(text, out);
 }
 
 Status write_event_formats(TraceDat& file, std::FILE* out) {
