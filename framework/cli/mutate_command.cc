@@ -34,15 +34,10 @@ struct MutateArgs {
   unsigned test_timeout = 1800;
 };
 
-bool is_git_tree(const fs::path& tree) {
-  std::error_code ec;
-  return fs::exists(tree / ".git", ec);
-}
-
 // The file as the work copy will have it: HEAD's for a git tree (the
 // mutants are made from, and applied to, a worktree of HEAD).
 std::string source_of(const fs::path& tree, const std::string& file) {
-  if (!is_git_tree(tree)) {
+  if (!mutate::is_git_tree(tree)) {
     auto text = base::read_file(tree / file);
     if (!text) usage_error(text.error().message);
     return std::move(text).value();

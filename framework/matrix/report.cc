@@ -109,17 +109,6 @@ std::string suite_cell(const KernelRun& k, const std::string& suite) {
   return totals_text(suite_totals(k, suite));
 }
 
-// Markdown table cells: one line, no column separators.
-std::string md_cell(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
-  }
-  return out;
-}
-
 std::string html_escape(std::string_view s) { return xml_escape(s); }
 
 const char* mark(State s) {
@@ -132,6 +121,16 @@ const char* mark(State s) {
 }
 
 }  // namespace
+
+std::string md_cell(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out;
+}
 
 std::string write_markdown(const Matrix& m) {
   Grid g = grid_of(m);

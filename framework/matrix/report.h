@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "framework/matrix/results.h"
 
@@ -13,6 +14,9 @@ namespace tracebed::matrix {
 // reasons and failures with their console excerpts.
 std::string write_markdown(const Matrix& m);
 std::string write_html(const Matrix& m);
+
+// A Markdown table cell: one line, its column separators escaped.
+std::string md_cell(std::string_view s);
 
 // One top-level test per gtest suite, its cases as nested subtests.
 std::string write_ktap(const KernelRun& run);

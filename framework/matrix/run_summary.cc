@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "framework/matrix/report.h"
+
 namespace tracebed::matrix {
 namespace {
 
@@ -13,17 +15,6 @@ std::string release_part(const KernelRun& run) {
   if (!run.release.empty()) return fmt::format(" ({})", run.release);
   if (!run.expected_release.empty()) return fmt::format(" (catalogue: {})", run.expected_release);
   return "";
-}
-
-// Markdown table cells: one line, no column separators.
-std::string cell(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
-  }
-  return out;
 }
 
 }  // namespace
@@ -75,8 +66,8 @@ std::string write_test_table(const KernelRun& run) {
   if (!run.timestamp.empty()) out += fmt::format(", started {} on {}", run.timestamp, run.hostname);
   out += ".\n\n| test | result | seconds | message |\n|---|---|---:|---|\n";
   for (const auto& t : run.tests)
-    out += fmt::format("| {} | {} | {:.2f} | {} |\n", cell(t.full_name()), kShown[static_cast<int>(t.state)],
-                       t.seconds, t.state == State::pass ? "" : cell(t.summary()));
+    out += fmt::format("| {} | {} | {:.2f} | {} |\n", md_cell(t.full_name()), kShown[static_cast<int>(t.state)],
+                       t.seconds, t.state == State::pass ? "" : md_cell(t.summary()));
   for (const auto& t : run.tests) {
     if (t.state != State::fail) continue;
     out += fmt::format("\n## FAIL {}\n\n{}```\n{}\n```\n", t.full_name(),

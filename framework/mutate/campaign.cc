@@ -116,14 +116,9 @@ std::set<std::string> failures_of(const SideRun& run) {
   return out;
 }
 
-bool is_git(const fs::path& tree) {
-  std::error_code ec;
-  return fs::exists(tree / ".git", ec);
-}
-
 // The file back as the work copy's HEAD (or the user's tree) has it.
 Status restore(const CampaignOptions& o, const fs::path& work, const std::string& file) {
-  if (is_git(o.tree)) {
+  if (is_git_tree(o.tree)) {
     base::ProcessOptions po;
     TRACEBED_ASSIGN_OR_RETURN(base::ProcessResult r,
                               base::run_process({"git", "-C", work.string(), "checkout", "-q", "HEAD", "--", file}, po));
@@ -141,6 +136,11 @@ std::string suites_for(const CampaignOptions& o, const std::string& file) {
 }
 
 }  // namespace
+
+bool is_git_tree(const fs::path& tree) {
+  std::error_code ec;
+  return fs::exists(tree / ".git", ec);
+}
 
 std::string_view verdict_name(Verdict v) {
   for (auto [k, n] : kVerdicts)
@@ -211,7 +211,7 @@ Result<fs::path> work_copy(const CampaignOptions& o) {
   if (fs::exists(work / "Makefile", ec)) return work;
   fs::create_directories(o.out, ec);
   std::vector<std::string> argv;
-  if (is_git(o.tree))
+  if (is_git_tree(o.tree))
     argv = {"git", "-C", o.tree.string(), "worktree", "add", "-q", "--detach", work.string(), "HEAD"};
   else
     argv = {"cp", "-a", "--reflink=auto", o.tree.string(), work.string()};

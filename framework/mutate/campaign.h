@@ -56,6 +56,10 @@ struct CampaignOptions {
   std::function<void(const std::string&)> say;
 };
 
+// A git checkout (its work copy is a worktree of HEAD, its mutants are
+// made from HEAD's text).
+bool is_git_tree(const std::filesystem::path& tree);
+
 // The work copy of the tree under OUT: a git worktree of HEAD for a git
 // tree, else a copy. Made once, reused by a resumed run.
 Result<std::filesystem::path> work_copy(const CampaignOptions& options);
