@@ -4,11 +4,13 @@ namespace tracebed::base {
 
 namespace fs = std::filesystem;
 
-fs::path executable_dir() {
+fs::path executable_path() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : self.parent_path();
+  return ec ? fs::path() : self;
 }
+
+fs::path executable_dir() { return executable_path().parent_path(); }
 
 fs::path installed_or_built(const fs::path& built) {
   std::error_code ec;

@@ -12,6 +12,9 @@
 
 namespace tracebed::base {
 
+// The running executable; empty when /proc cannot say.
+std::filesystem::path executable_path();
+
 // The directory of the running executable.
 std::filesystem::path executable_dir();
 

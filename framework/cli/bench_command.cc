@@ -116,11 +116,6 @@ void alternate(const std::vector<std::string>& a, const std::vector<std::string>
   }
 }
 
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("tracebed") : p.string();
-}
 
 // The iteration side run as a child: every record visited (for_each, as
 // tracecmd_iterate_events calls back per record), its event looked up.
@@ -200,7 +195,7 @@ void add_bench_command(CLI::App& app) {
     if (!file) fail(file.error().message);
     struct stat st{};
     stat(args->input.c_str(), &st);
-    const std::string self = self_exe();
+    const std::string self = tracebed_exe();
     std::string peer = args->peer;
     if (peer.empty()) peer = (std::filesystem::path(self).parent_path() / "tracecmd_iterate_peer").string();
     const bool have_peer = access(peer.c_str(), X_OK) == 0;

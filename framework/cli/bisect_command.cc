@@ -76,11 +76,6 @@ BisectArgs from_json(const nlohmann::json& j) {
   return a;
 }
 
-std::string self_exe() {
-  std::error_code ec;
-  fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("tracebed") : p.string();
-}
 
 // `git -C tree ARGS`: its output, or an Error with it.
 Result<std::string> git(const std::string& tree, std::vector<std::string> args, Output output = Output::capture) {
@@ -188,7 +183,7 @@ int run_step(const BisectArgs& a, const fs::path& state) {
   }
   step.configured = built->configure_seconds > 0;
 
-  std::vector<std::string> argv = {self_exe(),
+  std::vector<std::string> argv = {tracebed_exe(),
                                    "test",
                                    "--kernel",
                                    built->kernel_dir.string(),
@@ -294,7 +289,7 @@ nlohmann::json checked_args(BisectArgs& a) {
   a.tree.jobs = o.jobs;
   if (!a.tree.config.empty()) a.tree.config = fs::absolute(a.tree.config).string();
   // A filter that selects nothing would pass at every commit.
-  std::vector<std::string> list = {self_exe(), "test", "--list", "--filter", a.filter};
+  std::vector<std::string> list = {tracebed_exe(), "test", "--list", "--filter", a.filter};
   if (!a.suites.empty()) {
     std::string s;
     for (const auto& x : a.suites) s += (s.empty() ? "" : ",") + x;
@@ -340,7 +335,7 @@ void bisect(BisectArgs a) {
   base::ProcessOptions po;
   po.output = Output::tee;
   po.cwd = tree;
-  auto run = vm::run_process({"git", "-C", tree, "bisect", "run", self_exe(), "bisect-step", state.string()}, po);
+  auto run = vm::run_process({"git", "-C", tree, "bisect", "run", tracebed_exe(), "bisect-step", state.string()}, po);
   if (!run) cannot_run(run.error().message);
   append_log(state, run->output);
   std::smatch m;

@@ -46,6 +46,10 @@ enum class Exit : int {
 [[noreturn]] void usage_error(std::string_view message);
 [[noreturn]] void cannot_run(std::string_view message);
 
+// This executable's path, for the commands that run it again as a child
+// (bisect's steps, bench's sides); "tracebed" when /proc cannot say.
+std::string tracebed_exe();
+
 // The exit status of a set of test results (matrix::verdict()).
 Exit exit_for(matrix::Verdict verdict);
 

@@ -132,8 +132,7 @@ Exit run_mutate(MutateArgs& a) {
   }
   mutate::CampaignOptions o;
   o.tree = a.tree.tree;
-  std::error_code ec;
-  o.tracebed = fs::read_symlink("/proc/self/exe", ec);
+  o.tracebed = tracebed_exe();
   o.out = fs::absolute(a.out);
   o.build = tree_build_options(a.tree);
   o.suites = a.suites;

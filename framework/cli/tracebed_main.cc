@@ -7,9 +7,15 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "framework/base/install_layout.h"
 #include "framework/cli/commands.h"
 
 namespace tracebed::cli {
+
+std::string tracebed_exe() {
+  std::string self = base::executable_path().string();
+  return self.empty() ? "tracebed" : self;
+}
 
 void exit_with(Exit status) {
   std::fflush(stdout);

@@ -3,13 +3,16 @@
 #include <array>
 #include <regex>
 
+#include "framework/base/text.h"
+
 namespace tracebed::coverage {
 namespace {
 
 constexpr std::array<std::string_view, 7> kNames = {"PASS",        "FAIL",  "UNRESOLVED", "UNTESTED",
                                                     "UNSUPPORTED", "XFAIL", "UNDEFINED"};
 
-std::vector<std::string_view> split_lines(std::string_view text) {
+// base::split_lines, less the '\r' a serial console leaves at each end.
+std::vector<std::string_view> log_lines(std::string_view text) {
   std::vector<std::string_view> lines;
   while (!text.empty()) {
     size_t nl = text.find('\n');
@@ -22,12 +25,7 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   return lines;
 }
 
-std::string trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
-}
+std::string trimmed(std::string_view s) { return std::string(base::trim(s)); }
 
 }  // namespace
 
@@ -44,38 +42,38 @@ std::vector<FtracetestRun> parse_ftracetest_output(std::string_view text) {
   // terminal with colours the result is wrapped in escapes, which we never get.
   static const std::regex kLine(R"(^\[(\d+)\]( \(instance\) )?(.*)\t\[([A-Z]+)\]\s*$)");
   std::vector<FtracetestRun> runs;
-  for (std::string_view line : split_lines(text)) {
+  for (std::string_view line : log_lines(text)) {
     std::match_results<std::string_view::const_iterator> m;
     if (!std::regex_match(line.begin(), line.end(), m, kLine)) continue;
     auto verdict = parse_verdict(m[4].str());
     if (!verdict) continue;
-    runs.push_back({std::stoi(m[1].str()), m[2].matched, trim(m[3].str()), *verdict});
+    runs.push_back({std::stoi(m[1].str()), m[2].matched, trimmed(m[3].str()), *verdict});
   }
   return runs;
 }
 
 std::string ftracetest_reason(std::string_view log) {
-  auto lines = split_lines(log);
+  auto lines = log_lines(log);
   // The first line is ftracetest's own "execute: PATH"; traced commands start with '+'.
   // The last block of lines the case printed (a message may span lines).
   for (size_t i = lines.size(); i-- > 1;) {
     std::string_view l = lines[i];
     if (l.empty() || l.front() == '+') continue;
-    std::string block = trim(l);
-    for (size_t j = i; j-- > 1 && !lines[j].empty() && lines[j].front() != '+';) block = trim(lines[j]) + " " + block;
+    std::string block = trimmed(l);
+    for (size_t j = i; j-- > 1 && !lines[j].empty() && lines[j].front() != '+';) block = trimmed(lines[j]) + " " + block;
     return block;
   }
   std::string traced;
   size_t from = lines.size() > 4 ? lines.size() - 3 : 1;  // not ftracetest's "execute:" line
   for (size_t i = from; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
-    traced += (traced.empty() ? "" : "; ") + trim(lines[i]);
+    traced += (traced.empty() ? "" : "; ") + trimmed(lines[i]);
   }
   return traced.empty() ? "ftracetest gave no reason" : "after: " + traced;
 }
 
 std::string log_tail(std::string_view log, size_t lines) {
-  auto all = split_lines(log);
+  auto all = log_lines(log);
   size_t from = all.size() > lines ? all.size() - lines : 0;
   std::string out;
   if (from > 0) out = "[... " + std::to_string(from) + " lines before]\n";
@@ -88,7 +86,7 @@ std::vector<HarnessResult> parse_harness_output(std::string_view text) {
   static const std::regex kResult(R"(^(ok|not ok) \d+ (\S+)(?: # ?(SKIP|XFAIL|XPASS)? ?(.*))?$)");
   std::vector<HarnessResult> out;
   std::string log;
-  for (std::string_view line : split_lines(text)) {
+  for (std::string_view line : log_lines(text)) {
     if (line.starts_with("#")) {
       if (line.find(" RUN ") != std::string_view::npos) log.clear();
       log += std::string(line) + "\n";
@@ -102,7 +100,7 @@ std::vector<HarnessResult> parse_harness_output(std::string_view text) {
     size_t dot = r.full.rfind('.');
     r.test = dot == std::string::npos ? r.full : r.full.substr(dot + 1);
     r.directive = m[3].str();
-    r.reason = trim(m[4].str());
+    r.reason = trimmed(m[4].str());
     r.log = std::move(log);
     log.clear();
     out.push_back(std::move(r));

@@ -3,32 +3,23 @@
 
 #include <gtest/gtest.h>
 
+#include "framework/matrix/results_for_tests.h"
+
 namespace tracebed::matrix {
 namespace {
-
-TestResult result(std::string suite, std::string name, State state,
-                  std::vector<std::pair<std::string, std::string>> props = {}, std::string message = "") {
-  TestResult t;
-  t.suite = std::move(suite);
-  t.name = std::move(name);
-  t.state = state;
-  t.properties = std::move(props);
-  t.message = std::move(message);
-  return t;
-}
 
 coverage::Cover cover(std::string id, std::string test) {
   return {std::move(id), std::move(test), "suites/x_test.cc", 1};
 }
 
 TEST(CrossCheck, SelftestVerdictFromTheRecordedProperties) {
-  EXPECT_EQ(selftest_verdict(result("Ftracetest", "a/b.tc", State::pass, {{"ftracetest", "PASS"}})), "PASS");
+  EXPECT_EQ(selftest_verdict(result_with_properties("Ftracetest", "a/b.tc", State::pass, {{"ftracetest", "PASS"}})), "PASS");
   // Either run failing is a failure of the case.
   EXPECT_EQ(selftest_verdict(
-                result("Ftracetest", "a/b.tc", State::fail, {{"ftracetest", "PASS"}, {"ftracetest_instance", "FAIL"}})),
+                result_with_properties("Ftracetest", "a/b.tc", State::fail, {{"ftracetest", "PASS"}, {"ftracetest_instance", "FAIL"}})),
             "FAIL");
-  EXPECT_EQ(selftest_verdict(result("Ftracetest", "a/b.tc", State::fail, {{"ftracetest", "HANG"}})), "FAIL");
-  EXPECT_EQ(selftest_verdict(result("UserEventsSelftest", "abi_test.c/flags", State::skip, {{"kselftest", "SKIP"}})),
+  EXPECT_EQ(selftest_verdict(result_with_properties("Ftracetest", "a/b.tc", State::fail, {{"ftracetest", "HANG"}})), "FAIL");
+  EXPECT_EQ(selftest_verdict(result_with_properties("UserEventsSelftest", "abi_test.c/flags", State::skip, {{"kselftest", "SKIP"}})),
             "UNSUPPORTED");
   EXPECT_EQ(selftest_verdict(result("Kprobe", "X", State::pass)), "");
   EXPECT_EQ(selftest_case_id(result("Ftracetest", "kprobe/kprobe_args.tc", State::pass)),
@@ -39,11 +30,11 @@ TEST(CrossCheck, SelftestVerdictFromTheRecordedProperties) {
 
 TEST(CrossCheck, EachKindOfDisagreementAndNothingElse) {
   std::vector<TestResult> tests = {
-      result("Ftracetest", "a/pass.tc", State::pass, {{"ftracetest", "PASS"}}),
-      result("Ftracetest", "a/unsup.tc", State::skip, {{"ftracetest", "UNSUPPORTED"}}),
-      result("Ftracetest", "a/fail.tc", State::fail, {{"ftracetest", "FAIL"}}, "Failed\nftracetest a/fail.tc: FAIL\nlog"),
-      result("Ftracetest", "a/agree.tc", State::pass, {{"ftracetest", "PASS"}}),
-      result("Ours", "Skips", State::skip, {}, "needs X: no \"x\" in README"),
+      result_with_properties("Ftracetest", "a/pass.tc", State::pass, {{"ftracetest", "PASS"}}),
+      result_with_properties("Ftracetest", "a/unsup.tc", State::skip, {{"ftracetest", "UNSUPPORTED"}}),
+      result_with_properties("Ftracetest", "a/fail.tc", State::fail, {{"ftracetest", "FAIL"}}, "Failed\nftracetest a/fail.tc: FAIL\nlog"),
+      result_with_properties("Ftracetest", "a/agree.tc", State::pass, {{"ftracetest", "PASS"}}),
+      result_with_properties("Ours", "Skips", State::skip, {}, "needs X: no \"x\" in README"),
       result("Ours", "Passes", State::pass),
       result("Ours", "AlsoPasses", State::pass),
   };

@@ -8,6 +8,8 @@
 #include "framework/matrix/report.h"
 
 #include <gtest/gtest.h>
+
+#include "framework/matrix/results_for_tests.h"
 #include <string.h>
 #include <unistd.h>
 
@@ -141,15 +143,6 @@ std::string expected_parse(const KernelRun& run) {
   }
   const char* status = fail ? "FAILURE" : pass ? "SUCCESS" : "SKIPPED";
   return fmt::format("status {}\ncounts {} {} 0 {} 0\n", status, pass, fail, skip) + cases;
-}
-
-TestResult result(std::string suite, std::string name, State state, std::string message = {}) {
-  TestResult t;
-  t.suite = std::move(suite);
-  t.name = std::move(name);
-  t.state = state;
-  t.message = std::move(message);
-  return t;
 }
 
 TEST(KtapKunitParser, ReadsBackEveryCaseAsItWent) {

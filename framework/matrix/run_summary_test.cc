@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/matrix/results_for_tests.h"
+
 #include "framework/base/text.h"
 
 namespace tracebed::matrix {
@@ -11,15 +13,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-TestResult result(std::string suite, std::string name, State state, std::string message = "") {
-  TestResult t;
-  t.suite = std::move(suite);
-  t.name = std::move(name);
-  t.state = state;
-  t.message = std::move(message);
-  return t;
-}
 
 KernelRun run_of(std::vector<TestResult> tests) {
   KernelRun run;

@@ -24,6 +24,10 @@
 
 namespace tracebed::suites {
 
+// Records each emit case writes: enough that a dropped last record, or one
+// record in a hundred lost or doubled, shows.
+inline constexpr int kRecords = 200;
+
 // The suite's one random source, seeded: a failure reproduces.
 std::mt19937_64& rng();
 

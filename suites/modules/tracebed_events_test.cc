@@ -18,8 +18,6 @@
 namespace tracebed::suites {
 namespace {
 
-constexpr int kRecords = 200;
-
 class ModulesEvents : public ModuleTest {
  public:
   ModulesEvents() : ModuleTest({features::tracebed_events_module}) {}

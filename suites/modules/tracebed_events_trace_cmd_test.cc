@@ -35,8 +35,6 @@
 namespace tracebed::suites {
 namespace {
 
-constexpr int kRecords = 200;
-
 // The bodies of `event`'s lines in a report, ordered by their seq= (the
 // records of one write may move between CPUs).
 std::vector<std::string> bodies_by_seq(std::string_view report, std::string_view event) {
