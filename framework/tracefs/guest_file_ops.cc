@@ -13,19 +13,10 @@ Result<std::vector<Result<std::string>>> GuestFileOps::read_each(const std::vect
 }
 
 Result<std::string> GuestFileOps::read_available(const std::string& path) {
-  // trace_pipe blocks while empty: let cat read for a short window, then
-  // stop it from a shell. (Having the agent SIGKILL a trace_pipe reader
-  // that has already returned data wedged the 6.12 guest's agent; a
-  // SIGTERM from a shell in the guest does not.)
-  agent::RunRequest req;
-  req.argv = {"sh", "-c",
-              fmt::format("cat \"$0\" & p=$!; sleep {}; kill $p 2>/dev/null; wait $p; exit 0",
-                          static_cast<double>(pipe_window.count()) / 1000.0),
-              path};
-  req.timeout = pipe_window + std::chrono::seconds(30);
-  TRACEBED_ASSIGN_OR_RETURN(agent::RunResult r, client_.run(req));
-  if (!r.ok()) return Error{fmt::format("guest read {}: {}", path, r.err)};
-  return std::move(r.out);
+  // The agent opens every file O_NONBLOCK and reads until EAGAIN: all of
+  // what trace_pipe holds now, consumed, and no wait once it is empty (a
+  // timed `cat` lost what it had no time to read under TCG).
+  return client_.read_file(path);
 }
 
 Result<std::string> GuestFileOps::read_pages(const std::string& tracing_dir, uint32_t cpu, uint32_t page_size,

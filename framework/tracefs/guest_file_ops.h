@@ -35,10 +35,6 @@ class GuestFileOps final : public FileOps {
   Result<std::string> release() override { return release_; }
   uint32_t page_size() override { return page_size_; }
 
-  // How long read_available lets trace_pipe deliver before it stops
-  // reading: the agent has no non-blocking read, so a reader runs this long.
-  std::chrono::milliseconds pipe_window{300};
-
  private:
   agent::Client& client_;
   std::string release_;
