@@ -3,6 +3,7 @@
 // parsed.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -24,6 +25,18 @@ inline const tracefs::Feature fork_event = tracefs::Feature::event("sched", "sch
 inline const tracefs::Feature hist_literals =
     tracefs::Feature::readme("hist numeric literals", "<var1>=<field|var_ref|numeric_literal>");
 inline const tracefs::Feature sched_events_exec = tracefs::Feature::event("sched", "sched_process_exec");
+inline const tracefs::Feature write_event = tracefs::Feature::event("syscalls", "sys_enter_write");
+
+// The fd the probe target's `write` writes to (vmimages/probe_target): a
+// filter on it keeps the program's own output (fd 1) out of a hist.
+inline constexpr int kWriteFd = 100;
+inline const std::string kOnWriteFd = "fd == " + std::to_string(kWriteFd);
+
+// `count` write(2)s of `size` bytes each.
+struct Writes {
+  uint64_t size = 0;
+  uint64_t count = 0;
+};
 
 class Hist : public TracefsTest {
  public:
@@ -47,6 +60,35 @@ class Hist : public TracefsTest {
   // Only the probe target's events count, in the buffer and the hists alike.
   ProbeRun work(std::vector<std::string> args) { return run_target_only(std::move(args)); }
   ProbeRun kmalloc_work() { return work({"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"}); }
+  // The probe target writes each size its count of times, in order, to
+  // kWriteFd: sys_enter_write's count is a value the test chose.
+  ProbeRun write_work(const std::vector<Writes>& writes) {
+    std::vector<std::string> args = {"write"};
+    for (const Writes& w : writes) {
+      args.push_back(std::to_string(w.size));
+      args.push_back(std::to_string(w.count));
+    }
+    ProbeRun run = work(std::move(args));
+    EXPECT_THAT(run.lines_of("write"), SizeIs(writes.size())) << "the probe target did not do every write";
+    return run;
+  }
+  static uint64_t total_writes(const std::vector<Writes>& writes) {
+    uint64_t n = 0;
+    for (const Writes& w : writes) n += w.count;
+    return n;
+  }
+  // The sizes the probe target wrote to kWriteFd, decoded, in order.
+  static std::vector<int64_t> written_sizes(const std::vector<DecodedEvent>& writes, int pid) {
+    std::vector<int64_t> out;
+    for (const DecodedEvent& e : writes)
+      if (e.pid == pid && int_field(e, "fd") == kWriteFd) out.push_back(int_field(e, "count"));
+    return out;
+  }
+  static std::vector<int64_t> sizes_of(const std::vector<Writes>& writes) {
+    std::vector<int64_t> out;
+    for (const Writes& w : writes) out.insert(out.end(), w.count, static_cast<int64_t>(w.size));
+    return out;
+  }
 
   // A shell that renames itself `comm` (kept by its children) and forks
   // `n` subshells that exit at once. It runs under the shell sh() starts,

@@ -1,7 +1,8 @@
 // poll(2) on a hist file (trigger-hist-poll.tc): it sleeps until the
 // histogram is hit, then reports POLLIN or POLLPRI, whichever was asked.
-// The probe target's `poll` is the poller; a background `sleep 1` is the
-// hit, its exit on sched_process_exit.
+// The probe target's `poll` is the poller; the hit is the exit of another
+// run of the probe target, under a name no other task has (a symlink,
+// which its comm is named after), that sleeps a second first.
 #include <string>
 #include <vector>
 
@@ -18,11 +19,13 @@ struct Polled {
   long elapsed_ms = 0;
 };
 
+constexpr unsigned kPollIn = 0x1, kPollPri = 0x2, kPollOut = 0x4;  // include/uapi/asm-generic/poll.h
+
 class HistPoll : public Hist {
  protected:
   Event exit_event() { return inst().event("sched", "sched_process_exit"); }
-  // The probe target polls the exit hist for `how` ("in" or "pri") up to
-  // `timeout_ms`, after running `before` in the background.
+  // The probe target polls the exit hist for `how` ("in", "pri" or "out")
+  // up to `timeout_ms`, after running `before` in the background.
   Polled poll(const std::string& how, int timeout_ms, const std::string& before = "") {
     std::string out = sh(before + std::string(kProbeTarget) + " poll " + how + " " +
                          exit_event().files().path("hist") + " " + std::to_string(timeout_ms) + "; wait");
@@ -43,28 +46,47 @@ class HistPoll : public Hist {
     p.elapsed_ms = std::stol(words[3]);
     return p;
   }
+  // The hist file as text, for failure messages.
+  std::string hist_text() {
+    auto text = exit_event().files().read("hist");
+    return text ? *text : text.error().message;
+  }
 };
 
-// Nothing hits the histogram: the poll times out (a kernel without hist
-// poll says the file is ready at once). Then a `sleep 1` started just
-// before the poll wakes it when it exits, a second or so later, with the
-// bit asked for, and the hist and the trace hold that exit.
+// A hist file without a poll of its own answers with the VFS's default
+// mask (DEFAULT_POLLMASK, include/linux/poll.h), POLLOUT among it, at
+// once; the hist's own poll (event_hist_poll) never reports POLLOUT: a
+// POLLOUT poll tells which the kernel has. With it, nothing hitting the
+// histogram, a poll for POLLIN times out: being ready early is a failure.
+// Then a sleeper started just before the poll wakes it when it exits, a
+// second or so later, with the bit asked for, and the hist and the trace
+// hold that exit.
 TEST_F(HistPoll, PollWakesWhenTheHistIsHit) {
   TRACEBED_COVERS("ftracetest: trigger/trigger-hist-poll.tc");
-  ASSERT_OK(exit_event().add_trigger(HistTrigger().key("comm").filter("comm == \"sleep\"").trigger()));
+  Polled probe = poll("out", 300);
+  if (probe.revents == kPollOut)
+    GTEST_SKIP() << "needs poll on hist files: the hist file answers POLLOUT at once, as a file without a poll does";
+  ASSERT_EQ(probe.revents, 0u) << "the hist's poll reports no POLLOUT, revents 0x" << std::hex << probe.revents;
+
+  const std::string sleeper = unique("poll");  // a comm: at most 15 characters
+  const std::string path = "/tmp/" + sleeper;
+  sh("ln -sf " + std::string(kProbeTarget) + " " + path);
+  ASSERT_OK(exit_event().add_trigger(HistTrigger().key("comm").filter("comm == \"" + sleeper + "\"").trigger()));
   ASSERT_OK(exit_event().enable());
+  // The poller reads the hist to its end first: only a hit after that
+  // makes it ready, and nothing can hit it now.
   Polled idle = poll("in", 300);
-  if (idle.revents != 0) GTEST_SKIP() << "needs poll on hist files: ready at once, revents 0x" << std::hex << idle.revents;
+  EXPECT_EQ(idle.revents, 0u) << "ready with nothing hitting the hist, revents 0x" << std::hex << idle.revents << "\n"
+                              << hist_text();
   EXPECT_GE(idle.elapsed_ms, 250);
 
-  constexpr unsigned kPollIn = 0x1, kPollPri = 0x2;  // include/uapi/asm-generic/poll.h
   int sleeps = 0;
   for (auto [how, bit] : {std::pair{"in", kPollIn}, std::pair{"pri", kPollPri}}) {
     SCOPED_TRACE(how);
-    Polled hit = poll(how, 8000, "sleep 1 & ");
+    Polled hit = poll(how, 8000, path + " sleep 1000 > /dev/null & ");
     ++sleeps;
     EXPECT_EQ(hit.revents & bit, bit) << "revents 0x" << std::hex << hit.revents;
-    EXPECT_GE(hit.elapsed_ms, 500) << "woken before the sleep exited";
+    EXPECT_GE(hit.elapsed_ms, 500) << "woken before the sleeper exited";
     EXPECT_LT(hit.elapsed_ms, 8000) << "not woken by the exit";
     HistFile file = hist_of(exit_event());
     ASSERT_THAT(file.sections, SizeIs(1));
@@ -72,7 +94,7 @@ TEST_F(HistPoll, PollWakesWhenTheHistIsHit) {
   }
   std::vector<DecodedEvent> exits;
   for (const DecodedEvent& e : decoded(exit_event()))
-    if (str_field(e, "comm") == "sleep") exits.push_back(e);
+    if (str_field(e, "comm") == sleeper) exits.push_back(e);
   EXPECT_THAT(exits, SizeIs(sleeps));
 }
 

@@ -1,6 +1,8 @@
 // ftracetest trigger/ hist cases in spirit: hist triggers in a fresh
 // instance, their `hist` file parsed, and the probe target's entries checked
-// against its events decoded from the same instance's pages.
+// against its events decoded from the same instance's pages and against
+// what it did: the keys of .log2, .buckets, vals and filters are the sizes
+// of the write(2)s it was told to make (syscalls:sys_enter_write's count).
 //
 // Why per pid and not the Totals: a hist counts events the buffer does not
 // keep. With tracing_on=0 the kernel still runs triggers that need the
@@ -11,6 +13,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -75,68 +79,85 @@ TEST_F(Hist, SyscallKeysNameTheSyscall) {
   EXPECT_GE(shown[39], 26u);
 }
 
-// .log2 puts each value v in bucket ilog2(roundup_pow_of_two(v)).
+// Sizes at each power of two and either side of it, each written 3 to 6
+// times: 102 writes.
+std::vector<Writes> around_powers_of_two() {
+  std::vector<Writes> out;
+  uint64_t i = 0;
+  for (uint64_t v : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 255, 256, 257, 4095, 4096, 4097})
+    out.push_back({v, 3 + i++ % 4});
+  return out;
+}
+
+// .log2 puts each value v in bucket ilog2(roundup_pow_of_two(v)): 2^k-1
+// and 2^k share bucket k, 2^k+1 is in k+1. The write sizes the probe
+// target chose, at each edge, count in the bucket the kernel's formula
+// gives, every one of them (the decoded writes are the same sizes).
 TEST_F(Hist, Log2KeysBucketTheDecodedValues) {
-  TRACEBED_REQUIRE(kmalloc_event);
-  Event ev = inst().event("kmem", "kmalloc");
+  TRACEBED_REQUIRE(write_event);
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  const std::vector<Writes> writes = around_powers_of_two();
   ProbeRun probe;
-  record(ev, {HistTrigger().key("common_pid").key(HistField("bytes_req").log2())}, [&] { probe = kmalloc_work(); });
+  record(ev, {HistTrigger().key("common_pid").key(HistField("count").log2()).filter(kOnWriteFd)},
+         [&] { probe = write_work(writes); });
+  EXPECT_THAT(written_sizes(decoded(ev), probe.pid), ElementsAreArray(sizes_of(writes)));
   HistFile file = hist_of(ev);
   ASSERT_THAT(file.sections, SizeIs(1));
   std::map<uint64_t, uint64_t> expected;
-  for (const DecodedEvent& e : decoded(ev))
-    if (e.pid == probe.pid) expected[kernel_log2(static_cast<uint64_t>(int_field(e, "bytes_req")))]++;
-  ASSERT_THAT(expected, Not(IsEmpty()));
+  for (const Writes& w : writes) expected[kernel_log2(w.size)] += w.count;
   std::map<uint64_t, uint64_t> shown;
   for (const auto& entry : entries_of_pid(file.sections[0], probe.pid)) {
-    const tracefs::HistKey* key = entry->key("bytes_req");
-    ASSERT_TRUE(key && key->log2) << (key ? key->text : "no bytes_req key");
+    const tracefs::HistKey* key = entry->key("count");
+    ASSERT_TRUE(key && key->log2) << (key ? key->text : "no count key");
     shown[*key->log2] = entry->hitcount();
   }
   EXPECT_EQ(shown, expected);
 }
 
-// .buckets=64 puts v in [v/64*64, v/64*64+63].
+// .buckets=64 puts v in [v/64*64, v/64*64+63]: sizes at k*64-1, k*64 and
+// k*64+1 for k = 1..4, and 0, each written 5 to 10 times (98 writes),
+// count in the bucket their value is in, and each bucket spans 64.
 TEST_F(Hist, BucketKeysGroupTheDecodedValues) {
-  TRACEBED_REQUIRE(kmalloc_event);
+  TRACEBED_REQUIRE(write_event);
   TRACEBED_REQUIRE(features::hist_buckets);
-  Event ev = inst().event("kmem", "kmalloc");
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  std::vector<Writes> writes = {{0, 5}};
+  uint64_t i = 0;
+  for (uint64_t k = 1; k <= 4; ++k)
+    for (uint64_t v : {k * 64 - 1, k * 64, k * 64 + 1}) writes.push_back({v, 6 + i++ % 5});
   ProbeRun probe;
-  record(ev, {HistTrigger().key("common_pid").key(HistField("bytes_req").buckets(64))},
-         [&] { probe = kmalloc_work(); });
+  record(ev, {HistTrigger().key("common_pid").key(HistField("count").buckets(64)).filter(kOnWriteFd)},
+         [&] { probe = write_work(writes); });
+  EXPECT_THAT(written_sizes(decoded(ev), probe.pid), ElementsAreArray(sizes_of(writes)));
   HistFile file = hist_of(ev);
   ASSERT_THAT(file.sections, SizeIs(1));
   std::map<uint64_t, uint64_t> expected;
-  for (const DecodedEvent& e : decoded(ev))
-    if (e.pid == probe.pid) expected[static_cast<uint64_t>(int_field(e, "bytes_req")) / 64 * 64]++;
-  ASSERT_THAT(expected, Not(IsEmpty()));
+  for (const Writes& w : writes) expected[w.size / 64 * 64] += w.count;
   std::map<uint64_t, uint64_t> shown;
   for (const auto& entry : entries_of_pid(file.sections[0], probe.pid)) {
-    const tracefs::HistKey* key = entry->key("bytes_req");
-    ASSERT_TRUE(key && key->bucket) << (key ? key->text : "no bytes_req key");
+    const tracefs::HistKey* key = entry->key("count");
+    ASSERT_TRUE(key && key->bucket) << (key ? key->text : "no count key");
     EXPECT_EQ(key->bucket->second, key->bucket->first + 63) << key->text;
     shown[key->bucket->first] = entry->hitcount();
   }
   EXPECT_EQ(shown, expected);
 }
 
-// vals=bytes_req sums the field per key.
+// vals=count sums the field per key: the sum of the sizes the probe
+// target wrote, over as many hits as it wrote, each write decoded too.
 TEST_F(Hist, ValuesSumTheDecodedField) {
-  TRACEBED_REQUIRE(kmalloc_event);
-  Event ev = inst().event("kmem", "kmalloc");
+  TRACEBED_REQUIRE(write_event);
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  const std::vector<Writes> writes = {{1, 20}, {10, 20}, {100, 20}, {1000, 20}, {4096, 20}, {0, 20}, {4097, 1}};
   ProbeRun probe;
-  record(ev, {HistTrigger().key("common_pid").val("bytes_req")}, [&] { probe = kmalloc_work(); });
+  record(ev, {HistTrigger().key("common_pid").val("count").filter(kOnWriteFd)}, [&] { probe = write_work(writes); });
+  uint64_t sum = 0;
+  for (const Writes& w : writes) sum += w.size * w.count;
+  EXPECT_THAT(written_sizes(decoded(ev), probe.pid), ElementsAreArray(sizes_of(writes)));
   HistFile file = hist_of(ev);
   ASSERT_THAT(file.sections, SizeIs(1));
-  uint64_t sum = 0, count = 0;
-  for (const DecodedEvent& e : decoded(ev))
-    if (e.pid == probe.pid) {
-      sum += static_cast<uint64_t>(int_field(e, "bytes_req"));
-      ++count;
-    }
-  ASSERT_GT(count, 0u);
   EXPECT_THAT(entries_of_pid(file.sections[0], probe.pid),
-              ElementsAre(Pointee(AllOf(HistValueThat("bytes_req", sum), HitCount(count)))));
+              ElementsAre(Pointee(AllOf(HistValueThat("count", sum), HitCount(total_writes(writes))))));
 }
 
 // Two hist triggers on one event: two sections, each counting every event.
@@ -183,24 +204,31 @@ TEST_F(Hist, SortOrdersTheEntries) {
   }
 }
 
-// A filtered hist counts only the matching events.
+// A filtered hist counts the matching events, every one: of writes of
+// 1 to 200 bytes, `count > 100` keeps 101, 102 and 200 with the number of
+// times each was written, and nothing at or below 100.
 TEST_F(Hist, FilterLimitsWhatIsCounted) {
-  TRACEBED_REQUIRE(kmalloc_event);
-  Event ev = inst().event("kmem", "kmalloc");
-  record(ev, {HistTrigger().key("bytes_req").filter("bytes_req > 100")}, [&] { kmalloc_work(); });
+  TRACEBED_REQUIRE(write_event);
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  const std::vector<Writes> writes = {{1, 10}, {99, 11}, {100, 12}, {101, 13}, {102, 14}, {200, 15}, {100, 16}};
+  ProbeRun probe;
+  record(ev, {HistTrigger().key("common_pid").key("count").filter(kOnWriteFd + " && count > 100")},
+         [&] { probe = write_work(writes); });
+  EXPECT_THAT(written_sizes(decoded(ev), probe.pid), ElementsAreArray(sizes_of(writes)));
   HistFile file = hist_of(ev);
   ASSERT_THAT(file.sections, SizeIs(1));
-  std::vector<int64_t> sizes = int_fields(decoded(ev), "bytes_req");
-  uint64_t matching = std::count_if(sizes.begin(), sizes.end(), [](int64_t v) { return v > 100; });
-  EXPECT_EQ(file.sections[0].totals.hits, matching);
-  for (const auto& entry : file.sections[0].entries) {
-    const tracefs::HistKey* key = entry.key("bytes_req");
-    ASSERT_TRUE(key && key->number);
-    EXPECT_GT(*key->number, 100u);
+  std::map<uint64_t, uint64_t> shown;
+  for (const auto* entry : entries_of_pid(file.sections[0], probe.pid)) {
+    const tracefs::HistKey* key = entry->key("count");
+    ASSERT_TRUE(key && key->number) << (key ? key->text : "no count key");
+    shown[*key->number] = entry->hitcount();
   }
+  EXPECT_EQ(shown, (std::map<uint64_t, uint64_t>{{101, 13}, {102, 14}, {200, 15}}));
 }
 
-// pause stops counting, cont resumes, clear empties the table.
+// pause stops counting, cont resumes, clear empties the table. The same
+// run of the probe target (101 getpid calls or so, the same each time)
+// counts the same before the pause and after cont, nothing while paused.
 TEST_F(Hist, PauseContinueAndClear) {
   TRACEBED_REQUIRE(getpid_event);
   Event ev = inst().event("syscalls", "sys_enter_getpid");
@@ -211,36 +239,48 @@ TEST_F(Hist, PauseContinueAndClear) {
     HistFile f = hist_of(ev);
     return f.sections.empty() ? uint64_t{0} : f.sections[0].totals.hits;
   };
-  run_target({"getpid", "10"});
+  auto hits_of_run = [&](int pid) {
+    HistFile f = hist_of(ev);
+    uint64_t n = 0;
+    if (!f.sections.empty())
+      for (const auto* entry : entries_of_pid(f.sections[0], pid)) n += entry->hitcount();
+    return n;
+  };
+  const std::vector<std::string> getpids = {"getpid", "100"};
+  uint64_t per_run = hits_of_run(run_target(getpids).pid);
+  EXPECT_GE(per_run, 101u) << "its pid line and 100 calls";
   uint64_t before = hits();
-  EXPECT_GE(before, 11u);
 
   ASSERT_OK(ev.add_trigger(HistTrigger(h).pause().trigger()));
-  run_target({"getpid", "10"});
+  int paused = run_target(getpids).pid;
   EXPECT_EQ(hits(), before) << "a paused hist kept counting";
+  EXPECT_EQ(hits_of_run(paused), 0u);
 
   ASSERT_OK(ev.add_trigger(HistTrigger(h).cont().trigger()));
-  run_target({"getpid", "10"});
-  EXPECT_GE(hits(), before + 11);
+  EXPECT_EQ(hits_of_run(run_target(getpids).pid), per_run) << "the same run, counted after cont";
+  EXPECT_GE(hits(), before + per_run);
 
   ASSERT_OK(ev.add_trigger(HistTrigger(h).clear().trigger()));
   EXPECT_THAT(hist_of(ev).sections,
               ElementsAre(AllOf(HistTotals(0, 0), ::testing::Field(&HistSection::entries, IsEmpty()))));
 }
 
-// nohitcount: the table shows only the values asked for.
+// nohitcount: the table shows only the values asked for: the pid's sum
+// of the sizes it wrote, and no hitcount.
 TEST_F(Hist, NohitcountHidesTheHitcount) {
-  TRACEBED_REQUIRE(kmalloc_event);
+  TRACEBED_REQUIRE(write_event);
   TRACEBED_REQUIRE(features::hist_nohitcount);
-  Event ev = inst().event("kmem", "kmalloc");
-  record(ev, {HistTrigger().key("common_pid").val("bytes_req").nohitcount()}, [&] { kmalloc_work(); });
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  const std::vector<Writes> writes = {{7, 30}, {300, 30}, {64, 40}};
+  ProbeRun probe;
+  record(ev, {HistTrigger().key("common_pid").val("count").nohitcount().filter(kOnWriteFd)},
+         [&] { probe = write_work(writes); });
   HistFile file = hist_of(ev);
   ASSERT_THAT(file.sections, SizeIs(1));
   ASSERT_THAT(file.sections[0].entries, Not(IsEmpty()));
-  for (const auto& entry : file.sections[0].entries) {
-    EXPECT_EQ(entry.value("hitcount"), nullptr);
-    EXPECT_NE(entry.value("bytes_req"), nullptr);
-  }
+  for (const auto& entry : file.sections[0].entries) EXPECT_EQ(entry.value("hitcount"), nullptr);
+  EXPECT_THAT(entries_of_pid(file.sections[0], probe.pid),
+              ElementsAre(Pointee(HistValueThat("count", uint64_t{7 * 30 + 300 * 30 + 64 * 40}))));
 }
 
 // A hist on an unknown field is refused with the kernel's own words.
@@ -255,30 +295,48 @@ TEST_F(Hist, UnknownKeyIsExplainedByTheKernel) {
   EXPECT_THAT(st.error().message, HasSubstr("^"));
 }
 
-// enable_hist / disable_hist start and stop another event's hist.
+// enable_hist / disable_hist start and stop another event's hist: a
+// paused getpid hist counts nothing of a run; the next run's exec enables
+// it, and every getpid of that run counts (as many as are decoded, 101 or
+// so); after disable_hist, none of a third run does.
 TEST_F(Hist, EnableHistAndDisableHistSwitchAnotherHist) {
   TRACEBED_REQUIRE(getpid_event);
   TRACEBED_REQUIRE(sched_events_exec);
   Event target = inst().event("syscalls", "sys_enter_getpid");
   Event exec = inst().event("sched", "sched_process_exec");
   HistTrigger h = HistTrigger().key("common_pid");
+  auto hits_of_run = [&](int pid) {
+    HistFile f = hist_of(target);
+    uint64_t n = 0;
+    if (!f.sections.empty())
+      for (const auto* entry : entries_of_pid(f.sections[0], pid)) n += entry->hitcount();
+    return n;
+  };
+  const std::vector<std::string> getpids = {"getpid", "100"};
   // Paused from the start: only enable_hist may make it count.
   ASSERT_OK(target.add_trigger(HistTrigger(h).pause().trigger()));
   ASSERT_OK(target.enable());
-  run_target({"getpid", "5"});
+  int paused = run_target(getpids).pid;
   EXPECT_EQ(hist_of(target).sections.at(0).totals.hits, 0u);
 
-  ASSERT_OK(exec.add_trigger(tracefs::Trigger::enable_hist("syscalls", "sys_enter_getpid").filter("filename ~ \"*probe-target\"")));
+  const Trigger enable =
+      tracefs::Trigger::enable_hist("syscalls", "sys_enter_getpid").filter("filename ~ \"*probe-target\"");
+  ASSERT_OK(exec.add_trigger(enable));
   ASSERT_OK(exec.enable());
-  run_target({"getpid", "5"});
+  int enabled = run_target(getpids).pid;
   uint64_t counted = hist_of(target).sections.at(0).totals.hits;
-  EXPECT_GE(counted, 6u);
-  ASSERT_OK(exec.remove_trigger(tracefs::Trigger::enable_hist("syscalls", "sys_enter_getpid").filter("filename ~ \"*probe-target\"")));
+  EXPECT_GE(hits_of_run(enabled), 101u) << "its pid line and 100 calls";
+  ASSERT_OK(exec.remove_trigger(enable));
 
   ASSERT_OK(exec.add_trigger(tracefs::Trigger::disable_hist("syscalls", "sys_enter_getpid")));
   run({"true"});
-  run_target({"getpid", "5"});
+  int disabled = run_target(getpids).pid;
   EXPECT_EQ(hist_of(target).sections.at(0).totals.hits, counted) << "disable_hist did not pause it";
+  EXPECT_EQ(hits_of_run(disabled), 0u);
+  EXPECT_EQ(hits_of_run(paused), 0u);
+  // The run enabled at its exec made no getpid before it: each decoded one
+  // is counted.
+  EXPECT_EQ(hits_of_run(enabled), of_pid(decoded(target), enabled).size());
 }
 
 }  // namespace

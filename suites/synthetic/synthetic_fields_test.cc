@@ -6,6 +6,7 @@
 // events decoded beside it or against /proc.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -65,36 +66,83 @@ TEST_F(SyntheticActions, CombinedLatencyIsTheSumOfBoth) {
   EXPECT_EQ(hits_of_key(sum_syn, "pid", sleeper), sums);
 }
 
-// A char[] field takes the string variable saved at exec: the filename the
-// decoded sched_process_exec has, and the time from exec to exit.
+// A char[] field takes the string variable saved at exec: each run's exec
+// filename and the time from its exec to its exit. The runs exec symlinks
+// to the probe target as ./NAME, so the filename is 3 to 257 characters
+// long (NAME up to NAME_MAX, 255), 4 runs of each length. A string
+// variable keeps STR_VAR_LEN_MAX - 1 = 255 characters (its NUL makes 256,
+// kernel/trace/trace_synth.h; trace_events_hist.c hist_trigger_elt_update
+// copies it with strscpy): a longer filename arrives cut there.
 TEST_F(SyntheticActions, DynamicStringCarriesTheExecFilename) {
   TRACEBED_COVERS("ftracetest: trigger/inter-event/trigger-synthetic-event-dynstring.tc");
   TRACEBED_REQUIRE(features::hist_dynamic_strings);
   TRACEBED_REQUIRE(kReworkedParser);
   TRACEBED_REQUIRE(kExecEvent);
+  constexpr size_t kVarMax = 255;
+  constexpr int kRounds = 4;
+  const std::string dir = "/tmp/" + unique("dynstr");
+  std::vector<std::string> names;
+  std::string links = "mkdir -p " + dir + " && cd " + dir;
+  for (size_t len : {3, 15, 16, 17, 63, 64, 65, 127, 128, 129, 254, 255, 256, 257}) {
+    std::string name = std::to_string(len);
+    name += std::string(len - 2 - name.size(), 'x');  // "./" + name is len long
+    names.push_back(name);
+    links += " && ln -sf " + std::string(kProbeTarget) + " " + name;
+  }
+  sh(links);
+
   std::string name = synth("ping_test_latency", "u64 lat; char filename[]");
   Event syn = inst().event("synthetic", name);
   Event exec = inst().event("sched", "sched_process_exec");
   Event exit = inst().event("sched", "sched_process_exit");
   ASSERT_OK(triggers().add(exec, "hist:key=pid:filenamevar=filename:ts0=common_timestamp.usecs"));
+  // No comm filter (the .tc's `if comm == "ping"`): each run's comm is its
+  // name. The runs are told apart by pid.
   ASSERT_OK(triggers().add(exit, "hist:key=pid:lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_process_exec)." +
-                                     name + "($lat,$filenamevar) if comm == \"" + kComm + "\""));
+                                     name + "($lat,$filenamevar)"));
   ASSERT_OK(triggers().add(syn, "hist:keys=filename,lat:sort=filename,lat"));
   for (const Event& ev : {exec, exit, syn}) ASSERT_OK(ev.enable());
-  ProbeRun probe = run_target({"pid"});
-  std::optional<DecodedEvent> exec_ev, exit_ev, traced;
-  for (const DecodedEvent& e : of_pid(decoded({exec, exit, syn}), probe.pid)) {
-    if (e.name == "sched_process_exec") exec_ev = e;
-    if (e.name == "sched_process_exit") exit_ev = e;
-    if (e.name == name) traced = e;
+  std::string script = "cd " + dir + " && r=0; while [ $r -lt " + std::to_string(kRounds) + " ]; do";
+  for (const std::string& n : names) script += " ./" + n + " pid;";
+  script += " r=$((r+1)); done";
+  std::istringstream out(sh(script));
+  std::vector<int> pids;
+  int pid = 0;
+  for (std::string word; out >> word;)
+    if (word == "pid" && out >> pid) pids.push_back(pid);
+  ASSERT_THAT(pids, SizeIs(names.size() * kRounds)) << "one pid line per run";
+
+  std::map<int, std::vector<DecodedEvent>> of_run;
+  for (DecodedEvent& e : decoded({exec, exit, syn})) of_run[e.pid].push_back(std::move(e));
+  std::map<std::string, uint64_t> runs_per_filename;
+  for (size_t i = 0; i < pids.size(); ++i) {
+    const std::string path = "./" + names[i % names.size()];
+    SCOPED_TRACE(std::to_string(path.size()) + " characters: " + path);
+    std::optional<DecodedEvent> exec_ev, exit_ev;
+    std::vector<DecodedEvent> traced;
+    for (const DecodedEvent& e : of_run[pids[i]]) {
+      if (e.name == "sched_process_exec") exec_ev = e;
+      if (e.name == "sched_process_exit") exit_ev = e;
+      if (e.name == name) traced.push_back(e);
+    }
+    ASSERT_TRUE(exec_ev && exit_ev) << "run " << pids[i] << ": its exec and exit were not decoded";
+    EXPECT_EQ(str_field(*exec_ev, "filename"), path);
+    ASSERT_THAT(traced, SizeIs(1)) << "one " << name << " for run " << pids[i];
+    EXPECT_EQ(str_field(traced[0], "filename"), path.substr(0, kVarMax));
+    EXPECT_EQ(int_field(traced[0], "lat"), usecs(exit_ev->ts) - usecs(exec_ev->ts));
+    runs_per_filename[path.substr(0, kVarMax)]++;
   }
-  ASSERT_TRUE(exec_ev && exit_ev) << "the probe target's exec and exit were not decoded";
-  ASSERT_TRUE(traced) << "no " << name << " for the probe target " << probe.pid;
-  EXPECT_EQ(str_field(*traced, "filename"), str_field(*exec_ev, "filename"));
-  EXPECT_EQ(int_field(*traced, "lat"), usecs(exit_ev->ts) - usecs(exec_ev->ts));
-  auto hist = syn.files().read("hist");
+  // The hist on the synthetic event: each filename key counts its runs.
+  auto hist = tracefs::read_hist(syn);
   ASSERT_OK(hist);
-  EXPECT_THAT(*hist, HasSubstr(str_field(*exec_ev, "filename")));
+  ASSERT_THAT(hist->sections, SizeIs(1));
+  std::map<std::string, uint64_t> shown;
+  for (const auto& entry : hist->sections[0].entries) {
+    const tracefs::HistKey* key = entry.key("filename");
+    ASSERT_NE(key, nullptr);
+    if (runs_per_filename.count(key->text)) shown[key->text] += entry.hitcount();
+  }
+  EXPECT_EQ(shown, runs_per_filename);
 }
 
 // A stack saved at sched_switch (common_stacktrace, or stacktrace before

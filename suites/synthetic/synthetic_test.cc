@@ -51,7 +51,8 @@ class Synthetic : public TracefsTest {
 };
 
 // The talk's wakeup_lat: every decoded wakeup_lat event's latency equals
-// the difference of its decoded sched_waking and sched_switch times.
+// the difference of its decoded sched_waking and sched_switch times, one
+// event per switch in after a waking, over 30 wake-ups.
 TEST_F(Synthetic, WakeupLatencyEqualsTheDecodedTimeDifference) {
   TRACEBED_COVERS("ftracetest: trigger/inter-event/trigger-onmatch-action-hist.tc");
   TRACEBED_REQUIRE(features::hist_trace_action);
@@ -63,9 +64,9 @@ TEST_F(Synthetic, WakeupLatencyEqualsTheDecodedTimeDifference) {
   ASSERT_OK(waking().enable());
   ASSERT_OK(sw().enable());
   ASSERT_OK(inst().event("synthetic", name).enable());
-  ProbeRun probe = run_target({"wake", "5"});
+  ProbeRun probe = run_target({"wake", "30"});
   ASSERT_OK(inst().set_tracing_on(false));
-  ASSERT_THAT(probe.lines_of("wake"), SizeIs(5));
+  ASSERT_THAT(probe.lines_of("wake"), SizeIs(30));
   int sleeper = std::stoi(probe.lines_of("wake")[0][1]);
 
   // One time line: the matching below crosses CPUs.
@@ -99,7 +100,7 @@ TEST_F(Synthetic, WakeupLatencyEqualsTheDecodedTimeDifference) {
   }
   EXPECT_EQ(of_sleeper, switch_ins_after_waking(events, sleeper))
       << "one wakeup_lat per switch to pid " << sleeper << " after a waking of it";
-  EXPECT_GE(of_sleeper, 1u) << "none of the 5 wake-ups of pid " << sleeper << " found it switched out";
+  EXPECT_GE(of_sleeper, 1u) << "none of the 30 wake-ups of pid " << sleeper << " found it switched out";
 }
 
 // onmax($lat).save(...) keeps the largest latency per key: it equals the
@@ -112,10 +113,10 @@ TEST_F(Synthetic, OnmaxSavesTheLargestLatency) {
   auto synth = wakeup_latency(name, &onmax);
   ASSERT_TRUE(synth.has_value());
   ASSERT_OK(inst().event("synthetic", name).enable());
-  ProbeRun probe = run_target({"wake", "5"});
+  ProbeRun probe = run_target({"wake", "30"});
   ASSERT_OK(inst().set_tracing_on(false));
 
-  ASSERT_THAT(probe.lines_of("wake"), SizeIs(5));
+  ASSERT_THAT(probe.lines_of("wake"), SizeIs(30));
   int sleeper = std::stoi(probe.lines_of("wake")[0][1]);
 
   // The sleeper's wake-ups all fall inside the window (other tasks' may

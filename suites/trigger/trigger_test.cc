@@ -1,10 +1,19 @@
 // ftracetest trigger/ (the non-hist cases) in spirit, in a fresh instance
-// per test. sched_process_exec is the trigger event: one per command run,
-// with the file name to filter on.
+// per test. sched_process_exec is the trigger event: one per run of the
+// probe target, by its own path or by a symlink the filters pick, many
+// runs in one guest shell, so that a count or a filter that is off by one
+// shows against the pids the shell printed.
+#include <cstdint>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "framework/testing/tracefs_fixture.h"
+#include "framework/tracefs/text.h"
 
 namespace tracebed::suites {
 namespace {
@@ -13,99 +22,271 @@ class Triggers : public TracefsTest {
  public:
   Triggers() : TracefsTest({features::event_triggers, features::sched_events}) {}
 
- protected:  tracefs::Event exec() { return inst().event("sched", "sched_process_exec"); }
+ protected:
+  tracefs::Event exec() { return inst().event("sched", "sched_process_exec"); }
+  tracefs::Event exit_event() { return inst().event("sched", "sched_process_exit"); }
+
+  // The probe target under another path, a symlink made for the test:
+  // sched_process_exec's filename is the path exec was given, so a filter
+  // on it picks these runs. Call it before adding triggers: its shell's
+  // exec must fire none.
+  const std::string& marked() {
+    if (marked_.empty()) {
+      marked_ = "/tmp/" + unique("marked");
+      sh("ln -sf " + std::string(kProbeTarget) + " " + marked_);
+    }
+    return marked_;
+  }
+  static std::string filename_is(const std::string& path) { return "filename == \"" + path + "\""; }
+
+  // One guest shell runs the probe target `n` times, by the marked path at
+  // the indexes in `marked_at`, and says each run's pid, in order. The
+  // shell's own exec (sh) comes before the first run.
+  std::vector<int> exec_runs(size_t n, const std::set<size_t>& marked_at = {}) {
+    if (!marked_at.empty() && marked_.empty()) ADD_FAILURE() << "marked() is made before the triggers";
+    std::string script = "p=" + std::string(kProbeTarget) + "; m=" + marked_;
+    for (size_t i = 0; i < n; ++i) script += marked_at.count(i) ? "; $m pid" : "; $p pid";
+    script += "; :";  // a last command is exec'd in the shell itself, with its pid
+    std::istringstream out(sh(script));
+    std::vector<int> pids;
+    int pid = 0;
+    for (std::string word; out >> word;)
+      if (word == "pid" && out >> pid) pids.push_back(pid);
+    EXPECT_THAT(pids, SizeIs(n)) << "one pid line per run";
+    return pids;
+  }
+
+  // The records of these tasks, in their order.
+  static std::vector<DecodedEvent> of_runs(const std::vector<DecodedEvent>& events, const std::vector<int>& pids) {
+    std::set<int> want(pids.begin(), pids.end());
+    std::vector<DecodedEvent> out;
+    for (const DecodedEvent& e : events)
+      if (want.count(e.pid)) out.push_back(e);
+    return out;
+  }
+  static std::vector<int> pids_of(const std::vector<DecodedEvent>& events) {
+    std::vector<int> out;
+    for (const DecodedEvent& e : events) out.push_back(e.pid);
+    return out;
+  }
+
+  // A "<stack trace>" block of `trace`: the line it follows (the event
+  // that fired it) and its "=>" frames.
+  struct Stack {
+    std::string after;
+    std::vector<std::string> frames;
+  };
+  static std::vector<Stack> stacks_in(const std::vector<std::string>& lines) {
+    std::vector<Stack> out;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i].find("<stack trace>") == std::string::npos) continue;
+      Stack s;
+      if (i > 0) s.after = lines[i - 1];
+      for (size_t j = i + 1; j < lines.size() && tracefs::trim(lines[j]).starts_with("=>"); ++j)
+        s.frames.emplace_back(tracefs::trim(lines[j]));
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+  // The exec line of `pid` as trace prints it ("... pid=123 old_pid=123").
+  static auto IsExecOf(int pid) {
+    return AllOf(HasSubstr("sched_process_exec:"), HasSubstr(" pid=" + std::to_string(pid) + " "));
+  }
+
+ private:
+  std::string marked_;
 };
 
 // trigger-traceonoff.tc: traceoff stops the buffer right after the match.
+// Of 20 runs the 8th is by the marked path: the buffer holds exactly the
+// first 8 runs' execs, the matching one the last record.
 TEST_F(Triggers, TraceoffStopsTheBufferAtTheMatchingEvent) {
   TRACEBED_COVERS("ftracetest: trigger/trigger-traceonoff.tc");
-  ASSERT_OK(exec().add_trigger(Trigger::traceoff().filter("filename ~ \"*sleep*\"")));
+  const std::string m = marked();
+  ASSERT_OK(exec().add_trigger(Trigger::traceoff().filter(filename_is(m))));
   ASSERT_OK(exec().enable());
-  run({"true"});
-  run({"sleep", "0"});
-  run({"true"});
-  run({"true"});
+  std::vector<int> pids = exec_runs(20, {7});
+  ASSERT_THAT(pids, SizeIs(20));
   EXPECT_FALSE(inst().tracing_on().value());
-  auto lines = trace_lines(inst());
-  ASSERT_THAT(lines, Not(IsEmpty()));
-  // The matching event is the last one recorded: the `true`s after it are not.
-  EXPECT_THAT(lines.back(), HasSubstr("sleep"));
+  std::vector<DecodedEvent> execs = decoded(exec());
+  std::vector<std::string> expected(7, std::string(kProbeTarget));
+  expected.push_back(m);
+  EXPECT_THAT(str_fields(of_runs(execs, pids), "filename"), ElementsAreArray(expected));
+  EXPECT_THAT(pids_of(of_runs(execs, pids)), ElementsAreArray(pids.begin(), pids.begin() + 8));
+  ASSERT_THAT(execs, Not(IsEmpty()));
+  EXPECT_THAT(execs.back(), HasEvent("sched_process_exec", FieldEq("filename", m), FromPid(pids[7])));
 }
 
+// traceon starts a stopped buffer at the matching event: of 20 runs, the
+// 8th by the marked path, none before it is recorded and each after it
+// is. The matching exec itself is not: with tracing off it was written to
+// the temporary buffer triggers read (kernel/trace/trace.c
+// trace_event_buffer_lock_reserve), which is never recorded.
 TEST_F(Triggers, TraceonRestartsTheBuffer) {
+  const std::string m = marked();
   ASSERT_OK(inst().set_tracing_on(false));
-  ASSERT_OK(exec().add_trigger(Trigger::traceon()));
+  ASSERT_OK(exec().add_trigger(Trigger::traceon().filter(filename_is(m))));
   ASSERT_OK(exec().enable());
-  sh("true");
+  std::vector<int> pids = exec_runs(20, {7});
+  ASSERT_THAT(pids, SizeIs(20));
   EXPECT_TRUE(inst().tracing_on().value());
+  std::vector<DecodedEvent> runs = of_runs(decoded(exec()), pids);
+  EXPECT_THAT(pids_of(runs), ElementsAreArray(pids.begin() + 8, pids.end()));
+  EXPECT_THAT(runs, Each(HasEvent("sched_process_exec", FieldEq("filename", std::string(kProbeTarget)))));
 }
 
-// The count is spent only when the trigger acts, and reads back as count=N.
+// A count is spent only when the trigger acts, and reads back as count=N:
+// traceoff:3 stops the buffer three times (turned on again by hand after
+// each), then no more, and the runs after it are all recorded.
 TEST_F(Triggers, CountIsSpentAndReadBack) {
-  ASSERT_OK(exec().add_trigger(Trigger::traceoff().count(2)));
+  ASSERT_OK(exec().add_trigger(Trigger::traceoff().count(3)));
   auto before = exec().triggers();
   ASSERT_OK(before);
   ASSERT_THAT(*before, SizeIs(1));
-  EXPECT_EQ((*before)[0].line, "traceoff:count=2");
+  EXPECT_EQ((*before)[0].line, "traceoff:count=3");
   ASSERT_OK(exec().enable());
-  sh("true");
-  EXPECT_FALSE(inst().tracing_on().value());
-  EXPECT_EQ(exec().triggers().value()[0].count, 1u);
-  sh("true");  // tracing is already off: traceoff does nothing, the count stays
-  EXPECT_EQ(exec().triggers().value()[0].count, 1u);
+  std::vector<int> stopped_runs;
+  for (uint64_t left : {2u, 1u, 0u}) {
+    SCOPED_TRACE("count left " + std::to_string(left));
+    ASSERT_OK(inst().set_tracing_on(true));
+    std::vector<int> pids = exec_runs(10);
+    stopped_runs.insert(stopped_runs.end(), pids.begin(), pids.end());
+    EXPECT_FALSE(inst().tracing_on().value());
+    EXPECT_EQ(exec().triggers().value().at(0).count, left);
+    // Tracing is off: traceoff does nothing and the count stays.
+    sh("true");
+    EXPECT_EQ(exec().triggers().value().at(0).count, left);
+  }
+  ASSERT_OK(inst().set_tracing_on(true));
+  std::vector<int> pids = exec_runs(30);
+  EXPECT_TRUE(inst().tracing_on().value()) << "traceoff:3 fired a fourth time";
+  EXPECT_EQ(exec().triggers().value().at(0).line, "traceoff:count=0");
+  std::vector<DecodedEvent> execs = decoded(exec());
+  EXPECT_THAT(pids_of(of_runs(execs, pids)), ElementsAreArray(pids));
+  // Each stop came at the shell's own exec, before its runs.
+  EXPECT_THAT(of_runs(execs, stopped_runs), IsEmpty());
 }
 
 // trigger-eventonoff.tc: enable_event arms the target (soft mode, "0*")
-// and turns it on when the trigger fires.
+// and turns it on when the trigger fires, once (count 1): at the shell's
+// exec, so the exit of every one of 30 runs is recorded, and the trigger
+// reads back count=0.
 TEST_F(Triggers, EnableEventTurnsAnotherEventOn) {
   TRACEBED_COVERS("ftracetest: trigger/trigger-eventonoff.tc");
-  tracefs::Event exit = inst().event("sched", "sched_process_exit");
+  tracefs::Event exit = exit_event();
   ASSERT_OK(exec().add_trigger(Trigger::enable_event("sched", "sched_process_exit").count(1)));
   EXPECT_EQ(exit.enable_state().value(), "0*");
-  sh("true");  // no exec event enabled yet: the trigger still fires (soft mode)
+  // No exec event enabled: the trigger still fires (soft mode).
+  std::vector<int> pids = exec_runs(30);
   EXPECT_THAT(exit.enable_state().value(), HasSubstr("1"));
-  sh("true");
-  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("sched_process_exit")));
+  EXPECT_EQ(exec().triggers().value().at(0).count, 0u);
+  EXPECT_THAT(pids_of(of_runs(decoded(exit), pids)), ElementsAreArray(pids));
 }
 
+// disable_event turns another event off at the matching event: of 20
+// runs, the 10th by the marked path, the exits of the 9 before it are all
+// recorded and none from it on.
 TEST_F(Triggers, DisableEventTurnsAnotherEventOff) {
-  tracefs::Event exit = inst().event("sched", "sched_process_exit");
+  const std::string m = marked();
+  tracefs::Event exit = exit_event();
   ASSERT_OK(exit.enable());
-  ASSERT_OK(exec().add_trigger(Trigger::disable_event("sched", "sched_process_exit")));
-  sh("true");
-  ASSERT_OK(inst().clear_trace());
-  sh("true; true");
-  EXPECT_THAT(trace_lines(inst()), Not(Contains(HasSubstr("sched_process_exit"))));
+  ASSERT_OK(exec().add_trigger(Trigger::disable_event("sched", "sched_process_exit").filter(filename_is(m))));
+  std::vector<int> pids = exec_runs(20, {9});
+  ASSERT_THAT(pids, SizeIs(20));
+  EXPECT_THAT(pids_of(of_runs(decoded(exit), pids)), ElementsAreArray(pids.begin(), pids.begin() + 9));
 }
 
-// trigger-filter.tc: a trigger whose `if` never matches never fires.
+// trigger-filter.tc: a trigger whose `if` never matches never fires: 30
+// runs pass it, tracing stays on and each run's exec is recorded.
 TEST_F(Triggers, FilterThatNeverMatchesNeverFires) {
   TRACEBED_COVERS("ftracetest: trigger/trigger-filter.tc");
   ASSERT_OK(exec().add_trigger(Trigger::traceoff().filter("filename == \"/no/such/program\"")));
   ASSERT_OK(exec().enable());
-  sh("true; true");
+  std::vector<int> pids = exec_runs(30);
   EXPECT_TRUE(inst().tracing_on().value());
+  EXPECT_THAT(pids_of(of_runs(decoded(exec()), pids)), ElementsAreArray(pids));
 }
 
-// trigger-stacktrace.tc: a kernel stack follows the event.
+// A filtered trigger fires at every matching event and at no other: a
+// stacktrace on the marked path, over 40 runs of which every 4th is
+// marked, records exactly 10 stacks, each after a marked run's exec, and
+// all 40 execs are there.
+TEST_F(Triggers, FilteredTriggerFiresAtEveryMatchingEvent) {
+  const std::string m = marked();
+  ASSERT_OK(exec().add_trigger(Trigger::stacktrace().filter(filename_is(m))));
+  ASSERT_OK(exec().enable());
+  std::set<size_t> every_4th;
+  for (size_t i = 3; i < 40; i += 4) every_4th.insert(i);
+  std::vector<int> pids = exec_runs(40, every_4th);
+  ASSERT_THAT(pids, SizeIs(40));
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<std::string> lines = trace_lines(inst());
+  std::vector<Stack> stacks = stacks_in(lines);
+  ASSERT_THAT(stacks, SizeIs(every_4th.size()));
+  size_t k = 0;
+  for (size_t i : every_4th) {
+    SCOPED_TRACE("run " + std::to_string(i));
+    EXPECT_THAT(stacks[k].after, AllOf(IsExecOf(pids[i]), HasSubstr("filename=" + m + " ")));
+    EXPECT_THAT(stacks[k++].frames, Not(IsEmpty()));
+  }
+  for (int pid : pids) EXPECT_THAT(lines, Contains(IsExecOf(pid)));
+  auto t = exec().triggers();
+  ASSERT_OK(t);
+  ASSERT_THAT(*t, SizeIs(1));
+  EXPECT_FALSE((*t)[0].count.has_value()) << "unlimited: " << (*t)[0].line;
+}
+
+// trigger-stacktrace.tc: stacktrace:3 records a kernel stack after each
+// of the first 3 matching events and then no more: of 30 runs, exactly 3
+// stacks, after the first 3 runs' execs, each in the exec path; every
+// exec is recorded, and the trigger reads back count=0.
 TEST_F(Triggers, StacktraceRecordsAStack) {
   TRACEBED_COVERS("ftracetest: trigger/trigger-stacktrace.tc");
-  ASSERT_OK(exec().add_trigger(Trigger::stacktrace().count(1)));
+  ASSERT_OK(exec().add_trigger(Trigger::stacktrace().count(3).filter(filename_is(std::string(kProbeTarget)))));
   ASSERT_OK(exec().enable());
-  sh("true");
-  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("<stack trace>")));
+  std::vector<int> pids = exec_runs(30);
+  ASSERT_THAT(pids, SizeIs(30));
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<std::string> lines = trace_lines(inst());
+  std::vector<Stack> stacks = stacks_in(lines);
+  ASSERT_THAT(stacks, SizeIs(3));
+  for (size_t i = 0; i < stacks.size(); ++i) {
+    SCOPED_TRACE("stack " + std::to_string(i));
+    EXPECT_THAT(stacks[i].after, IsExecOf(pids[i]));
+    // sched_process_exec is traced from exec_binprm, under execve.
+    EXPECT_THAT(stacks[i].frames, Contains(HasSubstr("exec")));
+  }
+  for (int pid : pids) EXPECT_THAT(lines, Contains(IsExecOf(pid)));
+  EXPECT_EQ(exec().triggers().value().at(0).count, 0u);
 }
 
-// trigger-snapshot.tc: the snapshot trigger takes a snapshot.
+// trigger-snapshot.tc: snapshot:1 swaps the buffers once, at the first
+// exec after it is added (the shell's): the snapshot holds what was there
+// before (a marker) and none of the 30 runs after; the live buffer holds
+// every run and the marker written after them, not the first one; the
+// trigger reads back count=0.
 TEST_F(Triggers, SnapshotTriggerTakesASnapshot) {
   TRACEBED_COVERS("ftracetest: trigger/trigger-snapshot.tc");
   TRACEBED_REQUIRE(features::snapshot_trigger);
+  ASSERT_OK(exec().enable());
   ASSERT_OK(inst().write_marker("tracebed-before-trigger"));
   ASSERT_OK(exec().add_trigger(Trigger::snapshot().count(1)));
-  sh("true");
+  std::vector<int> pids = exec_runs(30);
+  ASSERT_THAT(pids, SizeIs(30));
+  ASSERT_OK(inst().write_marker("tracebed-after-runs"));
+  ASSERT_OK(inst().set_tracing_on(false));
+  EXPECT_EQ(exec().triggers().value().at(0).count, 0u);
   auto snap = inst().read_snapshot();
   ASSERT_OK(snap);
   EXPECT_THAT(*snap, HasSubstr("tracebed-before-trigger"));
+  EXPECT_THAT(*snap, Not(HasSubstr("tracebed-after-runs")));
+  EXPECT_THAT(*snap, Not(HasSubstr("filename=" + std::string(kProbeTarget)))) << "a second snapshot was taken";
+  const EventRef markers{"ftrace", "print"};
+  std::vector<DecodedEvent> live = decoded({exec(), markers});
+  EXPECT_THAT(pids_of(of_runs(named(live, "sched_process_exec"), pids)), ElementsAreArray(pids));
+  std::vector<std::string> bufs;
+  for (const std::string& b : str_fields(named(live, "print"), "buf")) bufs.push_back(std::string(tracefs::trim(b)));
+  EXPECT_THAT(bufs, ElementsAre("tracebed-after-runs"));
 }
 
 TEST_F(Triggers, RemovedTriggerIsGone) {
@@ -150,16 +331,26 @@ TEST_F(Triggers, UnknownTriggerCommandIsRejected) {
   EXPECT_EQ(*err, EINVAL);
 }
 
+// Two counted triggers on one event each fire their count: stacktrace:2
+// on the probe target's exec gives 2 stacks over 20 runs, and
+// enable_event:...:1, fired at the shell's exec, records every run's exit.
 TEST_F(Triggers, SeveralTriggersOnOneEventAllFire) {
   // Not traceoff: the kernel runs the newest trigger first, and a buffer
   // turned off would drop the other's stack.
-  ASSERT_OK(exec().add_trigger(Trigger::stacktrace().count(1)));
+  ASSERT_OK(exec().add_trigger(Trigger::stacktrace().count(2).filter(filename_is(std::string(kProbeTarget)))));
   ASSERT_OK(exec().add_trigger(Trigger::enable_event("sched", "sched_process_exit").count(1)));
   ASSERT_THAT(exec().triggers().value(), SizeIs(2));
   ASSERT_OK(exec().enable());
-  run({"true"});
-  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("<stack trace>")));
+  std::vector<int> pids = exec_runs(20);
+  ASSERT_THAT(pids, SizeIs(20));
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<Stack> stacks = stacks_in(trace_lines(inst()));
+  ASSERT_THAT(stacks, SizeIs(2));
+  EXPECT_THAT(stacks[0].after, IsExecOf(pids[0]));
+  EXPECT_THAT(stacks[1].after, IsExecOf(pids[1]));
   EXPECT_THAT(inst().event("sched", "sched_process_exit").enable_state().value(), HasSubstr("1"));
+  for (const tracefs::TriggerEntry& t : exec().triggers().value()) EXPECT_EQ(t.count, 0u) << t.line;
+  EXPECT_THAT(pids_of(of_runs(decoded(exit_event()), pids)), ElementsAreArray(pids));
 }
 
 TEST_F(Triggers, SameTriggerTwiceIsRejected) {

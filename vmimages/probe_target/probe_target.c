@@ -9,12 +9,15 @@
  *
  *   tracebed-probe-target pid                        (the pid line only)
  *   tracebed-probe-target add A B [COUNT]            add A B -> SUM   (per call)
- *   tracebed-probe-target mix I8 U16 S32 U64 STR     mix ... -> RET
+ *   tracebed-probe-target mix I8 U16 S32 U64 STR...  mix ... STR -> RET (per STR)
  *   tracebed-probe-target open PATH...               open PATH FD_OR_-ERRNO
+ *   tracebed-probe-target lseek FILE (OFF WHENCE)... lseek OFF WHENCE RET_OR_-ERRNO
+ *   tracebed-probe-target readlink PATH...           readlink PATH LEN_OR_-ERRNO
  *   tracebed-probe-target sleep MS [COUNT]           sleep MS
  *   tracebed-probe-target wake COUNT                 wake WAKER_PID SLEEPER_PID
  *   tracebed-probe-target getpid COUNT               getpid COUNT
- *   tracebed-probe-target poll in|pri FILE MS        poll FILE REVENTS_HEX ELAPSED_MS
+ *   tracebed-probe-target poll in|pri|out FILE MS    poll FILE REVENTS_HEX ELAPSED_MS
+ *   tracebed-probe-target write SIZE COUNT...        write FD SIZE COUNT   (per SIZE)
  *
  * The probed functions are global, never inlined and kept in the symbol
  * table (the binary is not stripped): uprobe offsets come from the ELF
@@ -111,12 +114,15 @@ __attribute__((noinline)) static int cmd_add(int argc, char** argv) {
   return 0;
 }
 
+/* One call per STR, with the same four numbers. */
 static int cmd_mix(int argc, char** argv) {
   long i8, u16, s32;
   if (argc < 5 || parse_long(argv[0], &i8) || parse_long(argv[1], &u16) || parse_long(argv[2], &s32)) return 2;
   uint64_t u64 = strtoull(argv[3], NULL, 0);
-  long r = tracebed_target_mix((int8_t)i8, (uint16_t)u16, (int32_t)s32, u64, argv[4]);
-  printf("mix %d %u %d %" PRIu64 " %s -> %ld\n", (int8_t)i8, (uint16_t)u16, (int32_t)s32, u64, argv[4], r);
+  for (int i = 4; i < argc; i++) {
+    long r = tracebed_target_mix((int8_t)i8, (uint16_t)u16, (int32_t)s32, u64, argv[i]);
+    printf("mix %d %u %d %" PRIu64 " %s -> %ld\n", (int8_t)i8, (uint16_t)u16, (int32_t)s32, u64, argv[i], r);
+  }
   return 0;
 }
 
@@ -126,6 +132,36 @@ static int cmd_open(int argc, char** argv) {
     int fd = (int)syscall(SYS_openat, AT_FDCWD, argv[i], O_RDONLY);
     printf("open %s %d\n", argv[i], fd < 0 ? -errno : fd);
     if (fd >= 0) close(fd);
+  }
+  return 0;
+}
+
+/* lseek(2) on FILE once per OFF WHENCE pair: a 64-bit offset or -errno,
+ * what the kernel's ksys_lseek (off_t) returned. */
+static int cmd_lseek(int argc, char** argv) {
+  if (argc < 3 || argc % 2 == 0) return 2;
+  int fd = open(argv[0], O_RDONLY);
+  if (fd < 0) {
+    fprintf(stderr, "tracebed-probe-target lseek: %s: %s\n", argv[0], strerror(errno));
+    return 1;
+  }
+  for (int i = 1; i + 1 < argc; i += 2) {
+    long off, whence;
+    if (parse_long(argv[i], &off) || parse_long(argv[i + 1], &whence)) return 2;
+    long r = syscall(SYS_lseek, fd, off, whence);
+    printf("lseek %ld %ld %ld\n", off, whence, r < 0 ? -(long)errno : r);
+  }
+  close(fd);
+  return 0;
+}
+
+/* readlinkat(2) of each PATH: the link's length or -errno, what the
+ * kernel's do_readlinkat (an int function) returned. */
+static int cmd_readlink(int argc, char** argv) {
+  char buf[4096];
+  for (int i = 0; i < argc; i++) {
+    long n = syscall(SYS_readlinkat, AT_FDCWD, argv[i], buf, sizeof buf);
+    printf("readlink %s %ld\n", argv[i], n < 0 ? -(long)errno : n);
   }
   return 0;
 }
@@ -178,12 +214,16 @@ static int cmd_getpid(int argc, char** argv) {
   return 0;
 }
 
-/* poll(2) on FILE for POLLIN or POLLPRI, after reading it to the end as
- * a reader would: REVENTS 0 is a timeout. For the hist file's poll (the
- * kernel's trigger-hist-poll.tc uses a poll.c of its own for this). */
+/* poll(2) on FILE for POLLIN, POLLPRI or POLLOUT, after reading it to the
+ * end as a reader would: REVENTS 0 is a timeout. For the hist file's poll
+ * (the kernel's trigger-hist-poll.tc uses a poll.c of its own for this);
+ * POLLOUT tells a file without a poll of its own (the VFS default mask
+ * has it) from the hist file's poll (which never reports it). */
 static int cmd_poll(int argc, char** argv) {
   long ms;
-  if (argc < 3 || (strcmp(argv[0], "in") && strcmp(argv[0], "pri")) || parse_long(argv[2], &ms)) return 2;
+  if (argc < 3 || (strcmp(argv[0], "in") && strcmp(argv[0], "pri") && strcmp(argv[0], "out")) ||
+      parse_long(argv[2], &ms))
+    return 2;
   int fd = open(argv[1], O_RDONLY);
   if (fd < 0) {
     printf("poll %s %d\n", argv[1], -errno);
@@ -192,7 +232,8 @@ static int cmd_poll(int argc, char** argv) {
   char buf[4096];
   while (read(fd, buf, sizeof buf) > 0) {
   }
-  struct pollfd pfd = {fd, !strcmp(argv[0], "in") ? POLLIN : POLLPRI, 0};
+  short events = !strcmp(argv[0], "in") ? POLLIN : !strcmp(argv[0], "pri") ? POLLPRI : POLLOUT;
+  struct pollfd pfd = {fd, events, 0};
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   int ret = poll(&pfd, 1, (int)ms);
@@ -204,10 +245,37 @@ static int cmd_poll(int argc, char** argv) {
   return 0;
 }
 
+/* write(2)s of chosen sizes to /dev/null, moved to fd WRITE_FD: COUNT
+ * writes of each SIZE, in order. syscalls:sys_enter_write's count is then
+ * a value the test chose, and its fd tells these writes from the
+ * program's own output (fd 1). */
+#define WRITE_FD 100
+static int cmd_write(int argc, char** argv) {
+  static char buf[65536];
+  if (argc < 2 || argc % 2) return 2;
+  int fd = open("/dev/null", O_WRONLY);
+  if (fd < 0) return 1;
+  if (fd != WRITE_FD) {
+    if (dup2(fd, WRITE_FD) < 0) return 1;
+    close(fd);
+  }
+  for (int i = 0; i < argc; i += 2) {
+    long size, count;
+    if (parse_long(argv[i], &size) || parse_long(argv[i + 1], &count) || size < 0 || (size_t)size > sizeof buf ||
+        count < 0)
+      return 2;
+    for (long j = 0; j < count; j++)
+      if (syscall(SYS_write, WRITE_FD, buf, (size_t)size) != size) return 1;
+    printf("write %d %ld %ld\n", WRITE_FD, size, count);
+  }
+  close(WRITE_FD);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) {
-    fprintf(stderr, "usage: tracebed-probe-target pid|add|mix|open|sleep|wake|getpid|poll ARGS...\n");
+    fprintf(stderr, "usage: tracebed-probe-target pid|add|mix|open|lseek|readlink|sleep|wake|getpid|poll|write ARGS...\n");
     return 2;
   }
   const char* cmd = argv[1];
@@ -219,10 +287,13 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "add")) status = cmd_add(n, args);
   else if (!strcmp(cmd, "mix")) status = cmd_mix(n, args);
   else if (!strcmp(cmd, "open")) status = cmd_open(n, args);
+  else if (!strcmp(cmd, "lseek")) status = cmd_lseek(n, args);
+  else if (!strcmp(cmd, "readlink")) status = cmd_readlink(n, args);
   else if (!strcmp(cmd, "sleep")) status = cmd_sleep(n, args);
   else if (!strcmp(cmd, "wake")) status = cmd_wake(n, args);
   else if (!strcmp(cmd, "getpid")) status = cmd_getpid(n, args);
   else if (!strcmp(cmd, "poll")) status = cmd_poll(n, args);
+  else if (!strcmp(cmd, "write")) status = cmd_write(n, args);
   else {
     fprintf(stderr, "tracebed-probe-target: unknown command %s\n", cmd);
     return 2;
