@@ -6,6 +6,7 @@
 // disable/re-enable (enable_disable_tprobe.tc). Where a probe can fire,
 // its decoded records are checked too.
 #include <cerrno>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -203,36 +204,61 @@ size_t enabled_lines(TracefsTest& t, const std::string& function) {
   return n;
 }
 
-// Entry and exit on vfs_read, then either removed: the function stays
-// enabled once while one is left, both count every read, and once all
+// Entry and exit on ksys_lseek, then either removed: the function stays
+// enabled once while one is left (one line in enabled_functions), the
+// entry records each of the probe target's 100 lseek(2) offsets and the
+// exit each result, exactly, before and after the other is gone; once all
 // are gone nothing is left in enabled_functions.
 TEST_F(FprobeLife, EntryAndExitShareOneFunctionEntry) {
   TRACEBED_COVERS("ftracetest: dynevent/add_remove_multiple_fprobe.tc");
   TRACEBED_REQUIRE(features::fprobe_exit);
+  TRACEBED_REQUIRE(features::fetcharg_argn);
   TRACEBED_REQUIRE(kEnabledFunctions);
+  // fs/read_write.c: __x64_sys_lseek jumps to it on 6.12.
+  const std::string place = "ksys_lseek";
+  constexpr int kCalls = 100;
+  std::vector<std::string> args = {"lseek", "/etc/tracebed/release"};
+  std::vector<int64_t> offsets;  // SEEK_SET to each: lseek returns it
+  for (int i = 0; i < kCalls; ++i) {
+    args.push_back(std::to_string(i * 3));
+    args.push_back("0");
+    offsets.push_back(i * 3);
+  }
+  auto seek = [&] {
+    ProbeRun run = run_target_only(args, {.start_tracing = true});
+    EXPECT_THAT(run.lines_of("lseek"), SizeIs(kCalls));
+    return run;
+  };
   for (bool keep_entry : {true, false}) {
     SCOPED_TRACE(keep_entry ? "entry left" : "exit left");
     {
-      auto entry = create_enabled(FprobeDef::entry(unique("event1"), "vfs_read"));
-      auto exit = create_enabled(FprobeDef::exit(unique("event2"), "vfs_read"));
+      auto entry = create_enabled(
+          FprobeDef::entry(unique("event1"), place).arg(FetchArg::arg(2).name("offset").type(FetchType::s64())));
+      auto exit = create_enabled(
+          FprobeDef::exit(unique("event2"), place).arg(FetchArg::retval().name("ret").type(FetchType::s64())));
       ASSERT_OK(entry);
       ASSERT_OK(exit);
-      EXPECT_EQ(enabled_lines(*this, "vfs_read"), 1u);
-      ProbeRun run = run_target_only({"open", "/etc/tracebed/release"});
-      size_t entries = of_pid(decoded(*entry), run.pid).size();
-      EXPECT_EQ(of_pid(decoded(*exit), run.pid).size(), entries);
+      EXPECT_EQ(enabled_lines(*this, place), 1u);
+      ProbeRun run = seek();
+      std::vector<DecodedEvent> both = of_pid(decoded({*entry, *exit}), run.pid);
+      EXPECT_THAT(int_fields(named(both, entry->name()), "offset"), ElementsAreArray(offsets));
+      EXPECT_THAT(int_fields(named(both, exit->name()), "ret"), ElementsAreArray(offsets));
+      DynamicEvent& left = keep_entry ? *entry : *exit;
       ASSERT_OK(keep_entry ? exit->destroy() : entry->destroy());
-      EXPECT_EQ(enabled_lines(*this, "vfs_read"), 1u) << "the one left still needs it";
+      EXPECT_EQ(enabled_lines(*this, place), 1u) << "the one left still needs it";
+      run = seek();
+      EXPECT_THAT(int_fields(of_pid(decoded(left), run.pid), keep_entry ? "offset" : "ret"), ElementsAreArray(offsets))
+          << "the one left, alone";
     }
-    EXPECT_EQ(enabled_lines(*this, "vfs_read"), 0u);
+    EXPECT_EQ(enabled_lines(*this, place), 0u);
     {
-      auto other = create_enabled(keep_entry ? FprobeDef::exit(unique("event3"), "vfs_open")
-                                             : FprobeDef::entry(unique("event3"), "vfs_open"));
+      auto other = create_enabled(keep_entry ? FprobeDef::exit(unique("event3"), "do_sys_openat2")
+                                             : FprobeDef::entry(unique("event3"), "do_sys_openat2"));
       ASSERT_OK(other);
-      EXPECT_EQ(enabled_lines(*this, "vfs_open"), 1u);
-      EXPECT_EQ(enabled_lines(*this, "vfs_read"), 0u);
+      EXPECT_EQ(enabled_lines(*this, "do_sys_openat2"), 1u);
+      EXPECT_EQ(enabled_lines(*this, place), 0u);
     }
-    EXPECT_EQ(enabled_lines(*this, "vfs_open"), 0u);
+    EXPECT_EQ(enabled_lines(*this, "do_sys_openat2"), 0u);
   }
 }
 

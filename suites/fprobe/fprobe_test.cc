@@ -1,12 +1,17 @@
 // ftracetest dynevent/ fprobe and tprobe cases in spirit: f: probes on a
 // function the probe target drives (its openat calls reach
-// do_sys_openat2, fs/open.c, once each) and t: probes on sched_switch,
-// every record checked against what the program printed or against the
-// tracepoint's own event, decoded from the same pages.
+// do_sys_openat2, fs/open.c, once each; its lseek and readlinkat calls
+// ksys_lseek and do_readlinkat, for return values of 64 and 32 bits) and
+// t: probes on sched_switch, every record checked against what the
+// program printed or against the tracepoint's own event, decoded from the
+// same pages.
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -60,6 +65,40 @@ class Fprobe : public ProbeTest {
   Fprobe() : ProbeTest({features::dynamic_events, features::fprobes}) {}
 };
 
+// The last word of each `what` line of the probe target: what the call
+// returned.
+std::vector<int64_t> results(const ProbeRun& r, std::string_view what) {
+  std::vector<int64_t> out;
+  for (const auto& l : r.lines_of(what)) out.push_back(std::stoll(l.back()));
+  return out;
+}
+
+// What an s32 makes of a value: its low 32 bits, signed.
+std::vector<int64_t> low_halves(const std::vector<int64_t>& values) {
+  std::vector<int64_t> out;
+  for (int64_t v : values) out.push_back(static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))));
+  return out;
+}
+
+// lseek(2) on a file of the guest's initramfs (tmpfs or ramfs: s_maxbytes
+// is LLONG_MAX), ten times over: SEEK_SET to both sides of 2^31, 2^32 and
+// 2^63, to -1 and LLONG_MIN (-EINVAL, fs/read_write.c vfs_setpos),
+// SEEK_HOLE (4, SEEK_MAX) and whence 5 (-EINVAL from ksys_lseek itself).
+std::vector<std::string> lseek_args() {
+  const char* pairs[][2] = {
+      {"0", "0"},          {"2147483647", "0"}, {"2147483648", "0"},          {"4294967295", "0"},
+      {"4294967296", "0"}, {"-1", "0"},         {"9223372036854775807", "0"}, {"-9223372036854775808", "0"},
+      {"0", "4"},          {"0", "5"},
+  };
+  std::vector<std::string> args = {"lseek", "/etc/tracebed/release"};
+  for (int round = 0; round < 10; ++round)
+    for (const auto& p : pairs) {
+      args.push_back(p[0]);
+      args.push_back(p[1]);
+    }
+  return args;
+}
+
 class Tprobe : public ProbeTest {
  public:
   Tprobe() : ProbeTest({features::dynamic_events, features::tprobes, features::sched_events}) {}
@@ -95,6 +134,57 @@ TEST_F(Fprobe, ExitRetvalIsTheFd) {
                         &run);
   ASSERT_OK(ev);
   EXPECT_THAT(int_fields(of_pid(decoded(*ev), run.pid), "ret"), ElementsAreArray(fds(run)));
+}
+
+// %return of ksys_lseek (fs/read_write.c, off_t; __x64_sys_lseek jumps
+// to it on 6.12): $retval is the whole 64-bit offset, or -errno
+// sign-extended, for 100 lseek(2) calls across off_t's range; u64 is the
+// same bits and s32 only the low half (2^31 reads as INT32_MIN).
+TEST_F(Fprobe, ExitRetvalOfAnOffTFunctionIsAll64Bits) {
+  TRACEBED_REQUIRE(features::fprobe_exit);
+  auto ev = create_enabled(FprobeDef::exit(unique("lseekret"), "ksys_lseek")
+                               .arg(FetchArg::retval().name("ret").type(FetchType::s64()))
+                               .arg(FetchArg::retval().name("uret").type(FetchType::u64()))
+                               .arg(FetchArg::retval().name("low").type(FetchType::s32())));
+  ASSERT_OK(ev);
+  ProbeRun run = run_target_only(lseek_args(), {.start_tracing = true});
+  std::vector<int64_t> want = results(run, "lseek");
+  ASSERT_THAT(want, SizeIs(100));
+  ASSERT_THAT(want, AllOf(Contains(-EINVAL), Contains(int64_t{4294967296}),
+                          Contains(std::numeric_limits<int64_t>::max())));
+  std::vector<DecodedEvent> events = of_pid(decoded(*ev), run.pid);
+  EXPECT_THAT(int_fields(events, "ret"), ElementsAreArray(want));
+  EXPECT_THAT(int_fields(events, "uret"), ElementsAreArray(want));
+  EXPECT_THAT(int_fields(events, "low"), ElementsAreArray(low_halves(want)));
+}
+
+// %return of do_readlinkat (fs/stat.c, an int; called by
+// __x64_sys_readlinkat on 6.12): $retval as s32 is the length or -errno,
+// as u32 the same 32 bits unsigned (-ENOENT is 4294967294), for 100
+// readlinkat(2) calls: a symlink, a regular file (-EINVAL), a missing
+// path (-ENOENT), a path through a file (-ENOTDIR), a name over NAME_MAX.
+TEST_F(Fprobe, ExitRetvalOfAnIntFunctionIsS32) {
+  TRACEBED_REQUIRE(features::fprobe_exit);
+  auto ev = create_enabled(FprobeDef::exit(unique("rdlinkret"), "do_readlinkat")
+                               .arg(FetchArg::retval().name("ret").type(FetchType::s32()))
+                               .arg(FetchArg::retval().name("uret").type(FetchType::u32())));
+  ASSERT_OK(ev);
+  const std::vector<std::string> paths = {"/proc/self/exe", "/etc/tracebed/release", "/nonexistent/tracebed",
+                                          "/etc/tracebed/release/x", "/" + std::string(300, 'n')};
+  std::vector<std::string> args = {"readlink"};
+  for (int round = 0; round < 20; ++round) args.insert(args.end(), paths.begin(), paths.end());
+  ProbeRun run = run_target_only(args, {.start_tracing = true});
+  std::vector<int64_t> want = results(run, "readlink");
+  ASSERT_THAT(want, SizeIs(100));
+  ASSERT_THAT(want, AllOf(Contains(-ENOENT), Contains(-EINVAL), Contains(-ENOTDIR), Contains(Gt(0))));
+  // Before main, the static C library reads /proc/self/exe once: its own
+  // path's length comes first.
+  want.insert(want.begin(), static_cast<int64_t>(kProbeTarget.size()));
+  std::vector<int64_t> bits;
+  for (int64_t v : want) bits.push_back(static_cast<uint32_t>(v));
+  std::vector<DecodedEvent> events = of_pid(decoded(*ev), run.pid);
+  EXPECT_THAT(int_fields(events, "ret"), ElementsAreArray(want));
+  EXPECT_THAT(int_fields(events, "uret"), ElementsAreArray(bits));
 }
 
 // Arguments by their BTF names (fs/open.c: do_sys_openat2(int dfd, const

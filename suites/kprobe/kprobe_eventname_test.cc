@@ -3,6 +3,7 @@
 // characters a C identifier cannot hold ('.', ':') turned into '_'; with a
 // name, and with a group, the event is where the definition says.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -28,21 +29,44 @@ class KprobeEventName : public TracefsTest {
       if (c == '.' || c == ':') c = '_';
     return s;
   }
+  // The line dynamic_events (or kprobe_events) lists for the unnamed
+  // kprobe on `symbol`: the name is the kernel's.
+  std::optional<DynEventEntry> unnamed_on(const std::string& symbol) {
+    auto all = tracefs::read_dynamic_events(fs());
+    EXPECT_OK(all);
+    if (!all) return std::nullopt;
+    for (const DynEventEntry& e : *all)
+      if (e.kind == DynEventKind::kprobe && e.target == symbol && e.event.starts_with("p_")) return e;
+    return std::nullopt;
+  }
+  // The kernel named it as kprobe_eventname.tc says (trace_kprobe.c
+  // __trace_kprobe_create: "p_<symbol>_<offset>", sanitize_event_name),
+  // with no '.', and made its event directory under that name.
+  void ExpectNamedByTheKernel(const std::string& symbol) {
+    auto made = unnamed_on(symbol);
+    ASSERT_TRUE(made) << "dynamic_events lists no unnamed kprobe on " << symbol;
+    EXPECT_EQ(made->group, "kprobes") << made->line;
+    EXPECT_EQ(made->event, "p_" + identifier(symbol) + "_0") << made->line;
+    EXPECT_THAT(made->event, Not(HasSubstr("."))) << made->line;
+    auto format = fs().top().files().read("events/kprobes/" + made->event + "/format");
+    ASSERT_OK(format);
+    EXPECT_THAT(*format, StartsWith("name: " + made->event + "\n"));
+  }
 };
 
 // kprobe_eventname.tc: an unnamed probe on the last text symbol ending in
-// vfs_read is kprobes/p_<symbol>_0; a named one kprobes/<name>; one with a
-// group <group>/<name>; an unnamed probe on a compiler-made .isra. symbol
-// gets a name without the dots, and its event directory exists.
+// vfs_read is listed by the kernel as kprobes/p_<symbol>_0; a named one
+// kprobes/<name>; one with a group <group>/<name>; an unnamed probe on a
+// compiler-made .isra. symbol is listed, and has its event directory,
+// under a name the kernel made without the dots.
 TEST_F(KprobeEventName, AutoNamesGroupsAndDotSymbols) {
   TRACEBED_COVERS("ftracetest: kprobe/kprobe_eventname.tc");
   std::string func(base::trim(sh("grep ' [tT] .*vfs_read$' /proc/kallsyms | tail -n 1 | cut -f 3 -d ' '")));
   ASSERT_FALSE(func.empty()) << "no text symbol ending in vfs_read in /proc/kallsyms";
   {
-    std::string event = "p_" + identifier(func) + "_0";
-    auto p = probe("kprobes", event, "p " + func);
+    auto p = probe("kprobes", "p_" + identifier(func) + "_0", "p " + func);
     ASSERT_OK(p);
-    EXPECT_TRUE(has_event_dir("kprobes", event)) << "no events/kprobes/" << event;
+    ExpectNamedByTheKernel(func);
   }
   {
     std::string event = unique("event1");
@@ -75,14 +99,9 @@ TEST_F(KprobeEventName, AutoNamesGroupsAndDotSymbols) {
     }
   }
   if (dot.empty()) GTEST_SKIP() << "needs a unique .isra. text symbol: none in /proc/kallsyms";
-  std::string event = "p_" + identifier(dot) + "_0";
-  auto p = probe("kprobes", event, "p " + dot);
+  auto p = probe("kprobes", "p_" + identifier(dot) + "_0", "p " + dot);
   ASSERT_OK(p);
-  auto listed = fs().top().files().read("kprobe_events");
-  ASSERT_OK(listed);
-  EXPECT_THAT(*listed, HasSubstr("p:kprobes/" + event + " " + dot));
-  EXPECT_THAT(event, Not(HasSubstr(".")));
-  EXPECT_TRUE(has_event_dir("kprobes", event)) << "no events/kprobes/" << event;
+  ExpectNamedByTheKernel(dot);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // ftracetest kprobe/kprobe_args_vfs.tc and dynevent/fprobe_args_vfs.tc:
 // %pd (a dentry's name) and %pD (a file's), named and unnamed, on kprobes
 // and fprobes, checked against the file a shell reads; and
-// kprobe/multiple_kprobes.tc: 256 kprobes on different functions at once.
+// kprobe/multiple_kprobes.tc: 256 kprobes on different functions at once,
+// one of them counted against the probe target's calls.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -77,27 +79,46 @@ INSTANTIATE_TEST_SUITE_P(Probe, VfsFetch, ::testing::ValuesIn(kVfsArgsRows),
 
 TRACEBED_SUITE_REQUIRES(ManyKprobes, features::kprobes);
 
-// The first 256 text symbols without a '.' that take a probe at +5 (past
-// x86's 5-byte ftrace call), all in one group: 256 listed, enabled and
-// disabled together, then removed to the last one.
+// The first 255 text symbols without a '.' that take a probe at +5 (past
+// x86's 5-byte ftrace call) and a 256th on ksys_lseek, all in one group:
+// 256 listed and enabled together. While all are on, the ksys_lseek probe
+// records each of the probe target's 200 lseek(2) calls once, in order,
+// with the whence it was given (%dx, the third argument); then all are
+// disabled and removed to the last one.
 TEST_F(ManyKprobes, TwoHundredFiftySixAtOnce) {
   TRACEBED_COVERS("ftracetest: kprobe/multiple_kprobes.tc");
+  constexpr int kSeeks = 200;
   std::string group = unique("multi");
   std::string file = fs().top().files().path("kprobe_events");
-  // In the guest: one write per symbol, as the .tc does; 256 round trips
+  // In the guest: one write per symbol, as the .tc does; 255 round trips
   // from the host would take longer than the probes.
   std::string made = sh("N=0; grep -i ' t ' /proc/kallsyms | cut -f3 -d' ' | grep -v '\\.' | while read i; do "
                         "echo p:" + group + "/e$N ${i}+5 >> " + file + " 2>/dev/null && N=$((N+1)); "
-                        "[ $N -eq 256 ] && { echo $N; break; }; done; true");
-  EXPECT_EQ(tracebed::tracefs::trim(made), "256");
+                        "[ $N -eq 255 ] && { echo $N; break; }; done; true");
+  EXPECT_EQ(tracebed::tracefs::trim(made), "255");
+  // fs/read_write.c: lseek(2)'s own function on 6.1 and 6.12.
+  ASSERT_OK(fs().top().files().append("kprobe_events", "p:" + group + "/e255 ksys_lseek whence=%dx:u32"));
   auto text = fs().top().files().read("kprobe_events");
   ASSERT_OK(text);
   size_t listed = 0;
   for (std::string_view line : tracefs::split_lines(*text)) listed += line.find(group + "/") != std::string_view::npos;
   EXPECT_EQ(listed, 256u);
   EXPECT_OK(inst().enable_system(group, true));
+  std::vector<std::string> args = {"lseek", "/etc/tracebed/release"};
+  std::vector<int64_t> whences;
+  for (int i = 0; i < kSeeks; ++i) {
+    args.push_back(std::to_string(i));
+    args.push_back(std::to_string(i % 3));  // SEEK_SET, SEEK_CUR, SEEK_END
+    whences.push_back(i % 3);
+  }
+  ProbeRun run = run_target_only(args, {.start_tracing = true});
+  EXPECT_THAT(run.lines_of("lseek"), SizeIs(kSeeks));
+  std::vector<DecodedEvent> seeks = of_pid(decoded(EventRef(group, "e255")), run.pid);
+  EXPECT_THAT(int_fields(seeks, "whence"), ElementsAreArray(whences)) << "one record per lseek(2)";
   EXPECT_OK(inst().enable_system(group, false));
-  for (size_t i = 0; i < listed; ++i) EXPECT_OK(fs().top().files().append("kprobe_events", "-:" + group + "/e" + std::to_string(i)));
+  for (size_t i = 0; i + 1 < listed; ++i)
+    EXPECT_OK(fs().top().files().append("kprobe_events", "-:" + group + "/e" + std::to_string(i)));
+  EXPECT_OK(fs().top().files().append("kprobe_events", "-:" + group + "/e255"));
   text = fs().top().files().read("kprobe_events");
   ASSERT_OK(text);
   EXPECT_THAT(*text, Not(HasSubstr(group + "/")));

@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -84,16 +86,26 @@ TEST_F(Uprobe, AddArgumentsComeFromRegisters) {
   EXPECT_THAT(decoded(*ev), ElementsAreArray(calls));
 }
 
-// A uretprobe sees the sum in %ax, and $retval is the same value.
+// A uretprobe sees the sum in %ax, and $retval is the same value, for 100
+// sums at the bottom of a long's range: -2^62 + i plus -2^62 is LLONG_MIN
+// + i (no overflow), whose low 32 bits, read as s32, are i.
 TEST_F(Uprobe, UretprobeSeesTheReturnValue) {
   auto ev = create_enabled(on_return(unique("add_ret"), "tracebed_target_add")
                                .arg(FetchArg::reg("ax").name("ax").type(FetchType::s64()))
-                               .arg(FetchArg::retval().name("ret").type(FetchType::s64())));
+                               .arg(FetchArg::retval().name("ret").type(FetchType::s64()))
+                               .arg(FetchArg::retval().name("low").type(FetchType::s32())));
   ASSERT_OK(ev);
-  ProbeRun r = target({"add", "40", "2", "4"});
+  ProbeRun r = target({"add", "-4611686018427387904", "-4611686018427387904", "100"});
+  std::vector<int64_t> want = sums(r);
+  ASSERT_THAT(want, SizeIs(100));
+  EXPECT_EQ(want.front(), std::numeric_limits<int64_t>::min());
+  std::vector<int64_t> low;
+  for (int64_t v : want) low.push_back(static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))));
   std::vector<DecodedEvent> events = decoded(*ev);
-  EXPECT_THAT(int_fields(events, "ax"), ElementsAreArray(sums(r)));
-  EXPECT_THAT(int_fields(events, "ret"), ElementsAreArray(sums(r)));
+  EXPECT_THAT(events, Each(FromPid(r.pid)));
+  EXPECT_THAT(int_fields(events, "ax"), ElementsAreArray(want));
+  EXPECT_THAT(int_fields(events, "ret"), ElementsAreArray(want));
+  EXPECT_THAT(int_fields(events, "low"), ElementsAreArray(low));
 }
 
 // "p:EVENT PATH:OFFSET%return" is a return probe: listed as r and seeing
@@ -112,7 +124,8 @@ TEST_F(Uprobe, PercentReturnMakesAReturnProbe) {
   EXPECT_THAT(int_fields(decoded(*ev), "ret"), ElementsAreArray(sums(r)));
 }
 
-// Entry and return probes fire exactly once per call each, entry first.
+// Entry and return probes fire exactly once per call each, entry first,
+// for 300 calls in one run: one call lost or doubled in a hundred shows.
 TEST_F(Uprobe, EventsCountExactlyTheCalls) {
   auto entry = create_enabled(
       at(unique("cnt_in"), "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
@@ -120,9 +133,9 @@ TEST_F(Uprobe, EventsCountExactlyTheCalls) {
       on_return(unique("cnt_out"), "tracebed_target_add").arg(FetchArg::reg("ax").name("ret").type(FetchType::s64())));
   ASSERT_OK(entry);
   ASSERT_OK(exit);
-  ProbeRun r = target({"add", "100", "5", "37"});
+  ProbeRun r = target({"add", "100", "5", "300"});
   size_t calls = add_calls(r).size();
-  ASSERT_EQ(calls, 37u);
+  ASSERT_EQ(calls, 300u);
   std::vector<DecodedEvent> all = decoded({*entry, *exit});
   ASSERT_THAT(all, SizeIs(2 * calls));
   for (size_t i = 0; i < all.size(); i += 2) {
@@ -162,6 +175,41 @@ TEST_F(Uprobe, MixedWidthArgumentsAndAUserString) {
   EXPECT_EQ(static_cast<uint64_t>(int_field(e, "u64")), std::stoull(l[3]));
   EXPECT_EQ(str_field(e, "str"), l[4]);
   EXPECT_EQ(str_field(e, "tail"), l[4].substr(3));
+}
+
+// n bytes that say where they are, different for each seed: a string cut,
+// shifted or swapped with its neighbour shows. No quote or blank.
+std::string text_of(size_t n, size_t seed) {
+  static constexpr std::string_view kChars = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string s(n, '.');
+  for (size_t i = 0; i < n; ++i) s[i] = kChars[(i * 7 + seed * 11 + i / kChars.size()) % kChars.size()];
+  return s;
+}
+
+// The string through %r8, 110 calls of mix in one run: empty, 1 byte,
+// around two words, around 64 and 256, 4000 bytes (near a page: the
+// record is 16 bytes of head, a 4-byte data location and the string; the
+// per-CPU copy uprobes make first holds a page, trace_uprobe.c), and 100
+// more up to 299. Each recorded whole, once per call, in order; mix
+// returns the length plus its first argument.
+TEST_F(Uprobe, StringsOfEveryLengthAreRecordedWhole) {
+  auto ev = create_enabled(
+      at(unique("strs"), "tracebed_target_mix").arg(FetchArg::reg("r8").deref(0).name("str").type(FetchType::string())));
+  ASSERT_OK(ev);
+  static constexpr size_t kEdges[] = {0, 1, 15, 16, 17, 63, 64, 255, 256, 4000};
+  std::vector<std::string> strs;
+  size_t seed = 0;
+  for (size_t n : kEdges) strs.push_back(text_of(n, seed++));
+  for (size_t i = 0; i < 100; ++i) strs.push_back(text_of(i * 37 % 300, seed++));
+  std::vector<std::string> args = {"mix", "1", "2", "3", "4"};
+  args.insert(args.end(), strs.begin(), strs.end());
+  ProbeRun r = target(args);
+  auto lines = r.lines_of("mix");
+  ASSERT_THAT(lines, SizeIs(strs.size()));
+  for (size_t i = 0; i < strs.size(); ++i) EXPECT_EQ(lines[i].back(), std::to_string(strs[i].size() + 1)) << i;
+  std::vector<DecodedEvent> events = decoded(*ev);
+  EXPECT_THAT(events, Each(FromPid(r.pid)));
+  EXPECT_THAT(str_fields(events, "str"), ElementsAreArray(strs));
 }
 
 // The same string as ustring, where the kernel has the type.
