@@ -1,4 +1,12 @@
 // ftracetest 00basic, in spirit, through the control layer.
+#include <algorithm>
+#include <numeric>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,6 +16,39 @@ namespace tracebed::suites {
 namespace {
 
 using Basics = TracefsTest;
+
+// A shell pinned to `cpu` that writes "<prefix>-0" ... "<prefix>-<n-1>" to
+// the instance's trace_marker: one ftrace:print each, all on that CPU, in
+// this order.
+std::string marker_loop(const Instance& in, const std::string& prefix, int n, int cpu) {
+  return fmt::format("taskset {:x} sh -c 'i=0; while [ $i -lt {} ]; do echo {}-$i > {}; i=$((i+1)); done'",
+                     1u << cpu, n, prefix, in.path("trace_marker"));
+}
+
+// The N of each "<prefix>-N" marker in these lines of trace text, in order.
+std::vector<int64_t> marker_numbers(const std::vector<std::string>& lines, const std::string& prefix) {
+  const std::regex marker(" " + prefix + "-([0-9]+)\\s*$");
+  std::vector<int64_t> out;
+  for (const std::string& l : lines) {
+    std::smatch m;
+    if (std::regex_search(l, m, marker)) out.push_back(std::stoll(m[1]));
+  }
+  return out;
+}
+
+// 0, 1, ..., n-1.
+std::vector<int64_t> upto(int n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+// The bufs of those markers, newline and all, as ftrace:print holds them.
+std::vector<std::string> marker_bufs(const std::string& prefix, int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(fmt::format("{}-{}\n", prefix, i));
+  return out;
+}
 
 // basic1.tc: the files every tracefs has, at the top level and (but
 // README) in an instance, and what each says when read.
@@ -48,15 +89,53 @@ TEST_F(Basics, UnknownTracerIsRejectedWithEinval) {
   EXPECT_EQ(inst().current_tracer().value(), "nop");
 }
 
-// basic3.tc: every clock can be selected, and is then the one in [].
+// basic3.tc: every clock can be selected, and is then the one in []; and
+// the records after the switch are stamped by it. Ten markers from one CPU,
+// a 100 ms sleep, ten more: in page order they are all there, in order, on
+// that CPU, with stamps that never go back. `counter` counts them one by
+// one, across the sleep too; the nanosecond clocks step by at least the
+// sleep across it and by less anywhere else; `uptime` (jiffies in USER_HZ,
+// kernel/trace/trace_clock.c trace_clock_jiffies) steps by about 10; any
+// other clock (x86-tsc, ...) steps most across the sleep.
 TEST_F(Basics, EveryTraceClockCanBeSelected) {
   TRACEBED_COVERS("ftracetest: 00basic/basic3.tc");
   auto clocks = inst().trace_clock();
   ASSERT_OK(clocks);
+  const int cpu = inst().cpus().value().front();
+  const std::set<std::string> nanoseconds = {"local", "global", "perf", "mono", "mono_raw", "boot", "tai"};
+  std::vector<std::string> want = marker_bufs("tbclock-a", 10), after = marker_bufs("tbclock-b", 10);
+  want.insert(want.end(), after.begin(), after.end());
   for (const std::string& c : clocks->choices) {
     SCOPED_TRACE(c);
-    EXPECT_OK(inst().set_trace_clock(c));
+    ASSERT_OK(inst().set_trace_clock(c));
     EXPECT_EQ(inst().trace_clock().value().current, c);
+    ASSERT_OK(inst().clear_trace());
+    ASSERT_OK(inst().set_tracing_on(true));
+    sh(marker_loop(inst(), "tbclock-a", 10, cpu) + "; sleep 0.1; " + marker_loop(inst(), "tbclock-b", 10, cpu));
+    std::vector<DecodedEvent> marks = decoded({"ftrace", "print"}, Order::page);
+    ASSERT_THAT(str_fields(marks, "buf"), ElementsAreArray(want));
+    EXPECT_THAT(marks, Each(::testing::Field(&DecodedEvent::cpu, cpu)));
+    std::vector<uint64_t> steps;
+    for (size_t i = 0; i + 1 < marks.size(); ++i) {
+      ASSERT_GE(marks[i + 1].ts, marks[i].ts) << "the stamp of marker " << i + 1 << " is before the one of " << i;
+      steps.push_back(marks[i + 1].ts - marks[i].ts);
+    }
+    const uint64_t across = steps[9];  // from tbclock-a-9 to tbclock-b-0
+    uint64_t others = 0;
+    for (size_t i = 0; i < steps.size(); ++i)
+      if (i != 9) others = std::max(others, steps[i]);
+    if (c == "counter") {
+      EXPECT_THAT(steps, Each(1u)) << "counter gives each record the next count";
+    } else if (nanoseconds.contains(c)) {
+      EXPECT_GE(across, 90'000'000u) << "a 100 ms sleep, in ns";
+      EXPECT_LT(across, 60'000'000'000u) << "a 100 ms sleep, in ns";
+      EXPECT_GT(across, others) << "a step between two markers outgrew the 100 ms sleep";
+    } else if (c == "uptime") {
+      EXPECT_GE(across, 9u) << "a 100 ms sleep, in USER_HZ ticks";
+      EXPECT_LT(across, 6000u) << "a 100 ms sleep, in USER_HZ ticks";
+    } else {
+      EXPECT_GT(across, others) << "a step between two markers outgrew the 100 ms sleep";
+    }
   }
 }
 
@@ -71,16 +150,26 @@ TEST_F(Basics, TracingOffRecordsNothing) {
   EXPECT_THAT(trace_lines(inst()), Not(IsEmpty()));
 }
 
-// trace_pipe.tc: trace_pipe consumes what it shows, trace does not.
+// trace_pipe.tc: trace_pipe consumes what it shows, trace does not. 300
+// markers from one CPU: `trace` shows each once, in order, twice over;
+// trace_pipe gives each once, in order, and then `trace` has none of them;
+// a second read gives only the 50 written since.
 TEST_F(Basics, TracePipeConsumesTraceDoesNot) {
   TRACEBED_COVERS("ftracetest: 00basic/trace_pipe.tc");
-  ASSERT_OK(inst().write_marker("tracebed-pipe-check"));
-  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("tracebed-pipe-check")));
-  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("tracebed-pipe-check")));
+  const int cpu = inst().cpus().value().front();
+  sh(marker_loop(inst(), "tbpipe-a", 300, cpu));
+  EXPECT_THAT(marker_numbers(trace_lines(inst()), "tbpipe-a"), ElementsAreArray(upto(300)));
+  EXPECT_THAT(marker_numbers(trace_lines(inst()), "tbpipe-a"), ElementsAreArray(upto(300))) << "read again";
   auto pipe = inst().read_trace_pipe();
   ASSERT_OK(pipe);
-  EXPECT_THAT(*pipe, HasSubstr("tracebed-pipe-check"));
-  EXPECT_THAT(trace_lines(inst()), Not(Contains(HasSubstr("tracebed-pipe-check"))));
+  EXPECT_THAT(marker_numbers(trace_lines(*pipe), "tbpipe-a"), ElementsAreArray(upto(300)));
+  EXPECT_THAT(marker_numbers(trace_lines(inst()), "tbpipe-a"), IsEmpty()) << "trace_pipe did not consume";
+
+  sh(marker_loop(inst(), "tbpipe-b", 50, cpu));
+  auto again = inst().read_trace_pipe();
+  ASSERT_OK(again);
+  EXPECT_THAT(marker_numbers(trace_lines(*again), "tbpipe-a"), IsEmpty()) << "read twice";
+  EXPECT_THAT(marker_numbers(trace_lines(*again), "tbpipe-b"), ElementsAreArray(upto(50)));
 }
 
 TEST_F(Basics, ClearingTraceEmptiesEveryCpu) {
@@ -118,6 +207,32 @@ TEST_F(Basics, BufferResizeTakesEffectPerCpu) {
   EXPECT_EQ(inst().buffer_total_size_kb().value(), sum);
 }
 
+// Resizing a buffer that holds records keeps them (kernel/trace/
+// ring_buffer.c: growing inserts empty pages before the head, shrinking
+// takes pages after the tail, empty while the data is well short of the new
+// size; trace.c resizes with recording stopped and resets nothing): 200
+// markers written at 128 KiB are all there, in order, after every CPU grew
+// to 512 KiB and after their CPU shrank to 64 KiB, with the 100 written
+// afterwards behind them.
+TEST_F(Basics, ResizingKeepsTheRecordsInTheBuffer) {
+  const int cpu = inst().cpus().value().front();
+  ASSERT_OK(inst().set_buffer_size_kb(128));
+  sh(marker_loop(inst(), "tbresize-a", 200, cpu));
+  ASSERT_THAT(marker_numbers(trace_lines(inst()), "tbresize-a"), ElementsAreArray(upto(200)));
+  ASSERT_OK(inst().set_buffer_size_kb(512));
+  EXPECT_GE(inst().buffer_size(cpu).value().kb.value_or(0), 512u);
+  EXPECT_THAT(marker_numbers(trace_lines(inst()), "tbresize-a"), ElementsAreArray(upto(200))) << "after growing";
+  ASSERT_OK(inst().set_buffer_size_kb(cpu, 64));
+  const uint64_t shrunk = inst().buffer_size(cpu).value().kb.value_or(0);
+  EXPECT_GE(shrunk, 64u);
+  EXPECT_LT(shrunk, 512u);
+  EXPECT_THAT(marker_numbers(trace_lines(inst()), "tbresize-a"), ElementsAreArray(upto(200))) << "after shrinking";
+  sh(marker_loop(inst(), "tbresize-b", 100, cpu));
+  std::vector<std::string> want = marker_bufs("tbresize-a", 200), after = marker_bufs("tbresize-b", 100);
+  want.insert(want.end(), after.begin(), after.end());
+  EXPECT_THAT(str_fields(decoded({"ftrace", "print"}, Order::page), "buf"), ElementsAreArray(want));
+}
+
 TEST_F(Basics, ZeroSizedBufferIsRejected) {
   // kernel/trace/trace.c tracing_entries_write: "must have at least 1 entry".
   auto err = inst().files().try_write("buffer_size_kb", "0");
@@ -139,14 +254,23 @@ TEST_F(Basics, SubBufferSizeCanBeChanged) {
 }
 
 // snapshot.tc: a snapshot keeps what was in the buffer when it was taken.
+// 100 markers, the snapshot, 60 more: the snapshot holds the 100, each once
+// and in order, and none of the 60; the buffer it swapped with holds the 60
+// and none of the 100.
 TEST_F(Basics, SnapshotKeepsTheBufferAsItWas) {
   TRACEBED_REQUIRE(features::snapshot);
-  ASSERT_OK(inst().write_marker("tracebed-before-snapshot"));
+  const int cpu = inst().cpus().value().front();
+  sh(marker_loop(inst(), "tbsnap-before", 100, cpu));
   ASSERT_OK(inst().take_snapshot());
-  ASSERT_OK(inst().write_marker("tracebed-after-snapshot"));
+  sh(marker_loop(inst(), "tbsnap-after", 60, cpu));
   auto snap = inst().read_snapshot();
   ASSERT_OK(snap);
-  EXPECT_THAT(*snap, AllOf(HasSubstr("tracebed-before-snapshot"), Not(HasSubstr("tracebed-after-snapshot"))));
+  const std::vector<std::string> kept = trace_lines(*snap);
+  EXPECT_THAT(marker_numbers(kept, "tbsnap-before"), ElementsAreArray(upto(100)));
+  EXPECT_THAT(marker_numbers(kept, "tbsnap-after"), IsEmpty());
+  const std::vector<std::string> live = trace_lines(inst());
+  EXPECT_THAT(marker_numbers(live, "tbsnap-before"), IsEmpty());
+  EXPECT_THAT(marker_numbers(live, "tbsnap-after"), ElementsAreArray(upto(60)));
   ASSERT_OK(inst().free_snapshot());
 }
 

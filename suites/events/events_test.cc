@@ -1,8 +1,10 @@
 // ftracetest event/ in spirit, in a fresh instance per test.
+#include <algorithm>
+#include <regex>
+#include <string>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <regex>
 
 #include "framework/testing/tracefs_fixture.h"
 
@@ -109,14 +111,19 @@ TEST_F(Events, AvailableEventsListsWhatEventsHolds) {
 
 // Honesty check: sched_switch events decoded from the raw pages agree with
 // the kernel's own `trace` text on count and on every prev_pid/next_pid,
-// and the pages hold nothing else.
+// and the pages hold nothing else. The probe target wakes a child 100 times
+// (each wake-up a switch to the child): hundreds of switches, so a record
+// lost at a page's end, or one too many, shows.
 TEST_F(Events, DecodedSwitchesAgreeWithTheKernelsText) {
   TRACEBED_REQUIRE(features::sched_events);
   ASSERT_OK(inst().event("sched", "sched_switch").enable());
-  sh("sleep 0.05; sleep 0.05");
+  ProbeRun run = run_target({"wake", "100"});
   ASSERT_OK(inst().set_tracing_on(false));
+  auto woken = run.lines_of("wake");
+  ASSERT_THAT(woken, SizeIs(100));
+  const int64_t sleeper = std::stoll(woken[0].at(1));
   auto lines = trace_lines(inst());
-  ASSERT_THAT(lines, Not(IsEmpty()));
+  ASSERT_THAT(lines, SizeIs(Ge(200u)));
   std::vector<::testing::Matcher<const DecodedEvent&>> from_text;
   std::regex pids(R"(prev_pid=(\d+) .* next_pid=(\d+))");
   for (const std::string& l : lines) {
@@ -126,7 +133,11 @@ TEST_F(Events, DecodedSwitchesAgreeWithTheKernelsText) {
   }
   // `trace` merges the CPUs by time stamp; compared as a multiset, as the
   // order of equal stamps on two CPUs is not the text's to promise.
-  EXPECT_THAT(decoded_only({"sched", "sched_switch"}), UnorderedElementsAreArray(from_text));
+  std::vector<DecodedEvent> events = decoded_only({"sched", "sched_switch"});
+  EXPECT_THAT(events, UnorderedElementsAreArray(from_text));
+  const auto to_sleeper = std::count_if(events.begin(), events.end(),
+                                        [&](const DecodedEvent& e) { return int_field(e, "next_pid") == sleeper; });
+  EXPECT_GE(to_sleeper, 100) << "each of the 100 wake-ups switches to the child " << sleeper;
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 // with the stack tracer on (fgraph-filter-stack.tc), and the return values
 // it records (fgraph-retval.tc). The kernel's `trace` text and the decoded
 // funcgraph records must agree.
+#include <string>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -72,7 +75,8 @@ TEST_F(GraphFilter, FtraceFilterHoldsWithTheStackTracerOnAndOff) {
 }
 
 // Writing to /proc/interrupts fails in proc_reg_write with -EIO: each of
-// five writes is one return of -5, printed in decimal, then in hex.
+// 50 writes (one shell) is one return of -5, printed in decimal, then in
+// hex, and one funcgraph_exit record: a lost or an extra one shows.
 TEST_F(FunctionGraph, RetvalIsTheErrorEachCallReturned) {
   TRACEBED_COVERS("ftracetest: ftrace/fgraph-retval.tc");
   TRACEBED_REQUIRE(features::funcgraph_retval);
@@ -81,8 +85,11 @@ TEST_F(FunctionGraph, RetvalIsTheErrorEachCallReturned) {
   ASSERT_OK(graph().set_tracer("function_graph"));
   ASSERT_OK(graph().set_option("funcgraph-retval", true));
   ASSERT_OK(graph().clear_trace());
-  std::string failed = sh("n=0; for i in 1 2 3 4 5; do echo > /proc/interrupts || n=$((n+1)); done 2>/dev/null; echo $n");
-  ASSERT_EQ(failed, "5\n") << "every write to /proc/interrupts fails";
+  constexpr int kWrites = 50;
+  std::string failed = sh(fmt::format(
+      "n=0; i=0; while [ $i -lt {} ]; do i=$((i+1)); echo > /proc/interrupts || n=$((n+1)); done 2>/dev/null; echo $n",
+      kWrites));
+  ASSERT_EQ(failed, std::to_string(kWrites) + "\n") << "every write to /proc/interrupts fails";
   ASSERT_OK(graph().set_tracing_on(false));
   // `trace` first: decoding consumes the pages.
   auto with = [&](const char* text) {
@@ -92,11 +99,11 @@ TEST_F(FunctionGraph, RetvalIsTheErrorEachCallReturned) {
     });
   };
   ASSERT_OK(graph().set_option("funcgraph-retval-hex", false));
-  EXPECT_EQ(with("-5"), 5) << ::testing::PrintToString(trace_lines(graph()));
+  EXPECT_EQ(with("-5"), kWrites) << ::testing::PrintToString(trace_lines(graph()));
   ASSERT_OK(graph().set_option("funcgraph-retval-hex", true));
-  EXPECT_EQ(with("fffffffb"), 5) << ::testing::PrintToString(trace_lines(graph()));
+  EXPECT_EQ(with("fffffffb"), kWrites) << ::testing::PrintToString(trace_lines(graph()));
   auto exits = decoded(graph(), {{"ftrace", "funcgraph_exit"}});
-  EXPECT_THAT(exits, SizeIs(5));
+  EXPECT_THAT(exits, SizeIs(kWrites));
   EXPECT_THAT(exits, Each(FieldEq("retval", -5)));  // an unsigned long: -EIO
   ASSERT_OK(graph().set_option("funcgraph-retval", false));
   ASSERT_OK(graph().set_option("funcgraph-retval-hex", false));

@@ -3,11 +3,14 @@
 // in its `trace`; what the kernel patched, in the top level's
 // enabled_functions, against the functions available_filter_functions
 // says each instance's globs select.
-#include <set>
 #include <algorithm>
 #include <iterator>
 #include <regex>
+#include <set>
+#include <string>
+#include <string_view>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -16,6 +19,17 @@
 
 namespace tracebed::suites {
 namespace {
+
+// Seen on debian-6.12: with function_graph in two instances (fgraph
+// sub-ops, 6.9 on), stopping one leaves its functions in enabled_functions
+// (the manager ops keeps the union) while the other still traces; what the
+// other records is still only its own (checked apart). tracebed-7.2 does not
+// do it; the upstream fix between the two was not identified, so the
+// declaration stops at 7.2.
+const KnownKernelBug kStaleGraphUnion{
+    "stopping function_graph in one of two instances leaves its functions patched (enabled_functions keeps the "
+    "union)",
+    {"enabled_functions kept the stopped instance's functions"}, {7, 2}, "not seen on tracebed-7.2"};
 
 class GraphInstances : public FunctionGraph {
  protected:
@@ -55,15 +69,35 @@ class GraphInstances : public FunctionGraph {
     EXPECT_THAT(extra, IsEmpty()) << "patched, not selected";
     EXPECT_THAT(missing, IsEmpty()) << "selected, not patched";
   }
-  // After one of two instances stopped: `want` (the other's), or the
-  // kernel bug of 6.12 where the stopped one's functions stay patched
-  // (enabled_functions is still `before`), noted and skipped at the end.
+  // After one of two instances stopped: `want` (the other's). Where the
+  // stopped one's functions all stay patched (enabled_functions is still
+  // `before`: kStaleGraphUnion), that is noted for the end of the test, which
+  // fails with it unless the kernel is one the bug is declared for.
   void ExpectAddedAfterStop(const std::set<std::string>& want, const std::set<std::string>& before) {
     if (want != before && added() == before) {
-      stale_ = true;
+      stale_ += fmt::format("{}: {} functions left patched\n", kStaleGraphUnion.signs.front(),
+                            before.size() - want.size());
       return;
     }
     ExpectAdded(want);
+  }
+  // `in` alone runs function_graph on its filter: a read and a write in the
+  // shell are recorded, each call line is a function `selects` holds, and
+  // `called` (what the shell called that the filter keeps) is among them.
+  void ExpectRecordsOnlyItsOwn(const Instance& in, const std::set<std::string>& selects, const std::string& called) {
+    ASSERT_OK(in.clear_trace());
+    ASSERT_OK(in.set_tracing_on(true));
+    sh("read l < /proc/version; echo x > /dev/null");
+    ASSERT_OK(in.set_tracing_on(false));
+    std::vector<std::string> calls;
+    for (const std::string& l : trace_lines(in)) {
+      size_t bar = l.find('|');
+      if (bar == std::string::npos || (l.find('{') == std::string::npos && l.find(';') == std::string::npos)) continue;
+      std::string_view call = base::trim(std::string_view(l).substr(bar + 1));
+      calls.emplace_back(call.substr(0, call.find('(')));
+    }
+    EXPECT_THAT(calls, Contains(called));
+    for (const std::string& c : calls) EXPECT_TRUE(selects.contains(c)) << c << " is outside the instance's filter";
   }
   std::set<std::string> fresh(std::set<std::string> functions) {
     std::erase_if(functions, [&](const std::string& f) { return baseline_.contains(f); });
@@ -77,7 +111,7 @@ class GraphInstances : public FunctionGraph {
     ASSERT_OK(in.set_tracer("function_graph"));
   }
   std::set<std::string> baseline_;
-  bool stale_ = false;
+  std::string stale_;  // kStaleGraphUnion's sign, when it showed
 };
 
 // The functions filter/notrace pairs select in available_filter_functions.
@@ -121,7 +155,8 @@ TEST_F(GraphInstances, EachInstanceTracesOnlyItsOwnFilter) {
 }
 
 // Two instances' filters patch their union, and turning one instance off
-// leaves exactly the other's.
+// leaves exactly the other's, which goes on recording its own functions
+// and no others.
 TEST_F(GraphInstances, EnabledFunctionsAreTheUnionOfTheInstancesFilters) {
   TRACEBED_COVERS("ftracetest: ftrace/fgraph-multi-filter.tc");
   auto all = fs().available_filter_functions();
@@ -130,8 +165,9 @@ TEST_F(GraphInstances, EnabledFunctionsAreTheUnionOfTheInstancesFilters) {
   const Instance& a = inst();
   const Instance& b = another_instance();
   const std::pair<std::string, std::string> a_sel{"^vfs_", "read"}, b_sel{"^vfs_", "write"};
+  const auto selects_a = selected(*all, {a_sel}), selects_b = selected(*all, {b_sel});
   // Functions something else had patched already are left out.
-  const auto only_a = fresh(selected(*all, {a_sel})), only_b = fresh(selected(*all, {b_sel}));
+  const auto only_a = fresh(selects_a), only_b = fresh(selects_b);
   const auto both = fresh(selected(*all, {a_sel, b_sel}));
   ASSERT_THAT(only_a, Not(IsEmpty()));
 
@@ -140,8 +176,11 @@ TEST_F(GraphInstances, EnabledFunctionsAreTheUnionOfTheInstancesFilters) {
     const Instance* in;
     const char* notrace;
     const std::set<std::string>* alone;
+    const std::set<std::string>* selects;
+    const char* called;  // by the shell's read and write, kept by the filter
   };
-  const Side sides[2] = {{&a, "*read*", &only_a}, {&b, "*write*", &only_b}};
+  const Side sides[2] = {{&a, "*read*", &only_a, &selects_a, "vfs_write"},
+                         {&b, "*write*", &only_b, &selects_b, "vfs_read"}};
   for (int first : {0, 1}) {
     const Side &x = sides[first], &y = sides[1 - first];
     SCOPED_TRACE(::testing::Message() << "first " << x.notrace);
@@ -151,12 +190,16 @@ TEST_F(GraphInstances, EnabledFunctionsAreTheUnionOfTheInstancesFilters) {
     ExpectAdded(both);
     ASSERT_OK(x.in->set_tracer("nop"));
     ExpectAddedAfterStop(*y.alone, both);
+    // With the union left stale the other instance records the stopped
+    // one's functions too (seen on 6.12): part of the same bug.
+    if (stale_.empty()) ExpectRecordsOnlyItsOwn(*y.in, *y.selects, y.called);
     ASSERT_OK(y.in->set_tracer("nop"));
     EXPECT_THAT(added(), IsEmpty());
   }
-  if (stale_)
-    GTEST_SKIP() << "kernel bug: stopping function_graph in one of two instances left its functions patched "
-                    "(enabled_functions kept the union; fixed by 7.2); everything else held";
+  if (!stale_.empty()) {
+    TRACEBED_SKIP_IF_KNOWN_BUG(kStaleGraphUnion, stale_);
+    ADD_FAILURE() << stale_;
+  }
 }
 
 }  // namespace
