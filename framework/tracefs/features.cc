@@ -44,13 +44,29 @@ std::pair<int, int> parse_release(std::string_view release) {
   return {major, minor};
 }
 
+namespace {
+
+// Ok while tracefs's root answers a stat: a read that failed then failed
+// for the file, not for the guest.
+Status root_answers(const Tracefs& fs, std::string_view what) {
+  if (auto root = fs.ops().stat(fs.root()); !root)
+    return Error{fmt::format("probing {}: tracefs at {} does not answer: {}", what, fs.root(), root.error().message)};
+  return {};
+}
+
+}  // namespace
+
 Result<Features> Features::probe(const Tracefs& fs) {
   Features f;
   f.fs_ = fs;
   Instance top = fs.top();
   // A kernel without README (or a tracefs without some file) simply has
   // fewer features; only a dead transport is an error here.
-  if (auto r = top.files().read("README")) f.readme_ = std::move(*r);
+  if (auto r = top.files().read("README")) {
+    f.readme_ = std::move(*r);
+  } else {
+    TRACEBED_TRY(root_answers(fs, "README"));
+  }
   if (auto r = top.files().read("available_tracers")) f.tracers_ = words(*r);
   if (auto r = top.trace_clock()) f.clocks_ = r->choices;
   TRACEBED_ASSIGN_OR_RETURN(f.release_, fs.ops().release());
@@ -82,6 +98,12 @@ std::optional<std::string> Features::missing_module(const Feature& f) const {
   for (size_t pos = text->find(ko); pos != std::string::npos; pos = text->find(ko, pos + 1))
     if (pos == 0 || (*text)[pos - 1] == '/' || (*text)[pos - 1] == '\n') return std::nullopt;
   return fmt::format("needs {}: {} does not list {}.ko", f.name, dep, f.needle);
+}
+
+Result<std::optional<std::string>> Features::check(const Feature& f) const {
+  std::optional<std::string> why = missing(f);
+  if (why && fs_) TRACEBED_TRY(root_answers(*fs_, f.name));
+  return why;
 }
 
 std::optional<std::string> Features::missing(const Feature& f) const {

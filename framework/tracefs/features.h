@@ -152,6 +152,10 @@ class Features {
   // or nothing when it is there.
   std::optional<std::string> missing(const Feature& f) const;
   bool has(const Feature& f) const { return !missing(f).has_value(); }
+  // missing(), told apart from a guest that no longer answers: when f was
+  // not found, tracefs's own root must still stat, else the probe read
+  // nothing and says so as an Error (never as "needs X").
+  Result<std::optional<std::string>> check(const Feature& f) const;
 
   const std::string& readme() const { return readme_; }
   const std::vector<std::string>& tracers() const { return tracers_; }

@@ -1,6 +1,8 @@
 #include "framework/tracefs/features.h"
 
 #include <algorithm>
+#include <memory>
+#include <set>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest-spi.h>
@@ -12,6 +14,7 @@
 namespace tracebed::tracefs {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing::testdata;
 
@@ -68,6 +71,56 @@ TEST(Features, Release) {
 TEST(Features, FilesNeedATracefs) {
   // Without a tracefs there is nothing to stat: missing, and it says why.
   EXPECT_THAT(captured_6_18().missing(features::snapshot).value_or(""), HasSubstr("no tracefs"));
+}
+
+// A tracefs holding only README and the files in `present`, whose guest
+// can be made to stop answering.
+class DyingGuest final : public FileOps {
+ public:
+  explicit DyingGuest(std::set<std::string> present) : present_(std::move(present)) {}
+  bool dead = false;
+  Result<std::string> read(const std::string& path) override {
+    if (dead) return Error{"agent: connection reset"};
+    if (path == "/t/README") return std::string("README");
+    return Error{"No such file or directory (ENOENT)"};
+  }
+  Result<std::string> read_available(const std::string& path) override { return read(path); }
+  Result<std::string> read_pages(const std::string&, uint32_t, uint32_t, uint32_t) override { return std::string(); }
+  Result<int> write(const std::string&, std::string_view, bool) override { return 0; }
+  Result<std::vector<std::string>> list(const std::string&) override { return std::vector<std::string>{}; }
+  Result<int> mkdir(const std::string&) override { return 0; }
+  Result<int> rmdir(const std::string&) override { return 0; }
+  Result<FileInfo> stat(const std::string& path) override {
+    if (dead) return Error{"agent: connection reset"};
+    if (path == "/t" || present_.contains(path)) return FileInfo{path == "/t", 0};
+    return Error{"No such file or directory (ENOENT)"};
+  }
+  Result<std::string> release() override { return std::string("6.12.0"); }
+  uint32_t page_size() override { return 4096; }
+
+ private:
+  std::set<std::string> present_;
+};
+
+// A file the kernel lacks is a missing feature; the same probe on a guest
+// that stopped answering is an error, never "needs X".
+TEST(Features, AProbeOfADeadGuestIsAnErrorNotAMissingFeature) {
+  auto ops = std::make_shared<DyingGuest>(std::set<std::string>{"/t/snapshot"});
+  auto f = Features::probe(Tracefs(ops, "/t"));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->check(features::snapshot).value(), std::nullopt);
+  auto lacking = f->check(Feature::file("hist poll", "events/hist_poll"));
+  ASSERT_TRUE(lacking.ok());
+  EXPECT_THAT(lacking->value_or(""), HasSubstr("needs hist poll"));
+
+  ops->dead = true;
+  auto broken = f->check(Feature::file("hist poll", "events/hist_poll"));
+  ASSERT_FALSE(broken.ok());
+  EXPECT_THAT(broken.error().message, AllOf(HasSubstr("probing hist poll"), HasSubstr("does not answer"),
+                                            HasSubstr("connection reset")));
+  auto reprobe = Features::probe(Tracefs(ops, "/t"));
+  ASSERT_FALSE(reprobe.ok());
+  EXPECT_THAT(reprobe.error().message, HasSubstr("probing README"));
 }
 
 // The debian-6.12 guest kernel: kprobes, hist triggers, snapshot,

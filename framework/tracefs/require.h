@@ -9,7 +9,8 @@
 //
 // The features are those set with set_current_features() (the guest test
 // environment does this per kernel); TRACEBED_REQUIRE_ON names them.
-// Asking with none set is a harness bug, so it fails instead of skipping.
+// Asking with none set is a harness bug, so it fails instead of skipping;
+// so does a probe that could not read the guest (Features::check).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -21,7 +22,9 @@
     const ::tracebed::tracefs::Features* tracebed_features_ = (features_ptr);                       \
     if (!tracebed_features_)                                                                        \
       GTEST_FAIL() << "TRACEBED_REQUIRE(" #feature "): no tracefs features probed for this test";   \
-    if (auto tracebed_missing_ = tracebed_features_->missing(feature)) GTEST_SKIP() << *tracebed_missing_; \
+    auto tracebed_check_ = tracebed_features_->check(feature);                                       \
+    if (!tracebed_check_) GTEST_FAIL() << "TRACEBED_REQUIRE(" #feature "): " << tracebed_check_.error().message; \
+    if (*tracebed_check_) GTEST_SKIP() << **tracebed_check_;                                         \
   } while (0)
 
 #define TRACEBED_REQUIRE(feature) TRACEBED_REQUIRE_ON(::tracebed::tracefs::current_features(), feature)
