@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/matrix/junit.h"
+#include "framework/matrix/report.h"
 
 namespace tracebed::mutate {
 namespace {
@@ -74,10 +75,8 @@ std::string write_markdown(const std::vector<MutantResult>& results, const RunDe
   for (const auto& r : results) {
     std::string failed = r.tracebed.failed.empty() ? r.tracebed.note : fmt::format("{}", fmt::join(r.tracebed.failed, ", "));
     if (failed.size() > 160) failed = failed.substr(0, 157) + "...";
-    for (char& c : failed)
-      if (c == '|' || c == '\n') c = ' ';
     out += fmt::format("| `{}` | {} | {} | {:.0f} s | {:.0f} s |\n", r.mutant.id(), verdict_name(r.tracebed.verdict),
-                       failed, r.build_seconds, r.tracebed.seconds + r.kselftest.seconds);
+                       matrix::md_cell(failed), r.build_seconds, r.tracebed.seconds + r.kselftest.seconds);
   }
   return out;
 }
