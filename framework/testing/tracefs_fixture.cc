@@ -152,6 +152,17 @@ std::vector<std::string> TracefsTest::trace_lines(const tracefs::Instance& inst)
   return trace_lines(*t);
 }
 
+decode::HeaderPage TracefsTest::header_page() {
+  const tracefs::Instance top = fs().top();
+  const tracefs::Instance& in = inst().files().has("events/header_page") ? inst() : top;
+  auto text = in.files().read("events/header_page");
+  EXPECT_TRUE(text.ok()) << text.error().message;
+  if (!text) return {};
+  auto page = decode::parse_header_page(*text, in.path("events/header_page"));
+  EXPECT_TRUE(page.ok()) << page.error().message;
+  return page ? *page : decode::HeaderPage{};
+}
+
 std::vector<std::string> TracefsTest::trace_lines(std::string_view trace) {
   std::vector<std::string> out;
   for (std::string_view line : tracefs::split_lines(trace)) {

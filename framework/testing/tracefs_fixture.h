@@ -43,6 +43,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/decode/event_format.h"
 #include "framework/testing/assert_ok.h"
 #include "framework/testing/covers.h"
 #include "framework/testing/decoded_events.h"
@@ -134,6 +135,9 @@ class TracefsTest : public ::testing::Test {
   std::vector<std::string> trace_lines(const tracefs::Instance& inst);
   // The same of a `trace` text already read.
   static std::vector<std::string> trace_lines(std::string_view trace);
+  // events/header_page of inst() (of the top level where an instance has
+  // none): where a sub-buffer's data starts and how big it is.
+  decode::HeaderPage header_page();
 
   // ---- dynamic events: created, enabled in inst(), removed when they die ----
 

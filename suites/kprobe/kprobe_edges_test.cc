@@ -46,17 +46,6 @@ class KprobeEdge : public TracefsTest {
     return run_target_only(std::move(args), {.start_tracing = true});
   }
 
-  // events/header_page: where a sub-buffer's data starts and how big it is.
-  decode::HeaderPage header_page() {
-    const Instance top = fs().top();
-    const Instance& in = inst().files().has("events/header_page") ? inst() : top;
-    auto text = in.files().read("events/header_page");
-    EXPECT_OK(text);
-    if (!text) return {};
-    auto page = decode::parse_header_page(*text, in.path("events/header_page"));
-    EXPECT_OK(page);
-    return page ? *page : decode::HeaderPage{};
-  }
 };
 
 // The last word of each `what` line: what the call returned.

@@ -17,17 +17,6 @@ namespace {
 
 class LongMarker : public TracefsTest {
  protected:
-  // events/header_page: where a sub-buffer's data starts and how big it is.
-  decode::HeaderPage header_page() {
-    const Instance top = fs().top();
-    const Instance& in = inst().files().has("events/header_page") ? inst() : top;
-    auto text = in.files().read("events/header_page");
-    EXPECT_OK(text);
-    if (!text) return {};
-    auto page = decode::parse_header_page(*text, in.path("events/header_page"));
-    EXPECT_OK(page);
-    return page ? *page : decode::HeaderPage{};
-  }
   // A text whose bytes say where they are, so a lost or moved piece shows.
   static std::string pattern(size_t n) {
     std::string s(n, ' ');
