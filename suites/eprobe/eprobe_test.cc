@@ -22,6 +22,7 @@
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/hist.h"
 #include "framework/tracefs/synth.h"
+#include "framework/testing/edge_strings.h"
 #include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
@@ -73,15 +74,6 @@ TEST_F(Eprobe, TalkOpenDecodesTheFilesTheTargetOpened) {
   EXPECT_THAT(str_fields(of_pid(decoded(*ep), probe.pid), "file"), ElementsAreArray(opened));
 }
 
-// n bytes that say where they are, different for each seed: a string cut,
-// shifted or swapped with its neighbour shows. No '/', quote or blank.
-std::string text_of(size_t n, size_t seed) {
-  static constexpr std::string_view kChars = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::string s(n, '.');
-  for (size_t i = 0; i < n; ++i) s[i] = kChars[(i * 7 + seed * 11 + i / kChars.size()) % kChars.size()];
-  return s;
-}
-
 // The talk's eprobe on 110 openat(2) calls in one run, the filename empty,
 // 1 byte, around two words, around 64 and 256, 4000 bytes (near a page:
 // an eprobe record is 8 bytes of common fields, the 4-byte data location
@@ -95,11 +87,7 @@ TEST_F(Eprobe, UstringOfEveryLengthIsRecordedWhole) {
                   "e:" + name + " syscalls/sys_enter_openat file=+0($filename):ustring"};
   auto ep = create_enabled(def);
   ASSERT_OK(ep);
-  static constexpr size_t kEdges[] = {0, 1, 15, 16, 17, 63, 64, 255, 256, 4000};
-  std::vector<std::string> paths;
-  size_t seed = 0;
-  for (size_t n : kEdges) paths.push_back(text_of(n, seed++));
-  for (size_t i = 0; i < 100; ++i) paths.push_back(text_of(i * 37 % 300, seed++));
+  const std::vector<std::string> paths = testing::texts_of_every_length();
   std::vector<std::string> args = {"open"};
   args.insert(args.end(), paths.begin(), paths.end());
   ProbeRun probe = run_target_only(args, {.start_tracing = true});

@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/decode/event_format.h"
+#include "framework/testing/edge_strings.h"
 #include "framework/testing/tracefs_fixture.h"
 #include "framework/tracefs/text.h"
 
@@ -97,27 +98,6 @@ std::vector<std::string> readlink_args() {
   std::vector<std::string> args = {"readlink"};
   for (int round = 0; round < 20; ++round) args.insert(args.end(), paths.begin(), paths.end());
   return args;
-}
-
-// n bytes that say where they are, different for each seed: a string cut,
-// shifted or swapped with its neighbour shows. No '/', quote or blank.
-std::string text_of(size_t n, size_t seed) {
-  static constexpr std::string_view kChars = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::string s(n, '.');
-  for (size_t i = 0; i < n; ++i) s[i] = kChars[(i * 7 + seed * 11 + i / kChars.size()) % kChars.size()];
-  return s;
-}
-
-// Paths of the lengths at the edges (0, 1, 15/16/17 around two 8-byte
-// words, 63/64, 255/256, 4000 near a page) and 100 more of lengths
-// spread over 0..299.
-std::vector<std::string> paths_of_every_length() {
-  static constexpr size_t kEdges[] = {0, 1, 15, 16, 17, 63, 64, 255, 256, 4000};
-  std::vector<std::string> out;
-  size_t seed = 0;
-  for (size_t n : kEdges) out.push_back(text_of(n, seed++));
-  for (size_t i = 0; i < 100; ++i) out.push_back(text_of(i * 37 % 300, seed++));
-  return out;
 }
 
 std::vector<std::string> open_args(const std::vector<std::string>& paths) {
@@ -209,7 +189,7 @@ TEST_F(KprobeEdge, UstringOfEveryLengthIsRecordedWhole) {
   auto ev = create_enabled(
       KprobeDef::at(unique("ustr"), kOpen).arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())));
   ASSERT_OK(ev);
-  std::vector<std::string> paths = paths_of_every_length();
+  std::vector<std::string> paths = testing::texts_of_every_length();
   ProbeRun r = target(open_args(paths));
   EXPECT_THAT(r.lines_of("open"), SizeIs(paths.size()));
   std::vector<DecodedEvent> events = decoded(*ev);
@@ -243,8 +223,8 @@ TEST_F(KprobeEdge, UstringUpToTheLargestRecordIsWholeAndLongerIsNotRecorded) {
   const size_t longest = page.data_size - 8 - fixed - 1;
   SCOPED_TRACE("a sub-buffer of " + std::to_string(page.data_size) + " bytes, " + std::to_string(fixed) +
                " fixed: " + std::to_string(longest) + " bytes at most");
-  const std::vector<std::string> paths = {text_of(longest - 1, 1), text_of(longest, 2), text_of(longest + 1, 3),
-                                          text_of(longest, 4)};
+  const std::vector<std::string> paths = {testing::text_of(longest - 1, 1), testing::text_of(longest, 2),
+                                          testing::text_of(longest + 1, 3), testing::text_of(longest, 4)};
   ASSERT_OK(ev->enable(inst()));
   ASSERT_OK(calls->enable(inst()));
   ProbeRun r = target(open_args(paths));

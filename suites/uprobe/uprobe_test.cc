@@ -20,6 +20,7 @@
 
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/elf_symbols.h"
+#include "framework/testing/edge_strings.h"
 #include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {
@@ -177,15 +178,6 @@ TEST_F(Uprobe, MixedWidthArgumentsAndAUserString) {
   EXPECT_EQ(str_field(e, "tail"), l[4].substr(3));
 }
 
-// n bytes that say where they are, different for each seed: a string cut,
-// shifted or swapped with its neighbour shows. No quote or blank.
-std::string text_of(size_t n, size_t seed) {
-  static constexpr std::string_view kChars = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::string s(n, '.');
-  for (size_t i = 0; i < n; ++i) s[i] = kChars[(i * 7 + seed * 11 + i / kChars.size()) % kChars.size()];
-  return s;
-}
-
 // The string through %r8, 110 calls of mix in one run: empty, 1 byte,
 // around two words, around 64 and 256, 4000 bytes (near a page: the
 // record is 16 bytes of head, a 4-byte data location and the string; the
@@ -196,11 +188,7 @@ TEST_F(Uprobe, StringsOfEveryLengthAreRecordedWhole) {
   auto ev = create_enabled(
       at(unique("strs"), "tracebed_target_mix").arg(FetchArg::reg("r8").deref(0).name("str").type(FetchType::string())));
   ASSERT_OK(ev);
-  static constexpr size_t kEdges[] = {0, 1, 15, 16, 17, 63, 64, 255, 256, 4000};
-  std::vector<std::string> strs;
-  size_t seed = 0;
-  for (size_t n : kEdges) strs.push_back(text_of(n, seed++));
-  for (size_t i = 0; i < 100; ++i) strs.push_back(text_of(i * 37 % 300, seed++));
+  const std::vector<std::string> strs = testing::texts_of_every_length();
   std::vector<std::string> args = {"mix", "1", "2", "3", "4"};
   args.insert(args.end(), strs.begin(), strs.end());
   ProbeRun r = target(args);
