@@ -15,26 +15,7 @@ if [[ "${1:-}" == "--repo-only" ]]; then
 fi
 dir=${1:?usage: ci/bisect-demo.sh [--repo-only] DIR [BUILD_DIR]}
 build=${2:-build}
-cache=${TRACEBED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tracebed}
 tree=$dir/linux
-
-# The source package tracebed-7.2 is built from, pinned by its recipe.
-fetch_source() {
-  local recipe=$src/vmimages/kernels/tracebed-7.2/recipe.json
-  local version sha deb
-  version=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["source"]["version"])' "$recipe")
-  sha=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["source"]["sha256"])' "$recipe")
-  deb=$cache/debs/linux-source-7.2_${version}_all.deb
-  if [[ ! -f $deb ]]; then
-    mkdir -p "$cache/debs"
-    (cd "$cache/debs" && apt-get -q -o Dir::Etc::SourceList="$cache/apt/sources.list" \
-      -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$cache/apt/lists" \
-      -o Dir::Cache="$cache/apt/cache" -o Debug::NoLocking=1 -o APT::Sandbox::User=root \
-      download "linux-source-7.2=$version") >&2  # stdout is the path we echo
-  fi
-  echo "$sha  $deb" | sha256sum -c --quiet - >&2
-  echo "$deb"
-}
 
 # One small commit: append LINE to FILE.
 note() {
@@ -45,19 +26,7 @@ note() {
 
 make_repo() {
   [[ -e $tree ]] && { echo "bisect-demo: $tree exists; give a new DIR" >&2; exit 2; }
-  mkdir -p "$dir/unpack"
-  local deb
-  deb=$(fetch_source)
-  dpkg -x "$deb" "$dir/unpack"
-  tar -xf "$dir"/unpack/usr/src/linux-source-7.2.tar.* -C "$dir"
-  rm -rf "$dir/unpack"
-  mv "$dir/linux-source-7.2" "$tree"
-  git -C "$tree" init -q -b master
-  git -C "$tree" config user.name "Demo Developer"
-  git -C "$tree" config user.email dev@example.org
-  # Debian's .gitignore ignores everything at the top level (/*): -f.
-  git -C "$tree" add -f -A
-  git -C "$tree" commit -q -m "Linux 7.2.13 (Debian linux-source-7.2)"
+  "$src/ci/linux-source-tree.sh" "$dir" "$build" >/dev/null
 }
 
 add_commits() {

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 struct MutateArgs {
   TreeArgs tree;
-  std::string diff, operators, filter, out = "mutate-out";
+  std::string diff, operators, filter, out = "mutate-out", equivalent;
   std::vector<std::string> files, suites;
   size_t sample = 0;
   uint64_t seed = 1;
@@ -141,9 +141,16 @@ Exit run_mutate(MutateArgs& a) {
   o.test_timeout = std::chrono::seconds(a.test_timeout);
   o.say = [](const std::string& line) { fmt::print(stderr, "tracebed mutate: {}\n", line); };
   fmt::print(stderr, "tracebed mutate: {} mutants of {} ({})\n", mutants.size(), a.tree.tree, o.out.string());
+  mutate::RunDescription run{command_line(a), a.tree.tree, a.sample ? std::to_string(a.seed) : "", a.also_kselftest, {}};
+  if (!a.equivalent.empty()) {
+    auto text = base::read_file(a.equivalent);
+    if (!text) usage_error(fmt::format("--equivalent: {}", text.error().message));
+    auto read = mutate::parse_equivalent(*text, a.equivalent);
+    if (!read) usage_error(fmt::format("--equivalent: {}", read.error().message));
+    run.equivalent = std::move(*read);
+  }
   auto results = mutate::run_campaign(o, mutants);
   if (!results) cannot_run(results.error().message);
-  mutate::RunDescription run{command_line(a), a.tree.tree, a.sample ? std::to_string(a.seed) : "", a.also_kselftest};
   for (auto [name, text] : {std::pair<std::string, std::string>{"report.md", mutate::write_markdown(*results, run)},
                             {"results.json", mutate::write_json(*results, run)},
                             {"junit.xml", mutate::write_junit(*results)}}) {
@@ -151,7 +158,7 @@ Exit run_mutate(MutateArgs& a) {
   }
   size_t survivors = 0;
   for (const auto& r : *results) {
-    if (r.tracebed.verdict != mutate::Verdict::survived) continue;
+    if (r.tracebed.verdict != mutate::Verdict::survived || run.equivalent.contains(r.mutant.id())) continue;
     if (survivors++ == 0) fmt::print("survivors (no test noticed):\n");
     fmt::print("{}\n", r.mutant.diff());
   }
@@ -180,6 +187,8 @@ void add_mutate_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "results, the work copy and each mutant's logs (a rerun goes on where it stopped)")
       ->capture_default_str();
   cmd->add_flag("--list", a->list, "print the mutants as diffs and stop");
+  cmd->add_option("--equivalent", a->equivalent,
+                  "survivors read and found equivalent: a line per mutant, ID and the reason (they leave the rates)");
   add_timeout_option(*cmd, a->test_timeout, "seconds after which a suite binary is killed (a mutant that hangs)");
   add_tree_config_options(*cmd, a->tree, "");
   cmd->final_callback([a] { exit_with(run_mutate(*a)); });

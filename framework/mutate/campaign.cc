@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <map>
 #include <set>
 
@@ -23,6 +24,7 @@ using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::pair<Verdict, std::string_view> kVerdicts[] = {{Verdict::stillborn, "stillborn"},
+                                                              {Verdict::equivalent, "equivalent"},
                                                               {Verdict::killed, "killed"},
                                                               {Verdict::crashed, "crashed"},
                                                               {Verdict::survived, "survived"},
@@ -74,6 +76,26 @@ Result<SideRun> run_tests(const CampaignOptions& o, const fs::path& kernel, cons
   return run;
 }
 
+// The code and data a source file compiled to: its object without debug
+// sections (their line columns move when a token's length changes), or
+// nullopt when the configuration does not compile the file. Two equal
+// results are the same kernel: the mutant is equivalent by construction.
+Result<std::optional<std::string>> compiled_code(const fs::path& build_dir, const std::string& file) {
+  fs::path object = build_dir / fs::path(file).replace_extension(".o");
+  std::error_code ec;
+  if (!fs::exists(object, ec)) return std::optional<std::string>{};
+  fs::path stripped = object;
+  stripped += ".mutate-stripped";
+  base::ProcessOptions po;
+  TRACEBED_ASSIGN_OR_RETURN(base::ProcessResult r,
+                            base::run_process({"objcopy", "--strip-debug", object.string(), stripped.string()}, po));
+  if (r.status != 0) return Error{fmt::format("objcopy --strip-debug {}: {}", object.string(), base::trim(r.output))};
+  auto code = base::read_file(stripped);
+  fs::remove(stripped, ec);
+  if (!code) return code.error();
+  return std::optional<std::string>{std::move(*code)};
+}
+
 // A fault the guest's console showed (framework/vm/console.h's names), or
 // a guest that died under a test: the mutant crashed the kernel.
 bool kernel_fault(const matrix::TestResult& t) {
@@ -114,6 +136,13 @@ std::set<std::string> failures_of(const SideRun& run) {
   for (const auto& t : run.tests)
     if (t.state == matrix::State::fail) out.insert(t.full_name());
   return out;
+}
+
+Status append_result(const fs::path& results_file, const MutantResult& r) {
+  std::ofstream f(results_file, std::ios::app);
+  f << result_line(r);
+  if (!f) return Error{fmt::format("{}: cannot append", results_file.string())};
+  return {};
 }
 
 // The file back as the work copy's HEAD (or the user's tree) has it.
@@ -249,30 +278,50 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
   auto key_of = [](bool ks, const std::string& suites, const std::string& filter) {
     return fmt::format("{}\n{}\n{}", ks ? "kselftest" : "tracebed", suites, filter);
   };
+  TRACEBED_ASSIGN_OR_RETURN(vm::TreeBuildPaths paths, vm::tree_build_paths(build));
+  std::map<std::string, std::optional<std::string>> unmutated_code;  // file -> compiled_code()
   if (!pending.empty()) {
     o.say("building the unmutated tree");
     TRACEBED_ASSIGN_OR_RETURN(vm::TreeBuild base_build, vm::build_tree_kernel(build));
-    auto test_baseline = [&](bool ks, const std::string& suites, const std::string& filter) -> Status {
-      std::string key = key_of(ks, suites, filter);
-      if (baseline.contains(key)) return {};
-      o.say(fmt::format("testing the unmutated tree: {}{}", suites.empty() ? "the default suites" : suites,
-                        filter.empty() ? "" : " --filter " + filter));
-      fs::path dir = o.out / "baseline" / std::to_string(baseline.size());
-      TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o, base_build.kernel_dir, suites, filter, dir));
-      if (run.status == 125 || run.status == 124 || run.tests.empty())
-        return Error{fmt::format("the unmutated tree did not test cleanly (tracebed test exited {}): {}", run.status,
-                                 run.output_tail)};
-      auto failures = failures_of(run);
-      if (!failures.empty())
-        o.say(fmt::format("{} tests fail on the unmutated tree and do not count: {}", failures.size(),
-                          join(std::vector<std::string>(failures.begin(), failures.end()), ", ")));
-      baseline[key] = std::move(failures);
-      return {};
-    };
-    for (const Mutant* m : pending) {
-      TRACEBED_TRY(test_baseline(false, suites_for(o, m->file), o.filter));
-      if (o.also_kselftest) TRACEBED_TRY(test_baseline(true, "kselftest", kselftest_filter(owners_of(m->file))));
+    for (const auto& f : files) {
+      TRACEBED_ASSIGN_OR_RETURN(unmutated_code[f], compiled_code(paths.build, f));
     }
+    // One run per distinct suite set; the tracebed side and ftracetest's
+    // in two threads, one guest each.
+    using Side = std::pair<std::string, std::string>;  // suites, filter
+    std::vector<Side> ours, theirs;
+    for (const Mutant* m : pending) {
+      Side a{suites_for(o, m->file), o.filter};
+      if (std::find(ours.begin(), ours.end(), a) == ours.end()) ours.push_back(a);
+      Side b{"kselftest", kselftest_filter(owners_of(m->file))};
+      if (o.also_kselftest && std::find(theirs.begin(), theirs.end(), b) == theirs.end()) theirs.push_back(b);
+    }
+    auto test_baselines = [&](bool ks, const std::vector<Side>& sides)
+        -> Result<std::map<std::string, std::set<std::string>>> {
+      std::map<std::string, std::set<std::string>> found;
+      for (const auto& [suites, filter] : sides) {
+        o.say(fmt::format("testing the unmutated tree: {}{}", suites.empty() ? "the default suites" : suites,
+                          filter.empty() ? "" : " --filter " + filter));
+        fs::path dir = o.out / "baseline" / fmt::format("{}{}", ks ? "k" : "", found.size());
+        TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o, base_build.kernel_dir, suites, filter, dir));
+        if (run.status == 125 || run.status == 124 || run.tests.empty())
+          return Error{fmt::format("the unmutated tree did not test cleanly (tracebed test exited {}): {}",
+                                   run.status, run.output_tail)};
+        auto failures = failures_of(run);
+        if (!failures.empty())
+          o.say(fmt::format("{} tests fail on the unmutated tree and do not count: {}", failures.size(),
+                            join(std::vector<std::string>(failures.begin(), failures.end()), ", ")));
+        found[key_of(ks, suites, filter)] = std::move(failures);
+      }
+      return found;
+    };
+    auto theirs_run = std::async(std::launch::async, test_baselines, true, std::cref(theirs));
+    auto ours_found = test_baselines(false, ours);
+    auto theirs_found = theirs_run.get();
+    if (!ours_found) return ours_found.error();
+    if (!theirs_found) return theirs_found.error();
+    baseline = std::move(*ours_found);
+    baseline.merge(*theirs_found);
   }
 
   std::vector<MutantResult> out;
@@ -291,32 +340,58 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
     TRACEBED_ASSIGN_OR_RETURN(std::string original, base::read_file(work / m.file));
     if (m.offset + m.length > original.size())
       return Error{fmt::format("{}: the work copy's {} is shorter than the mutant's place", m.id(), m.file)};
+    const fs::path dir = o.out / "mutants" / fmt::format("{:04}", index);
+    std::optional<std::string>& code_before = unmutated_code[m.file];
+    if (!code_before) {
+      // Nothing of the file is in this kernel: no build tells more.
+      r.tracebed.verdict = Verdict::equivalent;
+      r.tracebed.note = "the file is not compiled in this configuration";
+      r.kselftest.verdict = o.also_kselftest ? Verdict::equivalent : Verdict::not_run;
+      TRACEBED_TRY(append_result(results_file, r));
+      out.push_back(std::move(r));
+      continue;
+    }
     TRACEBED_TRY(base::write_file_atomic(work / m.file, m.apply(original)));
     auto built = vm::build_tree_kernel(build);
     r.build_seconds = since(t0);
-    const fs::path dir = o.out / "mutants" / fmt::format("{:04}", index);
-    if (!built) {
+    std::optional<std::string> code_after;
+    if (built) {
+      auto code = compiled_code(paths.build, m.file);
+      if (!code) return code.error();
+      code_after = std::move(*code);
+    }
+    if (built && code_after == code_before) {
+      r.tracebed.verdict = Verdict::equivalent;
+      r.tracebed.note = "compiles to the same object code";
+      r.kselftest.verdict = o.also_kselftest ? Verdict::equivalent : Verdict::not_run;
+    } else if (!built) {
       r.tracebed.verdict = Verdict::stillborn;
       r.tracebed.note = std::string(base::trim(built.error().message)).substr(0, 400);
       r.kselftest.verdict = o.also_kselftest ? Verdict::stillborn : Verdict::not_run;
     } else {
       const std::string suites = suites_for(o, m.file);
-      auto t1 = Clock::now();
-      TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o, built->kernel_dir, suites, o.filter, dir / "tracebed"));
-      r.tracebed = judge(run, baseline[key_of(false, suites, o.filter)], since(t1));
-      if (o.also_kselftest) {
-        std::string filter = kselftest_filter(owners_of(m.file));
-        t1 = Clock::now();
-        TRACEBED_ASSIGN_OR_RETURN(SideRun ks, run_tests(o, built->kernel_dir, "kselftest", filter, dir / "kselftest"));
-        r.kselftest = judge(ks, baseline[key_of(true, "kselftest", filter)], since(t1));
+      const std::string ks_filter = kselftest_filter(owners_of(m.file));
+      // The two sides' guests run side by side: each is one TCG guest,
+      // and the build that needed both cores is done.
+      auto timed_side = [&](const std::string& s, const std::string& f, const fs::path& d) {
+        auto t1 = Clock::now();
+        auto run = run_tests(o, built->kernel_dir, s, f, d);
+        return std::pair{std::move(run), since(t1)};
+      };
+      std::future<std::pair<Result<SideRun>, double>> ks_side;
+      if (o.also_kselftest)
+        ks_side = std::async(std::launch::async, timed_side, std::string("kselftest"), ks_filter, dir / "kselftest");
+      auto [run, seconds] = timed_side(suites, o.filter, dir / "tracebed");
+      if (ks_side.valid()) {
+        auto [ks, ks_seconds] = ks_side.get();
+        if (!ks) return ks.error();
+        r.kselftest = judge(*ks, baseline[key_of(true, "kselftest", ks_filter)], ks_seconds);
       }
+      if (!run) return run.error();
+      r.tracebed = judge(*run, baseline[key_of(false, suites, o.filter)], seconds);
     }
     TRACEBED_TRY(base::write_file_atomic(work / m.file, original));
-    {
-      std::ofstream f(results_file, std::ios::app);
-      f << result_line(r);
-      if (!f) return Error{fmt::format("{}: cannot append", results_file.string())};
-    }
+    TRACEBED_TRY(append_result(results_file, r));
     ++ran;
     spent += since(t0);
     const double eta = spent / ran * static_cast<double>(todo - ran);

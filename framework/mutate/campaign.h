@@ -3,6 +3,9 @@
 // directory (only the mutated file recompiles, then the link), booted and
 // tested with the suites that own its file, and judged:
 //   stillborn  it did not build (left out of the rates);
+//   equivalent its file compiled to the same code as unmutated, or is not
+//              compiled in this configuration (left out of the rates,
+//              never booted);
 //   killed     a test failed that passes on the unmutated tree;
 //   crashed    no boot, a hang, or a kernel fault on a guest's console
 //              (counted as killed, listed apart);
@@ -26,7 +29,7 @@
 
 namespace tracebed::mutate {
 
-enum class Verdict { stillborn, killed, crashed, survived, not_run };
+enum class Verdict { stillborn, equivalent, killed, crashed, survived, not_run };
 std::string_view verdict_name(Verdict v);
 Verdict parse_verdict(std::string_view name);
 

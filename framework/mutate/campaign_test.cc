@@ -39,23 +39,43 @@ TEST(CampaignResults, ALineGoesAndComesBack) {
   EXPECT_FALSE(parse_result_line("not json").ok());
 }
 
-TEST(CampaignReport, RatesLeaveStillbornOutAndSurvivorsAreDiffs) {
+TEST(CampaignReport, RatesLeaveStillbornAndEquivalentOutAndSurvivorsAreDiffs) {
   std::vector<MutantResult> results = {
       result_of("\treturn a > 3;", Verdict::killed, Verdict::killed),
       result_of("\treturn a == 3;", Verdict::crashed, Verdict::survived),
       result_of("\treturn a < 3;", Verdict::survived, Verdict::killed),
       result_of("\treturn a && 3;", Verdict::stillborn, Verdict::stillborn),
+      result_of("\treturn a >= 3;", Verdict::equivalent, Verdict::equivalent),
   };
-  std::string md = write_markdown(results, {"tracebed mutate --tree t --files f", "t", "1", true});
-  EXPECT_THAT(md, HasSubstr("4 mutants, 1 stillborn; of the 3 that built, tracebed caught 2 (67 %, 1 of them crashed "
-                            "the kernel), ftracetest 2 (67 %)"));
-  EXPECT_THAT(md, HasSubstr("| `kernel/trace/f.c` | 4 | 1 | 2 (67 %) | 2 (67 %) | 1 | 0 |"));
+  RunDescription run{"tracebed mutate --tree t --files f", "t", "1", true, {}};
+  std::string md = write_markdown(results, run);
+  EXPECT_THAT(md, HasSubstr("5 mutants, 1 stillborn, 1 equivalent (the same object code, a file this "
+                            "configuration does not compile, or read and explained below); of the other 3, tracebed caught 2 (67 %, 1 of them "
+                            "crashed the kernel), ftracetest 2 (67 %)"));
+  EXPECT_THAT(md, HasSubstr("| `kernel/trace/f.c` | 5 | 1 | 1 | 2 (67 %) | 2 (67 %) | 1 | 0 |"));
   EXPECT_THAT(md, HasSubstr("### kernel/trace/f.c:3 (relational-boundary, f)"));
   EXPECT_THAT(md, HasSubstr("-\treturn a < 3;\n+\treturn a <= 3;"));
   EXPECT_THAT(md, HasSubstr("ftracetest catches it"));
   std::string junit = write_junit(results);
-  EXPECT_THAT(junit, HasSubstr("tests=\"4\" failures=\"1\" skipped=\"1\""));
+  EXPECT_THAT(junit, HasSubstr("tests=\"5\" failures=\"1\" skipped=\"2\""));
   EXPECT_THAT(write_json(results, {}), HasSubstr("\"format\": \"tracebed-mutate 1\""));
+}
+
+TEST(CampaignReport, ASurvivorReadAsEquivalentLeavesTheRateWithItsReason) {
+  std::vector<MutantResult> results = {result_of("\treturn a > 3;", Verdict::killed, Verdict::killed),
+                                       result_of("\treturn a < 3;", Verdict::survived, Verdict::survived)};
+  RunDescription run{"tracebed mutate", "t", "1", false, {}};
+  auto equivalent = parse_equivalent("# read by hand\n" + results[1].mutant.id() + "  a is never 3 here\n", "eq.txt");
+  ASSERT_TRUE(equivalent.ok()) << equivalent.error().message;
+  run.equivalent = *equivalent;
+  std::string md = write_markdown(results, run);
+  EXPECT_THAT(md, HasSubstr("of the other 1, tracebed caught 1 (100 %"));
+  EXPECT_THAT(md, HasSubstr("## Survivors\n\nNone."));
+  EXPECT_THAT(md, HasSubstr("a is never 3 here\n\n```diff\n"));
+  EXPECT_THAT(md, HasSubstr("| equivalent: a is never 3 here |"));
+  auto bad = parse_equivalent("\n" + results[1].mutant.id() + "\n", "eq.txt");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "eq.txt:2: a mutant id with no reason");
 }
 
 }  // namespace

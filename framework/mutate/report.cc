@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "framework/base/text.h"
 #include "framework/matrix/junit.h"
 #include "framework/matrix/report.h"
 
@@ -12,11 +13,19 @@ namespace tracebed::mutate {
 namespace {
 
 struct Counts {
-  int mutants = 0, stillborn = 0, tracebed = 0, kselftest = 0, both = 0, neither = 0, crashed = 0;
-  void add(const MutantResult& r) {
+  int mutants = 0, stillborn = 0, equivalent = 0, tracebed = 0, kselftest = 0, both = 0, neither = 0, crashed = 0;
+  void add(const MutantResult& r, const RunDescription& run) {
     ++mutants;
+    if (r.tracebed.verdict == Verdict::survived && run.equivalent.contains(r.mutant.id())) {
+      ++equivalent;
+      return;
+    }
     if (r.tracebed.verdict == Verdict::stillborn) {
       ++stillborn;
+      return;
+    }
+    if (r.tracebed.verdict == Verdict::equivalent) {
+      ++equivalent;
       return;
     }
     bool t = caught(r.tracebed.verdict), k = caught(r.kselftest.verdict);
@@ -26,7 +35,7 @@ struct Counts {
     neither += !t && !k;
     crashed += r.tracebed.verdict == Verdict::crashed;
   }
-  int live() const { return mutants - stillborn; }
+  int live() const { return mutants - stillborn - equivalent; }
 };
 
 std::string rate(int n, int of) { return of == 0 ? "—" : fmt::format("{:.0f} %", 100.0 * n / of); }
@@ -39,23 +48,27 @@ std::string write_markdown(const std::vector<MutantResult>& results, const RunDe
   std::map<std::string, Counts> per_file;
   Counts all;
   for (const auto& r : results) {
-    per_file[r.mutant.file].add(r);
-    all.add(r);
+    per_file[r.mutant.file].add(r, run);
+    all.add(r, run);
   }
   std::string out = "# tracebed mutate\n\n";
   if (!run.command.empty()) out += fmt::format("`{}`{}\n\n", run.command, run.seed.empty() ? "" : " (seed " + run.seed + ")");
   out += fmt::format(
-      "{} mutants, {} stillborn; of the {} that built, tracebed caught {} ({}, {} of them crashed the kernel)",
-      all.mutants, all.stillborn, all.live(), all.tracebed, rate(all.tracebed, all.live()), all.crashed);
+      "{} mutants, {} stillborn, {} equivalent (the same object code, a file this configuration does not "
+      "compile, or read and explained below); of the other {}, tracebed caught {} ({}, {} of them crashed the kernel)",
+      all.mutants, all.stillborn, all.equivalent, all.live(), all.tracebed, rate(all.tracebed, all.live()), all.crashed);
   if (run.kselftest) out += fmt::format(", ftracetest {} ({})", all.kselftest, rate(all.kselftest, all.live()));
-  out += ".\n\n| file | mutants | stillborn | tracebed | ";
-  out += run.kselftest ? "ftracetest | both | neither |\n|---|---:|---:|---:|---:|---:|---:|\n" : "survived |\n|---|---:|---:|---:|---:|\n";
+  out += ".\n\n| file | mutants | stillborn | equivalent | tracebed | ";
+  out += run.kselftest ? "ftracetest | both | neither |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"
+                       : "survived |\n|---|---:|---:|---:|---:|---:|\n";
   auto row = [&](const std::string& name, const Counts& c) {
     if (run.kselftest)
-      out += fmt::format("| {} | {} | {} | {} ({}) | {} ({}) | {} | {} |\n", name, c.mutants, c.stillborn, c.tracebed,
+      out += fmt::format("| {} | {} | {} | {} | {} ({}) | {} ({}) | {} | {} |\n", name, c.mutants, c.stillborn,
+                         c.equivalent, c.tracebed,
                          rate(c.tracebed, c.live()), c.kselftest, rate(c.kselftest, c.live()), c.both, c.neither);
     else
-      out += fmt::format("| {} | {} | {} | {} ({}) | {} |\n", name, c.mutants, c.stillborn, c.tracebed,
+      out += fmt::format("| {} | {} | {} | {} | {} ({}) | {} |\n", name, c.mutants, c.stillborn, c.equivalent,
+                         c.tracebed,
                          rate(c.tracebed, c.live()), c.live() - c.tracebed);
   };
   for (const auto& [file, c] : per_file) row("`" + file + "`", c);
@@ -63,7 +76,7 @@ std::string write_markdown(const std::vector<MutantResult>& results, const RunDe
   out += "\n## Survivors\n\n";
   bool any = false;
   for (const auto& r : results) {
-    if (r.tracebed.verdict != Verdict::survived) continue;
+    if (r.tracebed.verdict != Verdict::survived || run.equivalent.contains(r.mutant.id())) continue;
     any = true;
     out += fmt::format("### {}:{} ({}, {})\n\n```diff\n{}```\n\n", r.mutant.file, r.mutant.line,
                        operator_name(r.mutant.op), r.mutant.function, r.mutant.diff());
@@ -71,12 +84,38 @@ std::string write_markdown(const std::vector<MutantResult>& results, const RunDe
       out += fmt::format("ftracetest catches it: {}\n\n", fmt::join(r.kselftest.failed, ", "));
   }
   if (!any) out += "None.\n";
+  bool explained = false;
+  for (const auto& r : results) {
+    auto it = run.equivalent.find(r.mutant.id());
+    if (r.tracebed.verdict != Verdict::survived || it == run.equivalent.end()) continue;
+    if (!explained) out += "\n## Survivors read and found equivalent\n\n";
+    explained = true;
+    out += fmt::format("### {}:{} ({}, {})\n\n{}\n\n```diff\n{}```\n\n", r.mutant.file, r.mutant.line,
+                       operator_name(r.mutant.op), r.mutant.function, it->second, r.mutant.diff());
+  }
   out += "\n## Every mutant\n\n| mutant | tracebed | failed tests | build | tests |\n|---|---|---|---:|---:|\n";
   for (const auto& r : results) {
     std::string failed = r.tracebed.failed.empty() ? r.tracebed.note : fmt::format("{}", fmt::join(r.tracebed.failed, ", "));
+    if (auto it = run.equivalent.find(r.mutant.id()); r.tracebed.verdict == Verdict::survived && it != run.equivalent.end())
+      failed = "equivalent: " + it->second;
     if (failed.size() > 160) failed = failed.substr(0, 157) + "...";
     out += fmt::format("| `{}` | {} | {} | {:.0f} s | {:.0f} s |\n", r.mutant.id(), verdict_name(r.tracebed.verdict),
                        matrix::md_cell(failed), r.build_seconds, r.tracebed.seconds + r.kselftest.seconds);
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::string>> parse_equivalent(std::string_view text, std::string_view where) {
+  std::map<std::string, std::string> out;
+  size_t number = 0;
+  for (std::string_view line : base::split_lines(text)) {
+    ++number;
+    line = base::trim(line);
+    if (line.empty() || line.front() == '#') continue;
+    size_t space = line.find_first_of(" \t");
+    std::string_view reason = space == std::string_view::npos ? "" : base::trim(line.substr(space));
+    if (reason.empty()) return Error{fmt::format("{}:{}: a mutant id with no reason", where, number)};
+    out.emplace(std::string(line.substr(0, space)), std::string(reason));
   }
   return out;
 }
@@ -100,7 +139,7 @@ std::string write_junit(const std::vector<MutantResult>& results) {
     int failures = 0, skipped = 0;
     for (const auto* r : list) {
       failures += r->tracebed.verdict == Verdict::survived;
-      skipped += r->tracebed.verdict == Verdict::stillborn;
+      skipped += r->tracebed.verdict == Verdict::stillborn || r->tracebed.verdict == Verdict::equivalent;
     }
     out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
                        matrix::xml_escape(file), list.size(), failures, skipped);
@@ -112,6 +151,9 @@ std::string write_junit(const std::vector<MutantResult>& results) {
                            matrix::xml_escape(r->mutant.diff()));
       else if (r->tracebed.verdict == Verdict::stillborn)
         out += fmt::format(">\n      <skipped message=\"stillborn: did not build\"/>\n    </testcase>\n");
+      else if (r->tracebed.verdict == Verdict::equivalent)
+        out += fmt::format(">\n      <skipped message=\"equivalent: {}\"/>\n    </testcase>\n",
+                           matrix::xml_escape(r->tracebed.note));
       else
         out += "/>\n";
     }

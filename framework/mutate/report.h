@@ -4,6 +4,7 @@
 // same as JSON, and JUnit (a case per mutant, a survivor a failure).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,14 @@ struct RunDescription {
   std::string command;  // as given, so that anyone can repeat it
   std::string tree, seed;
   bool kselftest = false;
+  // Survivors read and found equivalent: mutant id -> the one-line reason.
+  // They leave the rates, and the report lists them with the reason.
+  std::map<std::string, std::string> equivalent;
 };
+
+// The --equivalent file: a line per mutant, "ID REASON" ('#' starts a
+// comment line). An error names the line that has no reason.
+Result<std::map<std::string, std::string>> parse_equivalent(std::string_view text, std::string_view where);
 
 std::string write_markdown(const std::vector<MutantResult>& results, const RunDescription& run);
 std::string write_json(const std::vector<MutantResult>& results, const RunDescription& run);
