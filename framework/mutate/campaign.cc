@@ -258,7 +258,8 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
   if (auto text = base::read_file(results_file)) {
     for (std::string_view line : base::split_lines(*text)) {
       if (base::trim(line).empty()) continue;
-      if (auto r = parse_result_line(line)) done.emplace(r->mutant.id(), std::move(*r));
+      // The last line of a mutant wins: a run that added ftracetest's side.
+      if (auto r = parse_result_line(line)) done.insert_or_assign(r->mutant.id(), std::move(*r));
     }
   }
   // Files a stopped run may have left mutated.
@@ -268,16 +269,21 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
 
   vm::TreeBuildOptions build = o.build;
   build.tree = work;
+  // A mutant judged by tracebed alone that is to have ftracetest's side
+  // too: built again, and only that side runs.
+  auto only_ftracetest_missing = [&](const Mutant& m) {
+    auto it = done.find(m.id());
+    if (it == done.end() || !o.also_kselftest || it->second.kselftest.verdict != Verdict::not_run) return false;
+    Verdict v = it->second.tracebed.verdict;
+    return v == Verdict::killed || v == Verdict::crashed || v == Verdict::survived;
+  };
   std::vector<const Mutant*> pending;
   for (const auto& m : mutants)
-    if (!done.contains(m.id())) pending.push_back(&m);
-  // The unmutated tree first, every suite set the mutants need: a test
+    if (!done.contains(m.id()) || only_ftracetest_missing(m)) pending.push_back(&m);
+  // The unmutated tree first, with every suite the mutants need: a test
   // that fails there does not count. (Its kernel is the same directory the
   // mutants' builds then replace, so this comes before any of them.)
-  std::map<std::string, std::set<std::string>> baseline;  // "side\nsuites\nfilter" -> failures
-  auto key_of = [](bool ks, const std::string& suites, const std::string& filter) {
-    return fmt::format("{}\n{}\n{}", ks ? "kselftest" : "tracebed", suites, filter);
-  };
+  std::set<std::string> baseline_ours, baseline_theirs;  // tests that fail unmutated
   TRACEBED_ASSIGN_OR_RETURN(vm::TreeBuildPaths paths, vm::tree_build_paths(build));
   std::map<std::string, std::optional<std::string>> unmutated_code;  // file -> compiled_code()
   if (!pending.empty()) {
@@ -286,42 +292,51 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
     for (const auto& f : files) {
       TRACEBED_ASSIGN_OR_RETURN(unmutated_code[f], compiled_code(paths.build, f));
     }
-    // One run per distinct suite set; the tracebed side and ftracetest's
-    // in two threads, one guest each.
-    using Side = std::pair<std::string, std::string>;  // suites, filter
-    std::vector<Side> ours, theirs;
+    // One run of the union of the mutants' suites (test names are unique
+    // across suites), and one of their ftracetest areas, side by side.
+    std::set<std::string> ours, theirs;
+    bool every_suite = false;
     for (const Mutant* m : pending) {
-      Side a{suites_for(o, m->file), o.filter};
-      if (std::find(ours.begin(), ours.end(), a) == ours.end()) ours.push_back(a);
-      Side b{"kselftest", kselftest_filter(owners_of(m->file))};
-      if (o.also_kselftest && std::find(theirs.begin(), theirs.end(), b) == theirs.end()) theirs.push_back(b);
-    }
-    auto test_baselines = [&](bool ks, const std::vector<Side>& sides)
-        -> Result<std::map<std::string, std::set<std::string>>> {
-      std::map<std::string, std::set<std::string>> found;
-      for (const auto& [suites, filter] : sides) {
-        o.say(fmt::format("testing the unmutated tree: {}{}", suites.empty() ? "the default suites" : suites,
-                          filter.empty() ? "" : " --filter " + filter));
-        fs::path dir = o.out / "baseline" / fmt::format("{}{}", ks ? "k" : "", found.size());
-        TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o, base_build.kernel_dir, suites, filter, dir));
-        if (run.status == 125 || run.status == 124 || run.tests.empty())
-          return Error{fmt::format("the unmutated tree did not test cleanly (tracebed test exited {}): {}",
-                                   run.status, run.output_tail)};
-        auto failures = failures_of(run);
-        if (!failures.empty())
-          o.say(fmt::format("{} tests fail on the unmutated tree and do not count: {}", failures.size(),
-                            join(std::vector<std::string>(failures.begin(), failures.end()), ", ")));
-        found[key_of(ks, suites, filter)] = std::move(failures);
+      if (!done.contains(m->id())) {
+        std::string suites = suites_for(o, m->file);
+        every_suite |= suites.empty();
+        for (std::string_view s : base::split(suites, ',', {.trim = true, .skip_empty = true}))
+          ours.insert(std::string(s));
       }
-      return found;
+      const std::string areas = kselftest_filter(owners_of(m->file));
+      for (std::string_view f : base::split(areas, ':', {.trim = true, .skip_empty = true})) theirs.insert(std::string(f));
+    }
+    auto test_baseline = [&](bool ks, const std::string& suites, const std::string& filter)
+        -> Result<std::set<std::string>> {
+      o.say(fmt::format("testing the unmutated tree: {}{}", suites.empty() ? "the default suites" : suites,
+                        filter.empty() ? "" : " --filter " + filter));
+      fs::path dir = o.out / "baseline" / (ks ? "ftracetest" : "tracebed");
+      TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o, base_build.kernel_dir, suites, filter, dir));
+      if (run.status == 125 || run.status == 124 || run.tests.empty())
+        return Error{fmt::format("the unmutated tree did not test cleanly (tracebed test exited {}): {}", run.status,
+                                 run.output_tail)};
+      auto failures = failures_of(run);
+      if (!failures.empty())
+        o.say(fmt::format("{} tests fail on the unmutated tree and do not count: {}", failures.size(),
+                          join(std::vector<std::string>(failures.begin(), failures.end()), ", ")));
+      return failures;
     };
-    auto theirs_run = std::async(std::launch::async, test_baselines, true, std::cref(theirs));
-    auto ours_found = test_baselines(false, ours);
-    auto theirs_found = theirs_run.get();
-    if (!ours_found) return ours_found.error();
-    if (!theirs_found) return theirs_found.error();
-    baseline = std::move(*ours_found);
-    baseline.merge(*theirs_found);
+    auto joined = [](const std::set<std::string>& parts, std::string_view sep) {
+      return join(std::vector<std::string>(parts.begin(), parts.end()), sep);
+    };
+    std::future<Result<std::set<std::string>>> theirs_run;
+    if (o.also_kselftest && !theirs.empty())
+      theirs_run = std::async(std::launch::async, test_baseline, true, std::string("kselftest"), joined(theirs, ":"));
+    if (!ours.empty() || every_suite) {
+      auto found = test_baseline(false, every_suite ? "" : joined(ours, ","), o.filter);
+      if (!found) return found.error();
+      baseline_ours = std::move(*found);
+    }
+    if (theirs_run.valid()) {
+      auto found = theirs_run.get();
+      if (!found) return found.error();
+      baseline_theirs = std::move(*found);
+    }
   }
 
   std::vector<MutantResult> out;
@@ -330,12 +345,14 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
   const size_t todo = pending.size();
   for (const auto& m : mutants) {
     ++index;
-    if (auto it = done.find(m.id()); it != done.end()) {
+    const bool ftracetest_only = only_ftracetest_missing(m);
+    if (auto it = done.find(m.id()); it != done.end() && !ftracetest_only) {
       out.push_back(it->second);
       continue;
     }
     const auto t0 = Clock::now();
     MutantResult r;
+    if (ftracetest_only) r = done.at(m.id());
     r.mutant = m;
     TRACEBED_ASSIGN_OR_RETURN(std::string original, base::read_file(work / m.file));
     if (m.offset + m.length > original.size())
@@ -353,14 +370,22 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
     }
     TRACEBED_TRY(base::write_file_atomic(work / m.file, m.apply(original)));
     auto built = vm::build_tree_kernel(build);
-    r.build_seconds = since(t0);
+    if (!ftracetest_only) r.build_seconds = since(t0);
     std::optional<std::string> code_after;
     if (built) {
       auto code = compiled_code(paths.build, m.file);
       if (!code) return code.error();
       code_after = std::move(*code);
     }
-    if (built && code_after == code_before) {
+    if (ftracetest_only && !built) {
+      r.kselftest.verdict = Verdict::stillborn;
+      r.kselftest.note = std::string(base::trim(built.error().message)).substr(0, 400);
+    } else if (ftracetest_only) {
+      const std::string ks_filter = kselftest_filter(owners_of(m.file));
+      auto t1 = Clock::now();
+      TRACEBED_ASSIGN_OR_RETURN(SideRun ks, run_tests(o, built->kernel_dir, "kselftest", ks_filter, dir / "kselftest"));
+      r.kselftest = judge(ks, baseline_theirs, since(t1));
+    } else if (built && code_after == code_before) {
       r.tracebed.verdict = Verdict::equivalent;
       r.tracebed.note = "compiles to the same object code";
       r.kselftest.verdict = o.also_kselftest ? Verdict::equivalent : Verdict::not_run;
@@ -385,10 +410,10 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
       if (ks_side.valid()) {
         auto [ks, ks_seconds] = ks_side.get();
         if (!ks) return ks.error();
-        r.kselftest = judge(*ks, baseline[key_of(true, "kselftest", ks_filter)], ks_seconds);
+        r.kselftest = judge(*ks, baseline_theirs, ks_seconds);
       }
       if (!run) return run.error();
-      r.tracebed = judge(*run, baseline[key_of(false, suites, o.filter)], seconds);
+      r.tracebed = judge(*run, baseline_ours, seconds);
     }
     TRACEBED_TRY(base::write_file_atomic(work / m.file, original));
     TRACEBED_TRY(append_result(results_file, r));
