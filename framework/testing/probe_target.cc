@@ -49,4 +49,28 @@ ProbeRun run_probe_target_only(TracefsTest& test, const tracefs::Instance& inst,
   return run;
 }
 
+LseekProbe lseek_probe() {
+  using tracefs::FetchArg;
+  if (!TracefsTest::traceable({"ksys_lseek"}).empty())
+    return {"ksys_lseek", FetchArg::reg("si"), FetchArg::reg("dx"), FetchArg::arg(2), FetchArg::arg(3)};
+  // struct pt_regs (arch/x86/include/asm/ptrace.h): si at 104, dx at 96.
+  return {"__x64_sys_lseek", FetchArg::reg("di").deref(104), FetchArg::reg("di").deref(96),
+          FetchArg::arg(1).deref(104), FetchArg::arg(1).deref(96)};
+}
+
+std::vector<std::string> lseek_edge_args(int rounds) {
+  const char* pairs[kLseekEdgeCalls][2] = {
+      {"0", "0"},          {"1", "0"},          {"2147483647", "0"},          {"2147483648", "0"},
+      {"4294967295", "0"}, {"4294967296", "0"}, {"9223372036854775807", "0"}, {"-1", "0"},
+      {"-9223372036854775808", "0"}, {"0", "4"}, {"0", "5"},                  {"0", "99"},
+  };
+  std::vector<std::string> args = {"lseek", "/etc/tracebed/release"};
+  for (int round = 0; round < rounds; ++round)
+    for (const auto& p : pairs) {
+      args.push_back(p[0]);
+      args.push_back(p[1]);
+    }
+  return args;
+}
+
 }  // namespace tracebed::testing

@@ -10,8 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "framework/vm/image.h"
+#include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/tracefs.h"
+#include "framework/vm/image.h"
 
 namespace tracebed::testing {
 
@@ -45,6 +46,28 @@ struct OnlyOptions {
 // same events.
 ProbeRun run_probe_target_only(TracefsTest& test, const tracefs::Instance& inst, std::vector<std::string> args,
                                OnlyOptions options = {});
+
+// lseek(2)'s own function, to probe for its offset, whence and off_t
+// result: ksys_lseek(fd, offset, whence) (fs/read_write.c) where the
+// kernel keeps it out of line (Debian's 6.1 and 6.12), else the syscall's
+// x86-64 wrapper, into which tinyconfig -O2 builds of 7.2 inline both
+// ksys_lseek and vfs_llseek. The wrapper takes the caller's pt_regs, whose
+// si and dx hold the offset and whence. Either returns the whole off_t.
+struct LseekProbe {
+  std::string function;
+  tracefs::FetchArg offset_reg, whence_reg;  // kprobes at its entry
+  tracefs::FetchArg offset_arg, whence_arg;  // $argN: fprobes at its entry
+};
+LseekProbe lseek_probe();
+
+// The probe target's `lseek FILE OFFSET WHENCE...` arguments, `rounds`
+// times over twelve calls on a file of the guest's initramfs (tmpfs or
+// ramfs: s_maxbytes is LLONG_MAX): SEEK_SET to both sides of 2^31, 2^32
+// and 2^63, to -1 and LLONG_MIN (-EINVAL, fs/read_write.c vfs_setpos),
+// SEEK_HOLE (4, SEEK_MAX: the file's size), and whence 5 and 99 (-EINVAL
+// from ksys_lseek itself).
+std::vector<std::string> lseek_edge_args(int rounds);
+inline constexpr int kLseekEdgeCalls = 12;  // per round
 
 // Parses the program's output; exposed for the suites' own checks.
 ProbeRun parse_probe_output(std::string_view out);

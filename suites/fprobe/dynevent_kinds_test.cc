@@ -204,7 +204,7 @@ size_t enabled_lines(TracefsTest& t, const std::string& function) {
   return n;
 }
 
-// Entry and exit on ksys_lseek, then either removed: the function stays
+// Entry and exit on lseek(2)'s function (testing::lseek_probe), then either removed: the function stays
 // enabled once while one is left (one line in enabled_functions), the
 // entry records each of the probe target's 100 lseek(2) offsets and the
 // exit each result, exactly, before and after the other is gone; once all
@@ -214,8 +214,8 @@ TEST_F(FprobeLife, EntryAndExitShareOneFunctionEntry) {
   TRACEBED_REQUIRE(features::fprobe_exit);
   TRACEBED_REQUIRE(features::fetcharg_argn);
   TRACEBED_REQUIRE(kEnabledFunctions);
-  // fs/read_write.c: __x64_sys_lseek jumps to it on 6.12.
-  const std::string place = "ksys_lseek";
+  const testing::LseekProbe lseek = testing::lseek_probe();
+  const std::string place = lseek.function;
   constexpr int kCalls = 100;
   std::vector<std::string> args = {"lseek", "/etc/tracebed/release"};
   std::vector<int64_t> offsets;  // SEEK_SET to each: lseek returns it
@@ -233,7 +233,7 @@ TEST_F(FprobeLife, EntryAndExitShareOneFunctionEntry) {
     SCOPED_TRACE(keep_entry ? "entry left" : "exit left");
     {
       auto entry = create_enabled(
-          FprobeDef::entry(unique("event1"), place).arg(FetchArg::arg(2).name("offset").type(FetchType::s64())));
+          FprobeDef::entry(unique("event1"), place).arg(FetchArg(lseek.offset_arg).name("offset").type(FetchType::s64())));
       auto exit = create_enabled(
           FprobeDef::exit(unique("event2"), place).arg(FetchArg::retval().name("ret").type(FetchType::s64())));
       ASSERT_OK(entry);

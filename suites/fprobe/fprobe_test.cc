@@ -1,7 +1,7 @@
 // ftracetest dynevent/ fprobe and tprobe cases in spirit: f: probes on a
 // function the probe target drives (its openat calls reach
 // do_sys_openat2, fs/open.c, once each; its lseek and readlinkat calls
-// ksys_lseek and do_readlinkat, for return values of 64 and 32 bits) and
+// lseek(2)'s function and do_readlinkat, for return values of 64 and 32 bits) and
 // t: probes on sched_switch, every record checked against what the
 // program printed or against the tracepoint's own event, decoded from the
 // same pages.
@@ -80,25 +80,6 @@ std::vector<int64_t> low_halves(const std::vector<int64_t>& values) {
   return out;
 }
 
-// lseek(2) on a file of the guest's initramfs (tmpfs or ramfs: s_maxbytes
-// is LLONG_MAX), ten times over: SEEK_SET to both sides of 2^31, 2^32 and
-// 2^63, to -1 and LLONG_MIN (-EINVAL, fs/read_write.c vfs_setpos),
-// SEEK_HOLE (4, SEEK_MAX) and whence 5 (-EINVAL from ksys_lseek itself).
-std::vector<std::string> lseek_args() {
-  const char* pairs[][2] = {
-      {"0", "0"},          {"2147483647", "0"}, {"2147483648", "0"},          {"4294967295", "0"},
-      {"4294967296", "0"}, {"-1", "0"},         {"9223372036854775807", "0"}, {"-9223372036854775808", "0"},
-      {"0", "4"},          {"0", "5"},
-  };
-  std::vector<std::string> args = {"lseek", "/etc/tracebed/release"};
-  for (int round = 0; round < 10; ++round)
-    for (const auto& p : pairs) {
-      args.push_back(p[0]);
-      args.push_back(p[1]);
-    }
-  return args;
-}
-
 class Tprobe : public ProbeTest {
  public:
   Tprobe() : ProbeTest({features::dynamic_events, features::tprobes, features::sched_events}) {}
@@ -136,20 +117,20 @@ TEST_F(Fprobe, ExitRetvalIsTheFd) {
   EXPECT_THAT(int_fields(of_pid(decoded(*ev), run.pid), "ret"), ElementsAreArray(fds(run)));
 }
 
-// %return of ksys_lseek (fs/read_write.c, off_t; __x64_sys_lseek jumps
-// to it on 6.12): $retval is the whole 64-bit offset, or -errno
-// sign-extended, for 100 lseek(2) calls across off_t's range; u64 is the
+// %return of lseek(2)'s function (testing::lseek_probe: ksys_lseek, off_t,
+// or the syscall's wrapper it is inlined into): $retval is the whole 64-bit
+// offset, or -errno sign-extended, for 120 lseek(2) calls across off_t's range; u64 is the
 // same bits and s32 only the low half (2^31 reads as INT32_MIN).
 TEST_F(Fprobe, ExitRetvalOfAnOffTFunctionIsAll64Bits) {
   TRACEBED_REQUIRE(features::fprobe_exit);
-  auto ev = create_enabled(FprobeDef::exit(unique("lseekret"), "ksys_lseek")
+  auto ev = create_enabled(FprobeDef::exit(unique("lseekret"), testing::lseek_probe().function)
                                .arg(FetchArg::retval().name("ret").type(FetchType::s64()))
                                .arg(FetchArg::retval().name("uret").type(FetchType::u64()))
                                .arg(FetchArg::retval().name("low").type(FetchType::s32())));
   ASSERT_OK(ev);
-  ProbeRun run = run_target_only(lseek_args(), {.start_tracing = true});
+  ProbeRun run = run_target_only(testing::lseek_edge_args(10), {.start_tracing = true});
   std::vector<int64_t> want = results(run, "lseek");
-  ASSERT_THAT(want, SizeIs(100));
+  ASSERT_THAT(want, SizeIs(10 * testing::kLseekEdgeCalls));
   ASSERT_THAT(want, AllOf(Contains(-EINVAL), Contains(int64_t{4294967296}),
                           Contains(std::numeric_limits<int64_t>::max())));
   std::vector<DecodedEvent> events = of_pid(decoded(*ev), run.pid);

@@ -1,13 +1,11 @@
 // Kprobes at the edges of what they record, checked against what the
 // probe target got back and against `trace`'s own text:
 //
-// - $retval of a function returning a 64-bit off_t (ksys_lseek, for
-//   lseek(2) across off_t's range and its errors) and of one returning an
-//   int (do_readlinkat, for readlinkat(2)'s errors), each read as several
-//   types. On 6.1 and 6.12 __x64_sys_lseek jumps to ksys_lseek and
-//   __x64_sys_readlinkat calls do_readlinkat (fs/read_write.c, fs/stat.c),
-//   both begin with the ftrace call; vfs_llseek is inlined into ksys_lseek
-//   and never sees lseek(2).
+// - $retval of a function returning a 64-bit off_t (lseek(2)'s own,
+//   testing::lseek_probe, across off_t's range and its errors) and of one
+//   returning an int (do_readlinkat, for readlinkat(2)'s errors), each read
+//   as several types. __x64_sys_readlinkat calls do_readlinkat (fs/stat.c),
+//   which begins with the ftrace call.
 // - user strings ($arg2 of do_sys_openat2, +0(...):ustring) of every
 //   length from empty to the largest record a sub-buffer holds, and past
 //   MAX_STRING_SIZE (kernel/trace/trace_probe.h: PATH_MAX).
@@ -69,26 +67,6 @@ std::vector<std::string> printed_args(const std::vector<std::string>& lines, con
   return out;
 }
 
-// lseek(2) on a file of the guest's initramfs (tmpfs or ramfs, whose
-// s_maxbytes is MAX_LFS_FILESIZE, LLONG_MAX), ten times over: SEEK_SET to
-// both sides of 2^31, 2^32 and 2^63, to -1 and LLONG_MIN (-EINVAL,
-// fs/read_write.c vfs_setpos), SEEK_HOLE (4, SEEK_MAX: the file's size),
-// and whence 5 and 99 (-EINVAL from ksys_lseek itself).
-std::vector<std::string> lseek_args() {
-  const char* pairs[][2] = {
-      {"0", "0"},          {"1", "0"},  {"2147483647", "0"},           {"2147483648", "0"},
-      {"4294967295", "0"}, {"4294967296", "0"}, {"9223372036854775807", "0"}, {"-1", "0"},
-      {"-9223372036854775808", "0"}, {"0", "4"}, {"0", "5"},         {"0", "99"},
-  };
-  std::vector<std::string> args = {"lseek", "/etc/tracebed/release"};
-  for (int round = 0; round < 10; ++round)
-    for (const auto& p : pairs) {
-      args.push_back(p[0]);
-      args.push_back(p[1]);
-    }
-  return args;
-}
-
 // readlinkat(2), twenty times over: a symlink (its length), a regular file
 // (-EINVAL), a missing path (-ENOENT), a path through a file (-ENOTDIR)
 // and a name longer than NAME_MAX (-ENAMETOOLONG).
@@ -106,19 +84,20 @@ std::vector<std::string> open_args(const std::vector<std::string>& paths) {
   return args;
 }
 
-// ksys_lseek returns off_t: $retval is all 64 bits, -errno sign-extended,
+// lseek(2)'s function (testing::lseek_probe: ksys_lseek, or the syscall's
+// wrapper it is inlined into) returns off_t: $retval is all 64 bits, -errno sign-extended,
 // for 120 calls across off_t's range. s64 and u64 are the same bits
 // (`trace` prints them %Ld and %Lu, x64 as 0x%Lx, trace_probe.c), and s32
 // keeps only the low half: 2^31 reads as INT32_MIN, 2^32 as 0.
 TEST_F(KprobeEdge, KsysLseekRetvalIsTheWhole64BitOffsetOrError) {
   std::string name = unique("lseek_ret");
-  auto ev = create_enabled(KprobeDef::on_return(name, "ksys_lseek")
+  auto ev = create_enabled(KprobeDef::on_return(name, testing::lseek_probe().function)
                                .arg(FetchArg::retval().name("ret").type(FetchType::s64()))
                                .arg(FetchArg::retval().name("uret").type(FetchType::u64()))
                                .arg(FetchArg::retval().name("xret").type(FetchType::x64()))
                                .arg(FetchArg::retval().name("low").type(FetchType::s32())));
   ASSERT_OK(ev);
-  ProbeRun r = target(lseek_args());
+  ProbeRun r = target(testing::lseek_edge_args(10));
   std::vector<int64_t> got = results(r, "lseek");
   ASSERT_THAT(got, SizeIs(120));
   // The workload reached the edges: errors, past 32 bits, LLONG_MAX.

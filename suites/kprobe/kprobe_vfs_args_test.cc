@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/testing/probe_target.h"
 #include "framework/testing/raw_definition.h"
 #include "framework/testing/tracefs_fixture.h"
 #include "framework/tracefs/text.h"
@@ -80,10 +82,11 @@ INSTANTIATE_TEST_SUITE_P(Probe, VfsFetch, ::testing::ValuesIn(kVfsArgsRows),
 TRACEBED_SUITE_REQUIRES(ManyKprobes, features::kprobes);
 
 // The first 255 text symbols without a '.' that take a probe at +5 (past
-// x86's 5-byte ftrace call) and a 256th on ksys_lseek, all in one group:
-// 256 listed and enabled together. While all are on, the ksys_lseek probe
-// records each of the probe target's 200 lseek(2) calls once, in order,
-// with the whence it was given (%dx, the third argument); then all are
+// x86's 5-byte ftrace call) and a 256th on lseek(2)'s function
+// (testing::lseek_probe), all in one group: 256 listed and enabled
+// together. While all are on, that probe records each of the probe
+// target's 200 lseek(2) calls once, in order, with the whence it was
+// given; then all are
 // disabled and removed to the last one.
 TEST_F(ManyKprobes, TwoHundredFiftySixAtOnce) {
   TRACEBED_COVERS("ftracetest: kprobe/multiple_kprobes.tc");
@@ -96,8 +99,9 @@ TEST_F(ManyKprobes, TwoHundredFiftySixAtOnce) {
                         "echo p:" + group + "/e$N ${i}+5 >> " + file + " 2>/dev/null && N=$((N+1)); "
                         "[ $N -eq 255 ] && { echo $N; break; }; done; true");
   EXPECT_EQ(tracebed::tracefs::trim(made), "255");
-  // fs/read_write.c: lseek(2)'s own function on 6.1 and 6.12.
-  ASSERT_OK(fs().top().files().append("kprobe_events", "p:" + group + "/e255 ksys_lseek whence=%dx:u32"));
+  const testing::LseekProbe lseek = testing::lseek_probe();
+  ASSERT_OK(fs().top().files().append(
+      "kprobe_events", fmt::format("p:{}/e255 {} whence={}:u32", group, lseek.function, lseek.whence_reg.fetch())));
   auto text = fs().top().files().read("kprobe_events");
   ASSERT_OK(text);
   size_t listed = 0;
