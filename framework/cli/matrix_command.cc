@@ -153,14 +153,18 @@ void add_matrix_command(CLI::App& app) {
     if (!m) cannot_run(m.error().message);
     if (Status st = matrix::write_outputs(*m, o.out); !st) cannot_run(st.error().message);
     std::vector<matrix::TestResult> all;
-    fmt::print("{:<16} {:<30} {:>5} {:>5} {:>5} {:>9}\n", "KERNEL", "RELEASE", "PASS", "SKIP", "FAIL", "SECONDS");
+    // An UNRESOLVED column only when some case is, so the usual table is as it was.
+    bool unresolved = false;
+    for (const auto& k : m->kernels) unresolved |= k.counts().unresolved > 0;
+    fmt::print("{:<16} {:<30} {:>5} {:>5} {}{:>5} {:>9}\n", "KERNEL", "RELEASE", "PASS", "SKIP",
+               unresolved ? "UNRESOLVED " : "", "FAIL", "SECONDS");
     for (const auto& k : m->kernels) {
-      fmt::print("{:<16} {:<30} {:>5} {:>5} {:>5} {:>9.1f}\n", k.kernel, k.release.empty() ? "-" : k.release,
-                 k.count(matrix::State::pass), k.count(matrix::State::skip), k.count(matrix::State::fail),
-                 k.wall_seconds);
+      const matrix::Counts c = k.counts();
+      fmt::print("{:<16} {:<30} {:>5} {:>5} {}{:>5} {:>9.1f}\n", k.kernel, k.release.empty() ? "-" : k.release, c.pass,
+                 c.skip, unresolved ? fmt::format("{:>10} ", c.unresolved) : "", c.fail, k.wall_seconds);
       all.insert(all.end(), k.tests.begin(), k.tests.end());
     }
-    // Each kernel's summary: failures with their first message, skips by reason.
+    // Each kernel's summary: failures with their first message, skips and unresolved cases by reason.
     for (const auto& k : m->kernels) {
       fmt::print("\n{}", matrix::write_run_summary(k, {.failures = 8, .skip_reasons = 6}));
     }

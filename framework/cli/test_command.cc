@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <chrono>
 #include <filesystem>
@@ -47,9 +48,8 @@ std::string summary_of(const matrix::SuiteOutcome& o) {
     if (!t.guest_start.kind.empty())
       starts += fmt::format("{}{} {:.2f} s", starts.empty() ? "" : ", ", t.guest_start.kind, t.guest_start.seconds);
   }
-  return fmt::format("{} passed, {} skipped, {} failed in {:.1f} s ({}tests {:.1f} s)", o.count(matrix::State::pass),
-                     o.count(matrix::State::skip), o.count(matrix::State::fail),
-                     o.wall_seconds, starts.empty() ? "" : starts + "; ", o.wall_seconds - o.start_seconds());
+  return fmt::format("{} in {:.1f} s ({}tests {:.1f} s)", matrix::count_states(o.tests).text(), o.wall_seconds,
+                     starts.empty() ? "" : starts + "; ", o.wall_seconds - o.start_seconds());
 }
 
 // Where the time went: guest starts (cold boots and snapshot restores) against tests.
@@ -140,19 +140,19 @@ std::vector<std::string> gtest_groups(const fs::path& suite) {
   return out;
 }
 
-// One row per test (skips with their reason), then the counts.
+// One row per test (skips and unresolved tests with their reason), then the counts.
 void print_table(FILE* table, const matrix::KernelRun& run) {
   size_t width = 20;
   for (const auto& t : run.tests) width = std::max(width, t.full_name().size());
   fmt::print(table, "\n{:<{}}  {:<6} {:>8}\n", "TEST", width, "RESULT", "SECONDS");
   for (const auto& t : run.tests) {
-    static constexpr std::string_view kShown[] = {"PASS", "SKIP", "FAIL"};
-    fmt::print(table, "{:<{}}  {:<6} {:>8.2f}", t.full_name(), width, kShown[static_cast<int>(t.state)], t.seconds);
-    if (t.state == matrix::State::skip) fmt::print(table, "  {}", t.summary());
+    std::string shown(matrix::state_name(t.state));
+    std::transform(shown.begin(), shown.end(), shown.begin(), [](unsigned char c) { return std::toupper(c); });
+    fmt::print(table, "{:<{}}  {:<6} {:>8.2f}", t.full_name(), width, shown, t.seconds);
+    if (t.state == matrix::State::skip || t.state == matrix::State::unresolved) fmt::print(table, "  {}", t.summary());
     fmt::print(table, "\n");
   }
-  fmt::print(table, "\n{}: {} passed, {} skipped, {} failed\n", run.kernel, run.count(matrix::State::pass),
-             run.count(matrix::State::skip), run.count(matrix::State::fail));
+  fmt::print(table, "\n{}: {}\n", run.kernel, run.counts().text());
 }
 
 }  // namespace

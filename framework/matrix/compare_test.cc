@@ -47,6 +47,22 @@ TEST(Compare, NewFailuresThenFixedThenOthers) {
             "  debian-6.12    S.Skips                                            pass -> skip  needs x\n");
 }
 
+// Neither a failure nor a fix: a case that stops or starts being decided
+// is another change, with its reason.
+TEST(Compare, UnresolvedIsAnOtherChange) {
+  Matrix before = run({{"Ftracetest", "a.tc", State::pass, "", "", "", 0, {}, {}},
+                       {"Ftracetest", "b.tc", State::unresolved, "ftracetest UNRESOLVED", "", "", 0, {}, {}}});
+  Matrix after = run({{"Ftracetest", "a.tc", State::unresolved, "ftracetest UNRESOLVED on an instance: x", "", "", 0,
+                       {}, {}},
+                      {"Ftracetest", "b.tc", State::fail, "FAIL", "", "", 0, {}, {}}});
+  auto changes = compare(before, after);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].kind, Change::new_failure);
+  EXPECT_EQ(changes[1].kind, Change::other);
+  EXPECT_NE(format_changes(changes).find("pass -> unresolved  ftracetest UNRESOLVED on an instance: x\n"),
+            std::string::npos);
+}
+
 TEST(Compare, NothingChanged) {
   Matrix m = run({{"S", "A", State::pass, "", "", "", 0, {}, {}}});
   EXPECT_TRUE(compare(m, m).empty());

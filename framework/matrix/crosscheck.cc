@@ -34,6 +34,9 @@ std::string selftest_verdict(const TestResult& t) {
     std::string top = property(t, "ftracetest"), inst = property(t, "ftracetest_instance");
     for (const auto& v : {top, inst})
       if (v == "FAIL" || v == "UNDEFINED" || v == "HANG") return "FAIL";
+    // As the case's own test judges it (suites/kselftest): a run that could
+    // not decide leaves the case undecided.
+    if (top == "UNRESOLVED" || inst == "UNRESOLVED") return "UNRESOLVED";
     return top;
   }
   if (t.suite == kUserEventsSelftestSuite) {
@@ -64,11 +67,15 @@ std::vector<Disagreement> cross_check(const std::vector<coverage::Cover>& covers
       auto it = ours.find(c.test);
       if (it == ours.end()) continue;  // that suite did not run here
       const TestResult& mine = *it->second;
-      bool disagree = (verdict == "PASS" && mine.state == State::skip) ||
-                      (verdict == "UNSUPPORTED" && mine.state == State::pass) ||
+      // Only a decided verdict can be contradicted: an UNRESOLVED selftest
+      // agrees with anything of ours (with our own unresolved most of all),
+      // while our test failing to decide where the selftest passed is as
+      // telling as our skipping there.
+      const bool undecided = mine.state == State::skip || mine.state == State::unresolved;
+      bool disagree = (verdict == "PASS" && undecided) || (verdict == "UNSUPPORTED" && mine.state == State::pass) ||
                       (verdict == "FAIL" && mine.state == State::pass);
       if (!disagree) continue;
-      std::string detail = mine.state == State::skip ? mine.summary() : first_line(t.message);
+      std::string detail = undecided ? mine.summary() : first_line(t.message);
       out.push_back({id, verdict, c.test, mine.state, detail});
     }
   }

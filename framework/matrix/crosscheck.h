@@ -5,10 +5,11 @@
 //   auto d = cross_check(covers, run.tests);   // both ran in `run`
 //   fmt::print("{}", format_cross_check(run.kernel, d, explanations));
 //
-// Disagreements: the selftest PASSes where our test skips (our feature
-// detection misses something), the selftest is UNSUPPORTED (or its
-// harness SKIPs) where our test passes, the selftest FAILs where our test
-// passes. Explanations of known ones live in suites/coverage-disagreements.txt.
+// Disagreements: the selftest PASSes where our test skips or is unresolved
+// (our feature detection misses something), the selftest is UNSUPPORTED (or
+// its harness SKIPs) where our test passes, the selftest FAILs where our
+// test passes. An UNRESOLVED selftest decided nothing to disagree with.
+// Explanations of known ones live in suites/coverage-disagreements.txt.
 #pragma once
 
 #include <string>
@@ -27,7 +28,7 @@ inline constexpr std::string_view kUserEventsSelftestSuite = "UserEventsSelftest
 
 // The selftest's own verdict recorded on a kselftest case ("PASS", "FAIL",
 // "UNSUPPORTED", ...; "FAIL" when either of a case's two runs failed or it
-// hung), and the case id the coverage registry uses; empty when `t` is not
+// hung, else "UNRESOLVED" when either was), and the case id the coverage registry uses; empty when `t` is not
 // a selftest case or recorded none.
 std::string selftest_verdict(const TestResult& t);
 std::string selftest_case_id(const TestResult& t);

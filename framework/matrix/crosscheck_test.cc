@@ -21,6 +21,10 @@ TEST(CrossCheck, SelftestVerdictFromTheRecordedProperties) {
   EXPECT_EQ(selftest_verdict(result_with_properties("Ftracetest", "a/b.tc", State::fail, {{"ftracetest", "HANG"}})), "FAIL");
   EXPECT_EQ(selftest_verdict(result_with_properties("UserEventsSelftest", "abi_test.c/flags", State::skip, {{"kselftest", "SKIP"}})),
             "UNSUPPORTED");
+  // A run that could not decide leaves the case undecided, as its test is.
+  EXPECT_EQ(selftest_verdict(result_with_properties("Ftracetest", "a/b.tc", State::unresolved,
+                                                    {{"ftracetest", "PASS"}, {"ftracetest_instance", "UNRESOLVED"}})),
+            "UNRESOLVED");
   EXPECT_EQ(selftest_verdict(result("Kprobe", "X", State::pass)), "");
   EXPECT_EQ(selftest_case_id(result("Ftracetest", "kprobe/kprobe_args.tc", State::pass)),
             "ftracetest: kprobe/kprobe_args.tc");
@@ -52,6 +56,27 @@ TEST(CrossCheck, EachKindOfDisagreementAndNothingElse) {
   EXPECT_EQ(d[1].test, "Ours.Passes");
   EXPECT_EQ(d[2].kind(), "FAIL vs pass");
   EXPECT_EQ(d[2].detail, "ftracetest a/fail.tc: FAIL");
+}
+
+// UNRESOLVED decided nothing to disagree with; our test not deciding where
+// the selftest passed is as telling as our skipping there.
+TEST(CrossCheck, UnresolvedAgreesWithUnresolvedAndUndecidedOursIsFlagged) {
+  std::vector<TestResult> tests = {
+      result_with_properties("Ftracetest", "a/unres.tc", State::unresolved, {{"ftracetest", "UNRESOLVED"}}),
+      result_with_properties("Ftracetest", "a/pass.tc", State::pass, {{"ftracetest", "PASS"}}),
+      result("Ours", "Undecided", State::unresolved, "could not tell\nmore"),
+      result("Ours", "Passes", State::pass),
+  };
+  std::vector<coverage::Cover> covers = {
+      cover("ftracetest: a/unres.tc", "Ours.Undecided"),
+      cover("ftracetest: a/unres.tc", "Ours.Passes"),
+      cover("ftracetest: a/pass.tc", "Ours.Undecided"),
+  };
+  auto d = cross_check(covers, tests);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].case_id, "ftracetest: a/pass.tc");
+  EXPECT_EQ(d[0].kind(), "PASS vs unresolved");
+  EXPECT_EQ(d[0].detail, "could not tell");
 }
 
 TEST(CrossCheck, ExplanationsMatchByGlobAndShowInTheTable) {

@@ -20,6 +20,9 @@ struct Parser {
   bool in_case = false;
   bool case_dropped = false;
   TestResult current;
+  // What the current case's children said; its state is decided at its end,
+  // since gtest writes <properties> after <skipped>.
+  bool failed = false, errored = false, skipped = false;
   bool has_detail = false;          // inside <failure>/<skipped>/<error>
   std::string detail;
   std::string detail_attr_message;
@@ -45,6 +48,17 @@ void split_location(const std::string& text, std::string& location, std::string&
   }
 }
 
+// A failure outranks a skip (a test that failed before GTEST_SKIP). A skip
+// (gtest's) or an <error> (ours, write_junit) with result=unresolved is
+// unresolved; another producer's <error> is a failure.
+State case_state(const Parser& p) {
+  const bool unresolved = p.current.has_property(kUnresolvedProperty.first, kUnresolvedProperty.second);
+  if (p.failed) return State::fail;
+  if (p.errored) return unresolved ? State::unresolved : State::fail;
+  if (p.skipped) return unresolved ? State::unresolved : State::skip;
+  return State::pass;
+}
+
 void on_start(void* data, const XML_Char* name, const XML_Char** atts) {
   auto* p = static_cast<Parser*>(data);
   std::string_view n = name;
@@ -56,6 +70,7 @@ void on_start(void* data, const XML_Char* name, const XML_Char** atts) {
     p->in_case = true;
     p->case_dropped = false;
     p->current = TestResult{};
+    p->failed = p->errored = p->skipped = false;
     const char* cls = attr(atts, "classname");
     const char* nm = attr(atts, "name");
     if (!nm) {
@@ -70,11 +85,9 @@ void on_start(void* data, const XML_Char* name, const XML_Char** atts) {
     if ((result && std::strcmp(result, "suppressed") == 0) || (status && std::strcmp(status, "notrun") == 0))
       p->case_dropped = true;
     // gtest marks a skipped case in the attribute too (the <skipped> child carries the reason).
-    if (result && std::strcmp(result, "skipped") == 0) p->current.state = State::skip;
+    if (result && std::strcmp(result, "skipped") == 0) p->skipped = true;
   } else if (p->in_case && (n == "failure" || n == "error" || n == "skipped")) {
-    State s = n == "skipped" ? State::skip : State::fail;
-    // A failure outranks a skip (a test that failed before GTEST_SKIP).
-    if (p->current.state != State::fail) p->current.state = s;
+    (n == "failure" ? p->failed : n == "error" ? p->errored : p->skipped) = true;
     p->has_detail = true;
     p->detail.clear();
     const char* m = attr(atts, "message");
@@ -96,6 +109,7 @@ void on_end(void* data, const XML_Char* name) {
   if (!p->stack.empty()) p->stack.pop_back();
   if (n == "testcase" && p->in_case) {
     p->in_case = false;
+    p->current.state = case_state(*p);
     if (!p->case_dropped) p->out.tests.push_back(std::move(p->current));
   } else if (p->has_detail && (n == "failure" || n == "error" || n == "skipped")) {
     p->has_detail = false;
@@ -168,22 +182,23 @@ std::string write_junit(const KernelRun& run) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   std::string when;
   if (!run.timestamp.empty()) when += fmt::format(" timestamp=\"{}\"", xml_escape(run.timestamp));
+  // JUnit's errors: neither a pass nor a failure, our unresolved cases.
+  const Counts all = run.counts();
   out += fmt::format(
-      "<testsuites name=\"tracebed {}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3f}\"{}>\n",
-      xml_escape(run.kernel), run.tests.size(), run.count(State::fail), run.count(State::skip), run.wall_seconds, when);
+      "<testsuites name=\"tracebed {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\"{}>\n",
+      xml_escape(run.kernel), run.tests.size(), all.fail, all.unresolved, all.skip, run.wall_seconds, when);
   if (!run.hostname.empty()) when += fmt::format(" hostname=\"{}\"", xml_escape(run.hostname));
   for (const auto& suite : order) {
     const auto& list = by_suite[suite];
-    int failures = 0, skipped = 0;
+    Counts counts;
     double time = 0;
     for (const auto* t : list) {
-      failures += t->state == State::fail;
-      skipped += t->state == State::skip;
+      counts.add(t->state);
       time += t->seconds;
     }
     out += fmt::format(
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3f}\"{}>\n",
-        xml_escape(suite), list.size(), failures, skipped, time, when);
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\"{}>\n",
+        xml_escape(suite), list.size(), counts.fail, counts.unresolved, counts.skip, time, when);
     out += "    <properties>\n";
     out += fmt::format("      <property name=\"kernel\" value=\"{}\"/>\n", xml_escape(run.kernel));
     if (!run.release.empty())
@@ -201,9 +216,14 @@ std::string write_junit(const KernelRun& run) {
         continue;
       }
       out += ">\n";
-      if (!t->properties.empty()) {
+      // The property read_junit tells an unresolved <error> by, also on a
+      // case made here rather than read from a suite.
+      auto properties = t->properties;
+      if (t->state == State::unresolved && !t->has_property(kUnresolvedProperty.first, kUnresolvedProperty.second))
+        properties.emplace_back(kUnresolvedProperty);
+      if (!properties.empty()) {
         out += "      <properties>\n";
-        for (const auto& [k, v] : t->properties)
+        for (const auto& [k, v] : properties)
           out += fmt::format("        <property name=\"{}\" value=\"{}\"/>\n", xml_escape(k), xml_escape(v));
         out += "      </properties>\n";
       }
@@ -211,8 +231,9 @@ std::string write_junit(const KernelRun& run) {
         out += "    </testcase>\n";
         continue;
       }
-      const char* tag = t->state == State::fail ? "failure" : "skipped";
-      out += fmt::format("      <{} message=\"{}\">{}</{}>\n", tag, xml_escape(t->summary()), xml_escape(text), tag);
+      const char* tag = t->state == State::fail ? "failure" : t->state == State::unresolved ? "error" : "skipped";
+      std::string summary = t->state == State::unresolved ? "unresolved: " + t->summary() : t->summary();
+      out += fmt::format("      <{} message=\"{}\">{}</{}>\n", tag, xml_escape(summary), xml_escape(text), tag);
       out += "    </testcase>\n";
     }
     out += "  </testsuite>\n";

@@ -2,7 +2,8 @@
 // --gtest_output=xml (and other JUnit producers): <testsuite>/<testcase>
 // with <failure>, <error> or <skipped>, and <property> elements. Cases gtest
 // lists but did not run (result="suppressed", status="notrun": excluded by
-// the filter) are left out: they are not part of the run.
+// the filter) are left out: they are not part of the run. A skipped case
+// with the property result=unresolved is State::unresolved.
 #pragma once
 
 #include <map>
@@ -26,7 +27,9 @@ struct JunitFile {
 Result<JunitFile> read_junit(std::string_view xml, std::string_view source);
 
 // One <testsuites> for a kernel, a <testsuite> per gtest suite, the kernel,
-// release and accelerator as suite properties.
+// release and accelerator as suite properties. An unresolved case is an
+// <error message="unresolved: ..."> (JUnit's neither-pass-nor-failure),
+// counted in `errors`.
 std::string write_junit(const KernelRun& run);
 
 std::string xml_escape(std::string_view s);

@@ -103,6 +103,41 @@ TEST(ReadJunit, FailureAfterSkipIsAFailure) {
   EXPECT_EQ(f->tests[0].suite, "S");
 }
 
+// As gtest writes an ftracetest UNRESOLVED case (suites/kselftest): a skip,
+// the property after it. Only that property makes a skip or an <error>
+// unresolved.
+TEST(ReadJunit, SkippedCaseWithResultUnresolvedIsUnresolved) {
+  auto f = read_junit(R"(<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="3" name="AllTests">
+  <testsuite name="Ftracetest" tests="3">
+    <testcase name="ftrace/func-filter-pid.tc" status="run" result="skipped" time="3.1" classname="Ftracetest">
+      <skipped message="suites/kselftest/kselftest_test.cc:226&#x0A;ftracetest UNRESOLVED on the top level: no poll"><![CDATA[suites/kselftest/kselftest_test.cc:226
+ftracetest UNRESOLVED on the top level: no poll]]></skipped>
+      <properties>
+        <property name="ftracetest" value="UNRESOLVED"/>
+        <property name="result" value="unresolved"/>
+      </properties>
+    </testcase>
+    <testcase name="kprobe/profile.tc" status="run" result="skipped" time="0.4" classname="Ftracetest">
+      <skipped message="ftracetest UNSUPPORTED on the top level: no kprobes"/>
+      <properties>
+        <property name="ftracetest" value="UNSUPPORTED"/>
+      </properties>
+    </testcase>
+    <testcase name="other/producer.tc" classname="Ftracetest">
+      <error message="exception">thrown</error>
+    </testcase>
+  </testsuite>
+</testsuites>)", "kselftest.xml");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ASSERT_EQ(f->tests.size(), 3u);
+  EXPECT_EQ(f->tests[0].state, State::unresolved);
+  EXPECT_EQ(f->tests[0].message, "ftracetest UNRESOLVED on the top level: no poll");
+  EXPECT_EQ(f->tests[0].location, "suites/kselftest/kselftest_test.cc:226");
+  EXPECT_EQ(f->tests[1].state, State::skip);
+  EXPECT_EQ(f->tests[2].state, State::fail);
+}
+
 TEST(WriteJunit, RoundTripsStatesMessagesAndRelease) {
   KernelRun run;
   run.kernel = "debian-6.1";
@@ -191,6 +226,38 @@ TEST(WriteJunit, WallTimeTimestampHostAndCaseProperties) {
   auto back = read_junit(write_junit(run), "w.xml");
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->tests[0].properties, t.properties);
+}
+
+// Neither a pass nor a failure: JUnit's <error>, counted in `errors` and in
+// nothing else, and read back as unresolved, also for a case that came
+// without the property (made here, or read from summary.json).
+TEST(WriteJunit, UnresolvedIsAnErrorCountedInErrors) {
+  KernelRun run;
+  run.kernel = "debian-6.12";
+  run.tests = {{"Ftracetest", "ftrace/func-filter-pid.tc", State::unresolved,
+                "ftracetest UNRESOLVED on an instance: no poll", "k.cc:226", "", 3.1, {}, {}},
+               {"Ftracetest", "kprobe/profile.tc", State::skip, "ftracetest UNSUPPORTED", "", "", 0, {}, {}}};
+  const std::string xml = write_junit(run);
+  EXPECT_THAT(xml, HasSubstr("<error message=\"unresolved: ftracetest UNRESOLVED on an instance: no poll\">"));
+  auto all = elements(xml);
+  ASSERT_GE(all.size(), 2u);
+  for (size_t i : {0u, 1u}) {
+    SCOPED_TRACE(all[i].name);
+    EXPECT_EQ(all[i].attrs["errors"], "1");
+    EXPECT_EQ(all[i].attrs["failures"], "0");
+    EXPECT_EQ(all[i].attrs["skipped"], "1");
+  }
+  auto back = read_junit(xml, "w.xml");
+  ASSERT_TRUE(back.ok()) << back.error().message << "\n" << xml;
+  ASSERT_EQ(back->tests.size(), 2u);
+  EXPECT_EQ(back->tests[0].state, State::unresolved);
+  EXPECT_EQ(back->tests[0].message, "ftracetest UNRESOLVED on an instance: no poll");
+  EXPECT_EQ(back->tests[0].location, "k.cc:226");
+  EXPECT_EQ(back->tests[1].state, State::skip);
+  // Written again, the property it now carries is not doubled.
+  KernelRun again = run;
+  again.tests = back->tests;
+  EXPECT_EQ(write_junit(again), xml);
 }
 
 }  // namespace

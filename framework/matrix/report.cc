@@ -66,42 +66,32 @@ double max_wall(const Matrix& m) {
   return w;
 }
 
-struct Totals {
-  int pass = 0, skip = 0, fail = 0;
-  void add(State s) {
-    pass += s == State::pass;
-    skip += s == State::skip;
-    fail += s == State::fail;
-  }
-  void add(const Totals& t) {
-    pass += t.pass;
-    skip += t.skip;
-    fail += t.fail;
-  }
-};
-
-Totals suite_totals(const KernelRun& k, const std::string& suite) {
-  Totals t;
+Counts suite_totals(const KernelRun& k, const std::string& suite) {
+  Counts t;
   for (const auto& r : k.tests)
     if (r.suite == suite) t.add(r.state);
   return t;
 }
 
-Totals all_totals(const Matrix& m) {
-  Totals t;
-  for (const auto& k : m.kernels)
-    for (const auto& r : k.tests) t.add(r.state);
+Counts all_totals(const Matrix& m) {
+  Counts t;
+  for (const auto& k : m.kernels) t.add(k.counts());
   return t;
 }
 
-std::string totals_text(const Totals& t) {
-  if (t.pass + t.skip + t.fail == 0) return "not run";
+std::string totals_text(const Counts& t) {
+  if (t.total() == 0) return "not run";
   std::vector<std::string> parts;
   if (t.pass) parts.push_back(fmt::format("{} pass", t.pass));
   if (t.skip) parts.push_back(fmt::format("{} skip", t.skip));
+  if (t.unresolved) parts.push_back(fmt::format("{} unresolved", t.unresolved));
   if (t.fail) parts.push_back(fmt::format("{} fail", t.fail));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
+
+// The kernels tables have an unresolved column only when some case is, so
+// a matrix without any reads as it always did.
+bool any_unresolved(const Matrix& m) { return all_totals(m).unresolved > 0; }
 
 // A suite's results on one kernel, or why it has none.
 std::string suite_cell(const KernelRun& k, const std::string& suite) {
@@ -116,6 +106,7 @@ const char* mark(State s) {
     case State::pass: return "✅ pass";
     case State::skip: return "⚪ skip";
     case State::fail: return "❌ FAIL";
+    case State::unresolved: return "🔵 unresolved";
   }
   return "?";
 }
@@ -134,21 +125,23 @@ std::string md_cell(std::string_view s) {
 
 std::string write_markdown(const Matrix& m) {
   Grid g = grid_of(m);
-  Totals all = all_totals(m);
+  Counts all = all_totals(m);
+  const bool unresolved = any_unresolved(m);
   std::string out = "# tracebed matrix\n\n";
-  out += fmt::format("{} kernel(s), {} test(s); {} passed, {} skipped, {} failed", m.kernels.size(), g.tests.size(),
-                     all.pass, all.skip, all.fail);
+  out += fmt::format("{} kernel(s), {} test(s); {}", m.kernels.size(), g.tests.size(), all.text());
   if (!m.filter.empty()) out += fmt::format("; filter `{}`", m.filter);
-  out += ".\n\n## Kernels\n\n| kernel | release | accelerator | pass | skip | fail | wall time |\n"
-         "|---|---|---|---:|---:|---:|---|\n";
+  out += fmt::format(".\n\n## Kernels\n\n| kernel | release | accelerator | pass | skip | {}fail | wall time |\n"
+                     "|---|---|---|---:|---:|---:|{}---|\n",
+                     unresolved ? "unresolved | " : "", unresolved ? "---:|" : "");
   double widest = max_wall(m);
   for (const auto& k : m.kernels) {
     int bar = widest > 0 ? std::max(1, static_cast<int>(k.wall_seconds / widest * 20 + 0.5)) : 0;
     std::string bars;
     for (int i = 0; i < bar; ++i) bars += "█";
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | `{}` {} |\n", md_cell(k.kernel), md_cell(release_of(k)),
-                       k.accelerator.empty() ? "—" : k.accelerator, k.count(State::pass), k.count(State::skip),
-                       k.count(State::fail), bars, duration(k.wall_seconds));
+    Counts c = k.counts();
+    out += fmt::format("| {} | {} | {} | {} | {} | {}{} | `{}` {} |\n", md_cell(k.kernel), md_cell(release_of(k)),
+                       k.accelerator.empty() ? "—" : k.accelerator, c.pass, c.skip,
+                       unresolved ? fmt::format("{} | ", c.unresolved) : "", c.fail, bars, duration(k.wall_seconds));
   }
   auto header = [&](std::string_view first) {
     std::string h = fmt::format("| {} |", first), rule = "|---|";
@@ -185,12 +178,13 @@ std::string write_markdown(const Matrix& m) {
     }
     out += "\n";
   }
-  std::string skips, failures;
+  std::string skips, undecided, failures;
   for (const auto& k : m.kernels) {
     for (const auto& t : k.tests) {
-      if (t.state == State::skip)
-        skips += fmt::format("- **{}** `{}`: {}\n", md_cell(k.kernel), t.full_name(),
-                             t.summary().empty() ? "(no reason given)" : md_cell(t.summary()));
+      if (t.state == State::skip || t.state == State::unresolved)
+        (t.state == State::skip ? skips : undecided) +=
+            fmt::format("- **{}** `{}`: {}\n", md_cell(k.kernel), t.full_name(),
+                        t.summary().empty() ? "(no reason given)" : md_cell(t.summary()));
       if (t.state == State::fail) {
         failures += fmt::format("\n### {} · {}\n\n", k.kernel, t.full_name());
         if (!t.location.empty()) failures += fmt::format("at `{}`\n\n", t.location);
@@ -200,13 +194,15 @@ std::string write_markdown(const Matrix& m) {
     }
   }
   if (!skips.empty()) out += "\n## Skips\n\n" + skips;
+  if (!undecided.empty()) out += "\n## Unresolved (ran, could not decide)\n\n" + undecided;
   if (!failures.empty()) out += "\n## Failures\n" + failures;
   return out;
 }
 
 std::string write_html(const Matrix& m) {
   Grid g = grid_of(m);
-  Totals all = all_totals(m);
+  Counts all = all_totals(m);
+  const bool unresolved = any_unresolved(m);
   std::string out = R"(<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -220,6 +216,7 @@ th { background: #f3f3f3; }
 td.pass { background: #d9f2d9; }
 td.skip { background: #fff3c4; }
 td.fail { background: #f8c8c8; font-weight: bold; }
+td.unresolved { background: #cfe0fa; }
 td.absent { background: #eee; color: #888; }
 td.num { text-align: right; }
 .bar { background: #5b8def; height: 12px; display: inline-block; vertical-align: middle; }
@@ -231,19 +228,21 @@ code { font-size: 12px; }
 <body>
 <h1>tracebed matrix</h1>
 )";
-  out += fmt::format("<p>{} kernel(s), {} test(s): {} passed, {} skipped, {} failed", m.kernels.size(),
-                     g.tests.size(), all.pass, all.skip, all.fail);
+  out += fmt::format("<p>{} kernel(s), {} test(s): {}", m.kernels.size(), g.tests.size(), all.text());
   if (!m.filter.empty()) out += fmt::format("; filter <code>{}</code>", html_escape(m.filter));
-  out += ".</p>\n<h2>Kernels</h2>\n<table id=\"kernels\">\n<tr><th>kernel</th><th>release</th><th>accelerator</th>"
-         "<th>pass</th><th>skip</th><th>fail</th><th>wall time</th></tr>\n";
+  out += fmt::format(".</p>\n<h2>Kernels</h2>\n<table id=\"kernels\">\n<tr><th>kernel</th><th>release</th>"
+                     "<th>accelerator</th><th>pass</th><th>skip</th>{}<th>fail</th><th>wall time</th></tr>\n",
+                     unresolved ? "<th>unresolved</th>" : "");
   double widest = max_wall(m);
   for (const auto& k : m.kernels) {
     double pct = widest > 0 ? k.wall_seconds / widest * 100 : 0;
+    Counts c = k.counts();
     out += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}"
         "<td class=\"num\">{}</td><td><span class=\"bar\" style=\"width: {:.0f}px\"></span> {}</td></tr>\n",
         html_escape(k.kernel), html_escape(release_of(k)), k.accelerator.empty() ? "—" : html_escape(k.accelerator),
-        k.count(State::pass), k.count(State::skip), k.count(State::fail), pct * 3, duration(k.wall_seconds));
+        c.pass, c.skip, unresolved ? fmt::format("<td class=\"num\">{}</td>", c.unresolved) : "", c.fail, pct * 3,
+        duration(k.wall_seconds));
   }
   out += "</table>\n";
   auto header = [&](std::string_view first) {
@@ -255,8 +254,8 @@ code { font-size: 12px; }
   for (const auto& s : g.suites) {
     out += fmt::format("<tr><td>{}</td>", html_escape(s));
     for (const auto& k : m.kernels) {
-      Totals t = suite_totals(k, s);
-      const char* cls = t.fail ? "fail" : t.pass ? "pass" : t.skip ? "skip" : "absent";
+      Counts t = suite_totals(k, s);
+      const char* cls = t.fail ? "fail" : t.unresolved ? "unresolved" : t.pass ? "pass" : t.skip ? "skip" : "absent";
       out += fmt::format("<td class=\"{}\">{}</td>", cls, totals_text(t));
     }
     out += "</tr>\n";
@@ -281,13 +280,13 @@ code { font-size: 12px; }
     out += "</tr>\n";
   }
   out += "</table>\n";
-  std::string skips, failures;
+  std::string skips, undecided, failures;
   for (const auto& k : m.kernels) {
     for (const auto& t : k.tests) {
-      if (t.state == State::skip)
-        skips += fmt::format("<li><b>{}</b> <code>{}</code>: {}</li>\n", html_escape(k.kernel),
-                             html_escape(t.full_name()),
-                             t.summary().empty() ? "(no reason given)" : html_escape(t.summary()));
+      if (t.state == State::skip || t.state == State::unresolved)
+        (t.state == State::skip ? skips : undecided) +=
+            fmt::format("<li><b>{}</b> <code>{}</code>: {}</li>\n", html_escape(k.kernel), html_escape(t.full_name()),
+                        t.summary().empty() ? "(no reason given)" : html_escape(t.summary()));
       if (t.state == State::fail) {
         failures += fmt::format("<h3>{} · <code>{}</code></h3>\n", html_escape(k.kernel), html_escape(t.full_name()));
         if (!t.location.empty()) failures += fmt::format("<p>at <code>{}</code></p>\n", html_escape(t.location));
@@ -298,6 +297,7 @@ code { font-size: 12px; }
     }
   }
   if (!skips.empty()) out += "<h2>Skips</h2>\n<ul>\n" + skips + "</ul>\n";
+  if (!undecided.empty()) out += "<h2>Unresolved (ran, could not decide)</h2>\n<ul>\n" + undecided + "</ul>\n";
   if (!failures.empty()) out += "<h2>Failures</h2>\n" + failures;
   out += "</body>\n</html>\n";
   return out;
@@ -316,15 +316,22 @@ std::string write_ktap(const KernelRun& run) {
   std::string out = "KTAP version 1\n";
   out += fmt::format("# kernel: {}\n# release: {}\n", run.kernel, release_of(run));
   out += fmt::format("1..{}\n", suites.size());
+  // Unresolved cases as ftracetest's own KTAP has them (ktaptest in
+  // tools/testing/selftests/ftrace/ftracetest): "not ok ... # UNRESOLVED",
+  // counted in its totals' "error:", here only when there are some.
+  auto counts_line = [](const Counts& c, size_t total) {
+    return fmt::format("pass:{} fail:{} skip:{}{} total:{}", c.pass, c.fail, c.skip,
+                       c.unresolved ? fmt::format(" error:{}", c.unresolved) : "", total);
+  };
   int n = 0;
-  Totals all;
+  Counts all;
   for (const auto& suite : suites) {
     out += fmt::format("    KTAP version 1\n    # Subtest: {}\n", one_line(suite));
     std::vector<const TestResult*> list;
     for (const auto& t : run.tests)
       if (t.suite == suite) list.push_back(&t);
     out += fmt::format("    1..{}\n", list.size());
-    Totals totals;
+    Counts totals;
     int i = 0;
     for (const auto* t : list) {
       ++i;
@@ -345,18 +352,20 @@ std::string write_ktap(const KernelRun& run) {
       std::string name = one_line(t->name);
       if (t->state == State::pass) out += fmt::format("    ok {} {}\n", i, name);
       else if (t->state == State::skip) out += fmt::format("    ok {} {} # SKIP {}\n", i, name, one_line(t->summary()));
+      else if (t->state == State::unresolved)
+        out += fmt::format("    not ok {} {} # UNRESOLVED{}\n", i, name,
+                           t->summary().empty() ? "" : ": " + one_line(t->summary()));
       else out += fmt::format("    not ok {} {}\n", i, name);
     }
     ++n;
-    out += fmt::format("    # {}: pass:{} fail:{} skip:{} total:{}\n", one_line(suite), totals.pass, totals.fail,
-                       totals.skip, list.size());
+    out += fmt::format("    # {}: {}\n", one_line(suite), counts_line(totals, list.size()));
     all.add(totals);
-    if (totals.fail) out += fmt::format("not ok {} {}\n", n, one_line(suite));
+    if (totals.fail || totals.unresolved) out += fmt::format("not ok {} {}\n", n, one_line(suite));
     else if (totals.pass == 0 && totals.skip > 0) out += fmt::format("ok {} {} # SKIP all cases skipped\n", n, one_line(suite));
     else out += fmt::format("ok {} {}\n", n, one_line(suite));
   }
   // As KUnit ends a run (lib/kunit/test.c kunit_print_suite_stats).
-  out += fmt::format("# Totals: pass:{} fail:{} skip:{} total:{}\n", all.pass, all.fail, all.skip, run.tests.size());
+  out += fmt::format("# Totals: {}\n", counts_line(all, run.tests.size()));
   // Console excerpts are whatever the guest printed: KTAP is UTF-8 text.
   return base::valid_utf8(out);
 }

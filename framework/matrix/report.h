@@ -11,7 +11,7 @@
 namespace tracebed::matrix {
 
 // The kernel x test grid, per-suite totals, releases, wall-time bars, skip
-// reasons and failures with their console excerpts.
+// and unresolved reasons, and failures with their console excerpts.
 std::string write_markdown(const Matrix& m);
 std::string write_html(const Matrix& m);
 

@@ -110,6 +110,46 @@ TEST(Ktap, NestedSuitesSkipsAndDiagnostics) {
             "# Totals: pass:0 fail:2 skip:1 total:3\n");
 }
 
+// As ftracetest's own KTAP has an UNRESOLVED case: "not ok", the reason
+// after the directive, counted as an error; its suite is not ok either.
+TEST(Ktap, UnresolvedIsNotOkWithItsDirective) {
+  KernelRun k;
+  k.kernel = "k";
+  k.release = "r";
+  k.tests = {{"Ftracetest", "ftrace/func-filter-pid.tc", State::unresolved,
+              "ftracetest UNRESOLVED on the top level: no # poll\nlog", "", "", 0, {}, {}},
+             {"Ftracetest", "kprobe/profile.tc", State::pass, "", "", "", 0, {}, {}}};
+  const std::string ktap = write_ktap(k);
+  EXPECT_THAT(ktap, HasSubstr("    not ok 1 ftrace/func-filter-pid.tc # UNRESOLVED: ftracetest UNRESOLVED on the top "
+                              "level: no _ poll\n"
+                              "    ok 2 kprobe/profile.tc\n"
+                              "    # Ftracetest: pass:1 fail:0 skip:0 error:1 total:2\n"
+                              "not ok 1 Ftracetest\n"
+                              "# Totals: pass:1 fail:0 skip:0 error:1 total:2\n"));
+}
+
+TEST(Markdown, UnresolvedHasItsOwnCellColumnAndReasons) {
+  Matrix m = sample();
+  m.kernels[0].tests[1].state = State::unresolved;
+  m.kernels[0].tests[1].message = "ftracetest UNRESOLVED on an instance: no poll";
+  std::string md = write_markdown(m);
+  EXPECT_THAT(md, HasSubstr("2 kernel(s), 3 test(s); 1 passed, 1 skipped, 1 unresolved, 2 failed"));
+  EXPECT_THAT(md, HasSubstr("| kernel | release | accelerator | pass | skip | unresolved | fail | wall time |\n"
+                            "|---|---|---|---:|---:|---:|---:|---|\n"));
+  EXPECT_THAT(md, HasSubstr("| debian-6.12 | 6.12.107+deb13-cloud-amd64 | tcg | 1 | 0 | 1 | 0 |"));
+  EXPECT_THAT(md, HasSubstr("| debian-5.10 | not reported (catalogue: 5.10.0-32-cloud-amd64) | — | 0 | 1 | 0 | 2 |"));
+  EXPECT_THAT(md, HasSubstr("| Basics.Timerlat | 🔵 unresolved | ⚪ skip (needs timerlat) |"));
+  EXPECT_THAT(md, HasSubstr("| Basics | 1 pass, 1 unresolved | 1 skip, 1 fail |"));
+  EXPECT_THAT(md, HasSubstr("## Unresolved (ran, could not decide)\n\n"
+                            "- **debian-6.12** `Basics.Timerlat`: ftracetest UNRESOLVED on an instance: no poll\n"));
+  std::string html = write_html(m);
+  EXPECT_THAT(html, HasSubstr("<td class=\"unresolved\""));
+  EXPECT_THAT(html, HasSubstr("<th>unresolved</th>"));
+  // Without an unresolved case, no such column.
+  EXPECT_THAT(write_markdown(sample()), Not(HasSubstr("unresolved")));
+  EXPECT_THAT(write_html(sample()), Not(HasSubstr("<th>unresolved</th>")));
+}
+
 TEST(Ktap, AllSkippedSuiteIsSkipped) {
   KernelRun k;
   k.kernel = "k";

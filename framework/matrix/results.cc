@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <ctime>
 
+#include <fmt/format.h>
+
 namespace tracebed::matrix {
 
 std::string_view state_name(State s) {
@@ -12,6 +14,7 @@ std::string_view state_name(State s) {
     case State::pass: return "pass";
     case State::skip: return "skip";
     case State::fail: return "fail";
+    case State::unresolved: return "unresolved";
   }
   return "?";
 }
@@ -20,6 +23,7 @@ std::optional<State> parse_state(std::string_view name) {
   if (name == "pass") return State::pass;
   if (name == "skip") return State::skip;
   if (name == "fail") return State::fail;
+  if (name == "unresolved") return State::unresolved;
   return std::nullopt;
 }
 
@@ -27,6 +31,38 @@ std::string TestResult::summary() const {
   std::string_view m = message;
   while (!m.empty() && (m.front() == '\n' || m.front() == ' ')) m.remove_prefix(1);
   return std::string(m.substr(0, m.find('\n')));
+}
+
+bool TestResult::has_property(std::string_view name, std::string_view value) const {
+  return std::any_of(properties.begin(), properties.end(),
+                     [&](const auto& kv) { return kv.first == name && kv.second == value; });
+}
+
+void Counts::add(State s) {
+  switch (s) {
+    case State::pass: ++pass; break;
+    case State::skip: ++skip; break;
+    case State::unresolved: ++unresolved; break;
+    case State::fail: ++fail; break;
+  }
+}
+
+void Counts::add(const Counts& c) {
+  pass += c.pass;
+  skip += c.skip;
+  unresolved += c.unresolved;
+  fail += c.fail;
+}
+
+std::string Counts::text() const {
+  std::string undecided = unresolved > 0 ? fmt::format("{} unresolved, ", unresolved) : "";
+  return fmt::format("{} passed, {} skipped, {}{} failed", pass, skip, undecided, fail);
+}
+
+Counts count_states(const std::vector<TestResult>& tests) {
+  Counts c;
+  for (const auto& t : tests) c.add(t.state);
+  return c;
 }
 
 TestResult TestResult::suite_row(std::string suite_binary, State state, std::string message) {

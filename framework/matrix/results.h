@@ -12,10 +12,17 @@
 
 namespace tracebed::matrix {
 
-enum class State { pass, skip, fail };
+// unresolved: the test ran and could not decide (ftracetest's UNRESOLVED),
+// neither a pass nor a failure. gtest has only pass, skip and fail, so such a
+// case arrives as a skip carrying the property result=unresolved
+// (kUnresolvedProperty) and leaves as JUnit's <error>.
+enum class State { pass, skip, fail, unresolved };
 
-std::string_view state_name(State s);  // "pass", "skip", "fail"
+std::string_view state_name(State s);  // "pass", "skip", "fail", "unresolved"
 std::optional<State> parse_state(std::string_view name);
+
+// The property a suite records on a skipped case that is unresolved.
+inline constexpr std::pair<std::string_view, std::string_view> kUnresolvedProperty = {"result", "unresolved"};
 
 struct TestResult {
   std::string suite;    // gtest suite name (Basics), or the suite binary for a "(suite)" row
@@ -40,7 +47,20 @@ struct TestResult {
   static TestResult suite_row(std::string suite_binary, State state, std::string message);
   // The first line of the message (table cells, KTAP SKIP reasons).
   std::string summary() const;
+  bool has_property(std::string_view name, std::string_view value) const;
 };
+
+// How many tests ended in each state.
+struct Counts {
+  int pass = 0, skip = 0, unresolved = 0, fail = 0;
+  void add(State s);
+  void add(const Counts& c);
+  int total() const { return pass + skip + unresolved + fail; }
+  // "545 passed, 116 skipped, 0 failed"; "N unresolved" before the failures
+  // only when there are some, so a run without any reads as it always did.
+  std::string text() const;
+};
+Counts count_states(const std::vector<TestResult>& tests);
 
 // What a run's results add up to, for an exit status. Failed tests that
 // failed on their own come first; a test whose guest never booted
@@ -54,6 +74,8 @@ inline constexpr std::string_view kDidNotFinish = "did not finish within";
 // failed if any test failed other than by a guest that did not boot or a
 // suite that timed out; else not_tested if a guest did not boot; else
 // timed_out if a suite did; else passed (skips pass; so does no test).
+// Unresolved tests do not fail a run either: ftracetest itself exits 0 on
+// UNRESOLVED unless given --fail-unresolved; the summaries count them apart.
 Verdict verdict(const std::vector<TestResult>& tests);
 
 struct KernelRun {
@@ -68,6 +90,7 @@ struct KernelRun {
   std::vector<TestResult> tests;
 
   int count(State s) const;
+  Counts counts() const { return count_states(tests); }
   // Its one result is boot_check.h's did_not_boot() row: no suite ran.
   bool did_not_boot() const;
   // Sets timestamp to now and hostname to this machine's.

@@ -39,6 +39,27 @@ TEST(Verdict, FromTheResults) {
   EXPECT_EQ(verdict({test(State::pass), killed()}), Verdict::timed_out);
 }
 
+// ftracetest exits 0 on UNRESOLVED (without --fail-unresolved): so do we.
+TEST(Verdict, UnresolvedDoesNotFailTheRun) {
+  EXPECT_EQ(verdict({test(State::pass), test(State::unresolved, "ftracetest UNRESOLVED on the top level")}),
+            Verdict::passed);
+  EXPECT_EQ(verdict({test(State::unresolved), test(State::fail, "wrong")}), Verdict::failed);
+}
+
+TEST(State, NamesRoundTrip) {
+  for (State s : {State::pass, State::skip, State::fail, State::unresolved}) EXPECT_EQ(parse_state(state_name(s)), s);
+  EXPECT_EQ(state_name(State::unresolved), "unresolved");
+  EXPECT_EQ(parse_state("error"), std::nullopt);
+}
+
+TEST(Counts, UnresolvedOnlyWhenThereAreSome) {
+  Counts c = count_states({test(State::pass), test(State::skip), test(State::fail)});
+  EXPECT_EQ(c.text(), "1 passed, 1 skipped, 1 failed");
+  c.add(State::unresolved);
+  EXPECT_EQ(c.text(), "1 passed, 1 skipped, 1 unresolved, 1 failed");
+  EXPECT_EQ(c.total(), 4);
+}
+
 TEST(Verdict, AFailureOfItsOwnComesFirst) {
   EXPECT_EQ(verdict({test(State::fail, kNoGuest), killed(), test(State::fail, "wrong")}), Verdict::failed);
   EXPECT_EQ(verdict({killed(), test(State::fail, kNoGuest)}), Verdict::not_tested);

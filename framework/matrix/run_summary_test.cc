@@ -40,6 +40,27 @@ TEST(RunSummary, SkipsAreGroupedByReasonMostFirst) {
   EXPECT_THAT(s, Not(HasSubstr("failed:")));
 }
 
+// Counted apart from skips and failures, grouped by reason as skips are.
+TEST(RunSummary, UnresolvedHasItsOwnCountAndReasons) {
+  std::vector<TestResult> tests = {
+      result("Basics", "Ok", State::pass),
+      result("Ftracetest", "a.tc", State::skip, "ftracetest UNSUPPORTED on the top level: x")};
+  for (int i = 0; i < 2; ++i)
+    tests.push_back(result("Ftracetest", fmt::format("u{}.tc", i), State::unresolved,
+                           "ftracetest UNRESOLVED on the top level: no poll\nlog"));
+  std::string s = write_run_summary(run_of(tests));
+  EXPECT_THAT(s, HasSubstr("debian-6.12 (6.12.57+deb13-amd64): 1 passed, 1 skipped, 2 unresolved, 0 failed\n"
+                           "skipped, by reason:\n    1 × ftracetest UNSUPPORTED on the top level: x\n"
+                           "unresolved, by reason:\n    2 × ftracetest UNRESOLVED on the top level: no poll\n"));
+  EXPECT_THAT(s, Not(HasSubstr("failed:")));
+  EXPECT_THAT(write_test_table(run_of(tests)),
+              HasSubstr("1 passed, 1 skipped, 2 unresolved, 0 failed in 0.0 s"));
+  EXPECT_THAT(write_test_table(run_of(tests)),
+              HasSubstr("| Ftracetest.u0.tc | unresolved | 0.00 | ftracetest UNRESOLVED on the top level: no poll |"));
+  // Without one, the line reads as it always did.
+  EXPECT_THAT(write_run_summary(run_of({tests[0]})), HasSubstr(": 1 passed, 0 skipped, 0 failed\n"));
+}
+
 TEST(RunSummary, FailuresCarryTheirFirstMessageAndTheRestAreCounted) {
   std::vector<TestResult> tests;
   for (int i = 0; i < 5; ++i) {

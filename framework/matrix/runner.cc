@@ -196,11 +196,10 @@ Result<Matrix> run_matrix(const RunOptions& o) {
   pool.timeout = o.suite_timeout;
   pool.work_dir = o.out / "logs";
   pool.on_run_done = [&](const PoolRun& r, size_t finished, size_t total) {
-    say(fmt::format("[{}/{}] {}: {}{}: {} passed, {} skipped, {} failed in {:.1f} s", finished, total,
-                    pool.kernels[r.kernel].name, o.suites[r.suite].filename().string(),
-                    r.shards > 1 ? fmt::format(" (shard {}/{})", r.shard + 1, r.shards) : "", r.outcome.count(State::pass),
-                    r.outcome.count(State::skip), r.outcome.count(State::fail),
-                    r.outcome.wall_seconds));
+    say(fmt::format("[{}/{}] {}: {}{}: {} in {:.1f} s", finished, total, pool.kernels[r.kernel].name,
+                    o.suites[r.suite].filename().string(),
+                    r.shards > 1 ? fmt::format(" (shard {}/{})", r.shard + 1, r.shards) : "",
+                    count_states(r.outcome.tests).text(), r.outcome.wall_seconds));
   };
   pool.on_kernel_done = [&](size_t k, const std::vector<SuiteOutcome>& outcomes, double wall) {
     size_t i = todo[k];
@@ -212,8 +211,7 @@ Result<Matrix> run_matrix(const RunOptions& o) {
       run.tests.insert(run.tests.end(), s.tests.begin(), s.tests.end());
     }
     run.wall_seconds = wall;
-    say(fmt::format("{}: done in {:.1f} s: {} passed, {} skipped, {} failed", run.kernel, run.wall_seconds,
-                    run.count(State::pass), run.count(State::skip), run.count(State::fail)));
+    say(fmt::format("{}: done in {:.1f} s: {}", run.kernel, run.wall_seconds, run.counts().text()));
     fs::path record = o.out / "runs" / (file_name_for(run.kernel) + ".json");
     if (Status st = vm::write_file_atomic(record, write_kernel_run(run)); !st) errors[i] = st.error().message;
   };

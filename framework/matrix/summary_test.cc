@@ -45,6 +45,17 @@ TEST(Summary, KernelRecordRoundTrips) {
   EXPECT_EQ(back->count(State::fail), 1);
 }
 
+TEST(Summary, UnresolvedRoundTripsAndIsCountedOnlyWhenThere) {
+  Matrix m = sample();
+  EXPECT_THAT(write_summary(m), ::testing::Not(HasSubstr("unresolved")));
+  m.kernels[0].tests[1].state = State::unresolved;
+  std::string json = write_summary(m);
+  EXPECT_THAT(json, HasSubstr("\"unresolved\": 1"));
+  auto back = read_summary(json, "summary.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->kernels[0].tests[1].state, State::unresolved);
+}
+
 TEST(Summary, BadInputsNameTheFile) {
   auto a = read_summary("{\"format\": \"tracebed-matrix 1\", \"kernels\": [", "old/summary.json");
   ASSERT_FALSE(a.ok());

@@ -6,13 +6,14 @@
 // has.
 //
 // ftracetest's verdict is kept as it is: PASS passes, FAIL fails with the
-// case's log, UNSUPPORTED / UNTESTED / UNRESOLVED skip with ftracetest's own
-// reason, XFAIL passes with a note. A case flagged `instance` runs twice, as
+// case's log, UNSUPPORTED / UNTESTED skip with ftracetest's own reason,
+// UNRESOLVED is unresolved (a skip with the property result=unresolved),
+// XFAIL passes with a note. A case flagged `instance` runs twice, as
 // ftracetest runs it (on the top level and on an instance); the test fails
-// when either run fails. The cases run on the suite's
-// guest, the cases of an area in one ftracetest call (ftracetest_batch.h);
-// a case that hangs or crashes the kernel fails alone (with the console)
-// and the rest continue on a fresh guest.
+// when either run fails, else is unresolved when either run is. The cases
+// run on the suite's guest, the cases of an area in one ftracetest call
+// (ftracetest_batch.h); a case that hangs or crashes the kernel fails alone
+// (with the console) and the rest continue on a fresh guest.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -31,6 +32,7 @@
 #include "framework/agent/protocol.h"
 #include "framework/base/files.h"
 #include "framework/coverage/selftest_output.h"
+#include "framework/matrix/results.h"
 #include "framework/testing/guest_environment.h"
 #include "framework/testing/tool_fixture.h"
 #include "framework/vm/debian_tool.h"
@@ -161,7 +163,7 @@ class FtracetestCase : public ::testing::Test {
 
  private:
   void judge(const FtracetestResult& r) {
-    std::vector<std::string> failures, skips;
+    std::vector<std::string> failures, unresolved, skips;
     bool passed = false;
     for (const auto& [run, log, console] : r.runs) {
       std::string where = run.instance ? "on an instance" : "on the top level";
@@ -180,6 +182,10 @@ class FtracetestCase : public ::testing::Test {
           failures.push_back(fmt::format("{} {} ({}):\n{}", verdict_name(run.verdict), where, run.description,
                                          coverage::log_tail(log, 40)));
           break;
+        case SelftestVerdict::unresolved:
+          unresolved.push_back(
+              fmt::format("{} {}: {}", verdict_name(run.verdict), where, coverage::ftracetest_reason(log)));
+          break;
         default:
           skips.push_back(fmt::format("{} {}: {}", verdict_name(run.verdict), where, coverage::ftracetest_reason(log)));
       }
@@ -189,7 +195,14 @@ class FtracetestCase : public ::testing::Test {
       for (const auto& f : failures) all += f;
       FAIL() << "ftracetest " << tc_ << ": " << all;
     }
-    if (passed) {
+    // A run ftracetest could not decide leaves the case undecided, even
+    // beside a pass: neither a pass nor a failure. gtest has only those and
+    // skips, so it is a skip that says so, which framework/matrix reads as
+    // State::unresolved; its message starts "ftracetest UNRESOLVED".
+    if (!unresolved.empty()) {
+      RecordProperty(std::string(matrix::kUnresolvedProperty.first), std::string(matrix::kUnresolvedProperty.second));
+      skips.insert(skips.begin(), unresolved.begin(), unresolved.end());
+    } else if (passed) {
       if (!skips.empty()) RecordProperty("note", skips.front());
       return;
     }
