@@ -21,7 +21,9 @@ namespace {
 const KnownKernelBug kEventFileRace{
     "an enable write racing the instance's removal uses a freed event file (a fault in "
     "__ftrace_event_enable_disable, or event_file_put's WARNING on a count gone to 0)",
-    {"__ftrace_event_enable_disable", "event_file_put"}, {6, 12}, "not seen from 6.12 on, after eventfs"};
+    // Where the fault or WARNING is (its RIP line), not a frame of any oops on the enable path.
+    {"RIP: 0010:__ftrace_event_enable_disable", "RIP: 0010:event_file_put"}, {6, 12},
+    "not seen from 6.12 on, after eventfs"};
 
 class InstanceRace : public TracefsTest {
  public:

@@ -25,6 +25,9 @@ class ModuleTest : public TracefsTest {
 
   // `modprobe NAME ARGS`; a failure fails the test with modprobe's words.
   void load(std::string_view name, std::string_view args = "");
+  // The same, for a load that may fault the kernel: the guest's answer,
+  // for the test to judge (a known kernel bug is a skip).
+  Result<agent::RunResult> try_load(std::string_view name, std::string_view args = "");
   // `rmmod NAME`; a failure fails the test.
   void unload(std::string_view name);
   // Whether /proc/modules lists it ('-' and '_' alike, as the kernel does).

@@ -3,9 +3,12 @@
 // ftrace.rst (":mod:" filters) describe and ftracetest's module cases
 // check. Each test ends with the module gone; the next one loading it
 // again and passing is the check that the guest stayed usable.
+#include <chrono>
+#include <thread>
 #include <fmt/format.h>
 
 #include "framework/tracefs/text.h"
+#include "framework/testing/known_kernel_bug.h"
 #include "suites/modules/module_fixture.h"
 
 namespace tracebed::suites {
@@ -217,17 +220,44 @@ TEST_F(ModulesProbes, SetEventModBeforeLoadEnablesTheModulesEvents) {
   EXPECT_THAT(decoded({"tracebed", "tb_flags"}), SizeIs(20));
 }
 
-// A kernel bug, disabled so that the suite can run: ":mod:" for a module
-// with a TRACE_CUSTOM_EVENT enables the custom event in the module's
-// COMING notifier (trace_module_notify), before the module's init has
-// looked up its tracepoint (trace_custom_event_<name>_update): call->tp
-// still holds the event's name, and tracepoint_probe_register() faults on
-// it (7.2.13: "BUG: unable to handle page fault" in tracepoint_add_func,
-// modprobe killed). Run with --gtest_also_run_disabled_tests to check a fix.
-TEST_F(ModulesProbes, DISABLED_SetEventModForAModuleWithACustomEventDoesNotCrash) {
+// ":mod:" for a module with a TRACE_CUSTOM_EVENT enables the custom event
+// in the module's COMING notifier (trace_module_notify), before the
+// module's init has looked up its tracepoint
+// (trace_custom_event_<name>_update): call->tp still holds the event's
+// name, and tracepoint_probe_register() faults on it (7.2.13: "BUG: unable
+// to handle page fault" in tracepoint_add_func, modprobe killed).
+const testing::KnownKernelBug kCustomEventBeforeItsTracepoint{
+    "set_event's :mod: enables a module's custom event before the module resolved its tracepoint: "
+    "tracepoint_add_func faults on the event's name",
+    // The faulting instruction's line: not any oops that passes through it.
+    {"RIP: 0010:tracepoint_add_func"},
+    {7, 4},
+    "seen on 7.2.13, not fixed upstream by December 2026; from 7.4 on it fails until a fix is named"};
+
+TEST_F(ModulesProbes, SetEventModForAModuleWithACustomEventDoesNotCrash) {
   TRACEBED_REQUIRE(features::module_events);
   ASSERT_OK(inst().add_set_event(":mod:tracebed_events"));
-  load(kModule);
+  // A fault leaves a kernel no later test may trust: end the guest (the
+  // next test gets a new one) and judge what the console said. modprobe
+  // killed by the oops (status 137) may be back before the oops is read
+  // from the console: a few seconds for it.
+  auto loaded = try_load(kModule);
+  std::string failure = !loaded        ? loaded.error().message
+                        : !loaded->ok() ? fmt::format("modprobe {}: status {}: {}", kModule, loaded->shell_status(),
+                                                      loaded->out)
+                                        : "";
+  for (int wait = 0; !failure.empty() && wait < 30; ++wait) {
+    if (Status console = testing::guest().check_console(); !console) {
+      failure += "\n" + console.error().message;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!failure.empty()) {
+    if (testing::guest().alive()) testing::guest().kill();
+    TRACEBED_SKIP_IF_KNOWN_BUG(kCustomEventBeforeItsTracepoint, failure);
+    FAIL() << failure;
+  }
   auto custom = inst().event("custom", "sched_switch").enabled();
   ASSERT_OK(custom);
   EXPECT_TRUE(*custom);

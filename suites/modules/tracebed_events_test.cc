@@ -8,9 +8,11 @@
 #include <climits>
 #include <cstdint>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "framework/testing/known_kernel_bug.h"
 #include "suites/modules/emit_cases.h"
 #include "suites/modules/event_text.h"
 #include "suites/modules/module_fixture.h"
@@ -31,9 +33,10 @@ class ModulesEvents : public ModuleTest {
     std::map<int64_t, DecodedEvent> by_seq;
     std::vector<std::string> bodies;
   };
-  // tb_masks from the raw pages and in `trace`; every_mask: each mask's
-  // text, not only the first (a 7.2 bug, the disabled test below).
-  void check_masks(bool every_mask);
+  // tb_masks from the raw pages, and the first mask of each line in
+  // `trace`; returns the lines `trace` should have and the lines it has,
+  // for the test of every mask's text (a 7.2 bug, below).
+  std::pair<std::vector<std::string>, std::vector<std::string>> check_masks();
 
   Window run(const std::string& event, const std::string& lines) {
     Window w;
@@ -157,10 +160,11 @@ TEST_F(ModulesEvents, StringsOfEveryLengthDecodeAsWritten) {
   EXPECT_THAT(w.bodies, ElementsAreArray(text));
 }
 
-void ModulesEvents::check_masks(bool every_mask) {
+std::pair<std::vector<std::string>, std::vector<std::string>> ModulesEvents::check_masks() {
   auto cpus_online = sh("grep -c ^processor /proc/cpuinfo");
   int ncpus = std::stoi(cpus_online);
-  ASSERT_GE(ncpus, 1);
+  EXPECT_GE(ncpus, 1);
+  if (ncpus < 1) return {};
   uint64_t cpu_bits = ncpus >= 64 ? ~0ULL : (1ULL << ncpus) - 1;
   struct Masks {
     uint64_t bits, cpus;
@@ -202,14 +206,11 @@ void ModulesEvents::check_masks(bool every_mask) {
   std::vector<std::string> got;
   for (const auto& b : w.bodies) got.push_back(b.substr(0, b.find(" cpus=")));
   EXPECT_THAT(got, ElementsAreArray(first));
-  if (every_mask) {
-    EXPECT_THAT(w.bodies, ElementsAreArray(text));
-  }
+  return {text, w.bodies};
 }
 
-TEST_F(ModulesEvents, BitmasksAndCpumasksDecodeAsWritten) { check_masks(false); }
+TEST_F(ModulesEvents, BitmasksAndCpumasksDecodeAsWritten) { check_masks(); }
 
-// A kernel bug, disabled so that the suite passes where it is known:
 // trace_print_bitmask_seq() (kernel/trace/trace_output.c, 7.2) restarts
 // iter->tmp_seq, the buffer every print helper of one TP_printk writes
 // into, so with two masks (or a mask and __print_hex) in one event every
@@ -217,8 +218,41 @@ TEST_F(ModulesEvents, BitmasksAndCpumasksDecodeAsWritten) { check_masks(false); 
 // `trace` on 7.2.13: "bits=3a25ab8b,f1f24f13 cpus=3a25ab8b,f1f24f13
 // rbits=... rbytes=3a25ab8b,f1f24f13" for cpus 0x3 and 8 rbytes. The
 // sample foo_bar (__get_bitmask and __get_cpumask) shows it too.
-TEST_F(ModulesEvents, DISABLED_EveryMaskOfARecordPrintsItsOwnValue) {
-  check_masks(true);
+const testing::KnownKernelBug kMasksShareOneSeq{
+    "trace_print_bitmask_seq() restarts the tmp_seq that every mask of the line prints into: each mask prints "
+    "the last one's text",
+    {"every mask of the line prints one text"},
+    {7, 4},
+    "seen on 7.2.13 and 7.3-rc, not fixed upstream by December 2026; from 7.4 on it fails until a fix is named"};
+
+// The five masks of a tb_masks line ("bits=A cpus=B rbits=C rcpus=D
+// rbytes=E"): all printing one text, where the values written differ, is
+// the bug above.
+bool masks_print_one_text(std::string_view line) {
+  std::set<std::string> texts;
+  for (std::string_view field : {" bits=", " cpus=", " rbits=", " rcpus=", " rbytes="}) {
+    size_t at = line.find(field);
+    if (at == std::string_view::npos) return false;
+    at += field.size();
+    texts.emplace(line.substr(at, line.find(' ', at) - at));
+  }
+  return texts.size() == 1;
+}
+
+TEST_F(ModulesEvents, EveryMaskOfARecordPrintsItsOwnValue) {
+  auto [want, got] = check_masks();
+  ASSERT_FALSE(HasFailure());
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (got[i] == want[i]) continue;
+    std::string failure = fmt::format("line {} of tb_masks in trace:\n  is        {}\n  should be {}", i,
+                                      got[i], want[i]);
+    if (masks_print_one_text(got[i]) && !masks_print_one_text(want[i]))
+      failure += "\nevery mask of the line prints one text";
+    TRACEBED_SKIP_IF_KNOWN_BUG(kMasksShareOneSeq, failure);
+    ADD_FAILURE() << failure;
+    return;
+  }
 }
 
 TEST_F(ModulesEvents, FlagsAndSymbolsPrintAsTheKernelSpellsThem) {

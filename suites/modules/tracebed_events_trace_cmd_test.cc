@@ -16,7 +16,8 @@
 //     to printing each field, and prints an empty __data_loc u8[] as bytes
 //     from beyond the record.
 // So those two are recorded on their own: our report is checked against
-// the values written, and the oracle's checks wait in a DISABLED_ test.
+// the values written, and the oracle's checks run with any other
+// libtraceevent (a probe of the host's package; the version is the skip).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,6 +27,8 @@
 #include <vector>
 
 #include "framework/agent/protocol.h"
+#include "framework/base/process.h"
+#include "framework/base/text.h"
 #include "framework/testing/trace_cmd.h"
 #include "framework/tracefs/text.h"
 #include "suites/modules/emit_cases.h"
@@ -155,9 +158,22 @@ TEST_F(ModulesTraceCmd, ArraysAndMasksInOurReportAreTheWrittenValues) {
   expect_written(cases, ran.cmdline, *ours, "tracebed report");
 }
 
-// libtraceevent 1.7.1 dies on this file (the header): run with
-// --gtest_also_run_disabled_tests against a trace-cmd that reads it.
-TEST_F(ModulesTraceCmd, DISABLED_ArraysAndMasksInTraceCmdReportAreTheWrittenValues) {
+// The host's libtraceevent package version ("1:1.7.1-1"), empty when
+// dpkg does not know it.
+std::string host_libtraceevent_version() {
+  auto r = base::run_process({"dpkg-query", "-W", "-f=${Version}", "libtraceevent1"}, std::chrono::seconds(30),
+                             base::Output::capture_stdout);
+  return r && r->status == 0 ? std::string(base::trim(r->output)) : "";
+}
+
+TEST_F(ModulesTraceCmd, ArraysAndMasksInTraceCmdReportAreTheWrittenValues) {
+  // The versions the header's two failures are known on (the oracle's
+  // bugs, not the kernel's): the test runs with any other.
+  const std::string lib = host_libtraceevent_version();
+  if (lib.find(":1.7.") != std::string::npos || lib.starts_with("1.7."))
+    GTEST_SKIP() << "needs a libtraceevent that prints __print_hex of a __rel_loc array and __print_array of "
+                    "u32 (the host's "
+                 << lib << " dies on tb_masks and misreads tb_arrays)";
   auto cases = cases_of({"tb_arrays", "tb_masks"});
   ASSERT_FALSE(HasFailure());
   auto rec = record_and_compare(events_of(cases), emit_command(cases), {"tracebed:tb_arrays", "tracebed:tb_masks"});
