@@ -13,7 +13,7 @@ cd "$root"
 # FILE<TAB>TEXT ON THE SKIP'S LINE<TAB>why it is a probe
 allowed=$(cat <<'LIST'
 suites/kprobe/kprobe_syntax_errors_test.cc	the kernel has BTF args	a row for kernels without BTF args, found by the btf_args probe
-suites/kselftest/kselftest_test.cc	"ftracetest " << skips.front()	ftracetest's own UNSUPPORTED/UNTESTED verdict, its probe
+suites/kselftest/kselftest_test.cc	"ftracetest " << skips.front()	ftracetest's own UNSUPPORTED/UNTESTED/UNRESOLVED verdict, its probe
 suites/kselftest/kselftest_test.cc	h.directive == "SKIP"	the selftest's own KTAP SKIP directive, its probe
 suites/faults/faults_test.cc	libvirt's QEMU is not our child	the launcher under test has no child QEMU to kill
 suites/faults/host_cache_test.cc	apt did not take http_proxy	the host's apt configuration overrides the proxy the test injects

@@ -48,7 +48,8 @@ std::map<std::string, FtracetestResult> run_ftracetest_batch(const std::vector<s
                                                              const std::string& ftrace_dir,
                                                              const std::string& path_prefix,
                                                              const std::string& shell,
-                                                             std::chrono::seconds stall_timeout) {
+                                                             std::chrono::seconds stall_timeout,
+                                                             std::string* unblamed_death) {
   std::map<std::string, FtracetestResult> out;
   const std::vector<std::string> order = run_order(cases, instance);
   auto& g = testing::guest();
@@ -136,6 +137,7 @@ std::map<std::string, FtracetestResult> run_ftracetest_batch(const std::vector<s
   const std::set<std::string> unread(order.begin() + static_cast<long>(std::min(runs.size(), order.size())),
                                      order.end());
   const bool certain = !died || unread.size() <= 1;
+  if (!certain && unblamed_death) *unblamed_death = error;
   if (certain) {
     out[culprit].error = error;
     out[culprit].seconds += std::chrono::duration<double>(Clock::now() - last).count();

@@ -5,7 +5,8 @@
 // error (with the console), the guest is killed, and the cases after it run
 // in a new batch on a fresh guest. When the guest dies with more than one
 // case's result unread, none is blamed (the log's last second died with it):
-// run the first alone to know.
+// each runs again alone, and the death is still theirs (`unblamed_death`)
+// when every one passes alone.
 #pragma once
 
 #include <chrono>
@@ -34,12 +35,15 @@ struct FtracetestResult {
 // `shell` (quoted words; empty: its #! line's /bin/sh). `instance` holds the
 // cases flagged to run on an instance too. Every case of `cases` up to and
 // including the one that failed the batch gets a result; the rest none (nor
-// that one, when it is not certain which case killed the guest).
+// that one, when it is not certain which case killed the guest: then
+// `unblamed_death`, when given, gets the error, for the cases left without
+// a result).
 std::map<std::string, FtracetestResult> run_ftracetest_batch(const std::vector<std::string>& cases,
                                                              const std::set<std::string>& instance,
                                                              const std::string& ftrace_dir,
                                                              const std::string& path_prefix,
                                                              const std::string& shell,
-                                                             std::chrono::seconds stall_timeout);
+                                                             std::chrono::seconds stall_timeout,
+                                                             std::string* unblamed_death = nullptr);
 
 }  // namespace tracebed::suites

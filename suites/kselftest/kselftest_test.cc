@@ -58,6 +58,8 @@ struct Shared {
   Result<fs::path> user_events_bin = Error{""};
   std::set<std::string> instance;  // cases flagged to run on an instance too
   std::map<std::string, FtracetestResult> results;
+  // Cases whose batch's guest died before their results were read, and how.
+  std::map<std::string, std::string> batch_deaths;
   uint64_t prepared_boot = 0;
   // user_events: each program runs once per guest; its results serve every case of its file.
   std::map<std::string, Result<std::vector<coverage::HarnessResult>>> harness;
@@ -141,14 +143,29 @@ class FtracetestCase : public ::testing::Test {
     for (int attempt = 0; attempt < 2 && !shared_->results.count(tc_); ++attempt) {
       prepare(*shared_);
       auto batch = attempt == 0 ? batch_for(*shared_, tc_) : std::vector<std::string>{tc_};
+      std::string death;
       auto results = run_ftracetest_batch(batch, shared_->instance, std::string(kGuestRoot) + "/ftrace",
-                                          std::string(kGuestRoot) + "/bin", shell, kStallTimeout);
+                                          std::string(kGuestRoot) + "/bin", shell, kStallTimeout, &death);
+      if (!death.empty())
+        for (const auto& c : batch)
+          if (!results.count(c)) shared_->batch_deaths.emplace(c, death);
       for (auto& [c, r] : results) shared_->results.insert_or_assign(c, std::move(r));
     }
     auto it = shared_->results.find(tc_);
     if (it == shared_->results.end()) FAIL() << "ftracetest gave no result for " << tc_ << " in two batches";
     const FtracetestResult& r = it->second;
     RecordProperty("ftracetest_seconds", fmt::format("{:.1f}", r.seconds));
+    // The guest died in this case's batch, with it among the cases whose
+    // results went with the guest: a kernel that dies under ftracetest has
+    // failed, whichever case it was and whatever the case did alone.
+    if (auto d = shared_->batch_deaths.find(tc_); d != shared_->batch_deaths.end()) {
+      std::string alone;
+      for (const auto& run : r.runs)
+        alone += fmt::format(" {}{}", verdict_name(run.run.verdict), run.run.instance ? " (on an instance)" : "");
+      ADD_FAILURE() << "ftracetest " << tc_ << ": the guest died in its batch, while this case or one after it ran: "
+                    << d->second << "\nrun again alone on a fresh guest:" << (alone.empty() ? " no result" : alone)
+                    << (r.error.empty() ? "" : " (" + r.error + ")");
+    }
     if (!r.error.empty()) {
       RecordProperty("ftracetest", "HANG");
       std::string before;
