@@ -35,4 +35,4 @@ for f in ring_buffer trace trace_output trace_seq trace_events trace_events_filt
   files+=(--files "kernel/trace/$f.c")
 done
 exec "$tracebed" mutate --tree "$tree" "${files[@]}" --sample "$sample" --seed "$seed" \
-  "${sides[@]}" --equivalent "$src/docs/mutation/equivalent.txt" --out "$out"
+  "${sides[@]}" --equivalent "$src/docs/mutation/equivalent.txt" --out "$out" --timeout 300

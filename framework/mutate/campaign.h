@@ -54,7 +54,7 @@ struct CampaignOptions {
   std::vector<std::string> suites;    // empty: each file's owners (owners.h); "all": every suite
   std::string filter;
   bool also_kselftest = false;
-  std::chrono::seconds test_timeout{1800};
+  std::chrono::seconds test_timeout{300};  // a suite binary's; ftracetest's at least 1800
   // Progress lines; tests put their own.
   std::function<void(const std::string&)> say;
 };
