@@ -2,6 +2,7 @@
 // /proc/sys/kernel/stack_tracer_enabled, it records the deepest kernel
 // stack seen on entry to the functions of stack_trace_filter (all when
 // empty) in stack_trace, and its depth in stack_max_size. Top level only.
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,35 @@ TEST_F(StackTracer, FilterDecidesWhereTheDeepestStackIsTaken) {
     if (HasFailure()) return;
     EXPECT_THAT(f[0].location, HasSubstr("lock")) << "filtered to *lock*, the deepest stack was taken elsewhere";
   }
+}
+
+// stack_trace_filter belongs to the stack tracer's own ftrace_ops, which no
+// trace_array owns, so the ":mod:" command, which caches its pattern in a
+// trace_array, has nowhere to go: ftrace_mod_callback() answers ENODEV
+// (kernel/trace/ftrace.c). The same line is a well-formed command where an
+// instance owns the filter, and a plain function is taken by both.
+TEST_F(StackTracer, ModCommandIsRefusedByStackTraceFilterAlone) {
+  const std::string mod_line = "*:mod:tracebed_no_such_module\n";
+  auto in_instance = inst().files().try_write("set_ftrace_filter", mod_line);
+  ASSERT_OK(in_instance);
+  EXPECT_EQ(*in_instance, 0) << "an instance's set_ftrace_filter refused the :mod: command";
+  auto cached = inst().files().read("set_ftrace_filter");
+  ASSERT_OK(cached);
+  EXPECT_THAT(base::split_lines(*cached), Contains("*:mod:tracebed_no_such_module")) << *cached;
+
+  auto refused = top().files().try_write("stack_trace_filter", mod_line);
+  ASSERT_OK(refused);
+  EXPECT_EQ(*refused, ENODEV) << "stack_trace_filter took \"" << mod_line << "\"";
+  auto filter = top().files().read("stack_trace_filter");
+  ASSERT_OK(filter);
+  EXPECT_THAT(base::split_lines(*filter), ElementsAre("#### all functions enabled ####")) << *filter;
+
+  auto plain = top().files().try_write("stack_trace_filter", "vfs_read\n");
+  ASSERT_OK(plain);
+  EXPECT_EQ(*plain, 0);
+  filter = top().files().read("stack_trace_filter");
+  ASSERT_OK(filter);
+  EXPECT_THAT(base::split_lines(*filter), ElementsAre("vfs_read"));
 }
 
 }  // namespace
