@@ -25,7 +25,10 @@ Owners owners_of(const std::string& file) {
       {"trace_eprobe.c", {{"eprobe"}, {"dynevent"}}},
       {"trace_fprobe.c", {{"fprobe"}, {"dynevent"}}},
       {"trace_dynevent.c", {{"kprobe", "uprobe", "eprobe", "fprobe", "synthetic"}, {"dynevent", "kprobe"}}},
-      {"ftrace.c", {{"function", "function_graph"}, {"ftrace"}}},
+      // modules: without BPF_JIT and LIVEPATCH the sample modules are the only
+      // users of direct calls (ftrace-direct*.ko) and IPMODIFY ops (the
+      // kprobe_example's post handler) in ftrace.c.
+      {"ftrace.c", {{"function", "function_graph", "modules"}, {"ftrace"}}},
       {"trace_functions.c", {{"function"}, {"ftrace"}}},
       {"trace_functions_graph.c", {{"function_graph"}, {"ftrace"}}},
       {"trace_stack.c", {{"function", "basics"}, {"ftrace"}}},

@@ -4,9 +4,12 @@
 // Each order of attaching and detaching is one the kernel must survive:
 // a trampoline left behind or a direct call lost shows as a crash, a hang
 // or a missing "my_direct_func: waking up" line.
+#include <iterator>
 #include <regex>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "framework/tracefs/text.h"
 #include "suites/modules/module_fixture.h"
@@ -94,6 +97,67 @@ TEST_F(ModulesDirect, DirectCallAndKprobeOnTheSameFunctionBothRun) {
   }
   unload("ftrace-direct-too");
   ASSERT_OK(t.files().write("kprobe_events", ""));
+}
+
+// With ftrace-direct loaded and the function tracer on the same function,
+// wake_up_process has two ftrace users: its call site must go to the ftrace
+// trampoline, which runs the tracer and then the direct call
+// (ftrace_get_addr_new() takes the direct address only while the direct
+// call is the site's one user). Both record every call of the window, so
+// their counts agree, but for a call cut by tracing_on at either edge.
+TEST_F(ModulesDirect, DirectCallAndFunctionTracerOnTheSameFunctionBothRecord) {
+  TRACEBED_REQUIRE(features::function_tracer);
+  const Instance& t = top();
+  ASSERT_OK(t.set_ftrace_filter(traceable({"wake_up_process"})));
+  load("ftrace-direct");
+  ASSERT_OK(t.set_tracer("function"));
+  ASSERT_OK(t.set_tracing_on(false));
+  ASSERT_OK(t.clear_trace());
+  ASSERT_OK(t.set_tracing_on(true));
+  // Each sleep's timer wakes it with wake_up_process (hrtimer_wakeup).
+  sh("i=0; while [ $i -lt 100 ]; do sleep 0.01; i=$((i+1)); done");
+  ASSERT_OK(t.set_tracing_on(false));
+  const std::string text = trace();
+  ASSERT_OK(t.set_tracer("nop"));
+  unload("ftrace-direct");
+  auto count = [&](const std::regex& re) {
+    return std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator());
+  };
+  const auto traced = count(std::regex(R"( wake_up_process <-)"));
+  const auto direct = count(std::regex(R"(my_direct_func: waking up )"));
+  EXPECT_GE(direct, 100) << "fewer direct calls than the loop's 100 sleeps";
+  EXPECT_NEAR(traced, direct, 2) << "function tracer records vs direct calls of wake_up_process";
+}
+
+// ftrace-direct-modify (schedule) and ftrace-direct-multi-modify
+// (wake_up_process and schedule) move their direct call between two
+// trampolines every 2 s with modify_ftrace_direct(), which takes
+// direct_mutex each time: every move must show in the trace, and the
+// unload's unregister_ftrace_direct() must find the mutex free again.
+TEST_F(ModulesDirect, ModifiedDirectCallAlternatesAndUnloads) {
+  for (const char* module : {"ftrace-direct-modify", "ftrace-direct-multi-modify"}) {
+    SCOPED_TRACE(module);
+    TRACEBED_REQUIRE(Feature::module(module));
+    ASSERT_OK(top().clear_trace());
+    load(module);
+    // The runs of "my direct funcN" lines, in trace order: 1, 2, 1, 2 is
+    // three moves (about 6 s; up to 40 s allowed for a loaded host).
+    std::vector<int> runs;
+    for (int waited = 0; waited < 40 && runs.size() < 4; waited += 2) {
+      sh("sleep 2");
+      runs.clear();
+      const std::string text = trace();
+      static const std::regex kLine(R"(my direct func([12]))");
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), kLine); it != std::sregex_iterator(); ++it) {
+        int f = (*it)[1].str() == "1" ? 1 : 2;
+        if (runs.empty() || runs.back() != f) runs.push_back(f);
+      }
+    }
+    unload(module);
+    EXPECT_FALSE(loaded(module));
+    ASSERT_GE(runs.size(), 4u) << "the direct call's trampolines in trace order: " << fmt::format("{}", fmt::join(runs, ", "));
+    EXPECT_EQ(runs[0], 1) << "the first trampoline is my_tramp1 (the module's my_tramp)";
+  }
 }
 
 class ModulesLatency : public ModuleTest {
