@@ -7,7 +7,9 @@ namespace tracebed::mutate {
 
 Owners owners_of(const std::string& file) {
   static const std::map<std::string, Owners> kTable = {
-      {"ring_buffer.c", {{"basics", "instances", "marker", "events", "tooling"}, {"00basic", "instances", "event"}}},
+      // remotes: the test remote's buffer is ring_buffer.c's only remote (desc) buffer.
+      {"ring_buffer.c",
+       {{"basics", "instances", "marker", "events", "tooling", "remotes"}, {"00basic", "instances", "event"}}},
       {"trace.c", {{"basics", "instances", "marker", "events", "trigger", "function"},
                    {"00basic", "instances", "ftrace", "event"}}},
       {"trace_output.c", {{"events", "marker", "basics", "kprobe"}, {"event", "00basic"}}},
