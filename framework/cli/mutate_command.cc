@@ -161,7 +161,7 @@ Exit run_mutate(MutateArgs& a) {
   }
   size_t survivors = 0;
   for (const auto& r : *results) {
-    if (r.tracebed.verdict != mutate::Verdict::survived || run.equivalent.contains(r.mutant.id())) continue;
+    if (r.tracebed.verdict != mutate::Verdict::survived || mutate::read_as_equivalent(r, run)) continue;
     if (survivors++ == 0) fmt::print("survivors (no test noticed):\n");
     fmt::print("{}\n", r.mutant.diff());
   }

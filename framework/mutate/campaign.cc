@@ -373,31 +373,24 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
     TRACEBED_TRY(base::write_file_atomic(work / m.file, m.apply(original)));
     auto built = vm::build_tree_kernel(build);
     if (!ftracetest_only) r.build_seconds = since(t0);
+    // A mutant already judged by tracebed was seen to change the code.
     std::optional<std::string> code_after;
-    if (built) {
-      auto code = compiled_code(paths.build, m.file);
-      if (!code) return code.error();
-      code_after = std::move(*code);
+    if (built && !ftracetest_only) {
+      TRACEBED_ASSIGN_OR_RETURN(code_after, compiled_code(paths.build, m.file));
     }
-    if (ftracetest_only && !built) {
-      r.kselftest.verdict = Verdict::stillborn;
-      r.kselftest.note = std::string(base::trim(built.error().message)).substr(0, 400);
-    } else if (ftracetest_only) {
-      const std::string ks_filter = kselftest_filter(owners_of(m.file));
-      auto t1 = Clock::now();
-      TRACEBED_ASSIGN_OR_RETURN(SideRun ks, run_tests(o, built->kernel_dir, "kselftest", ks_filter, dir / "kselftest"));
-      r.kselftest = judge(ks, baseline_theirs, since(t1));
-    } else if (built && code_after == code_before) {
+    if (!built) {
+      std::string why = std::string(base::trim(built.error().message)).substr(0, 400);
+      if (ftracetest_only) {
+        r.kselftest = {Verdict::stillborn, {}, 0, why};
+      } else {
+        r.tracebed = {Verdict::stillborn, {}, 0, why};
+        r.kselftest.verdict = o.also_kselftest ? Verdict::stillborn : Verdict::not_run;
+      }
+    } else if (!ftracetest_only && code_after == code_before) {
       r.tracebed.verdict = Verdict::equivalent;
       r.tracebed.note = "compiles to the same object code";
       r.kselftest.verdict = o.also_kselftest ? Verdict::equivalent : Verdict::not_run;
-    } else if (!built) {
-      r.tracebed.verdict = Verdict::stillborn;
-      r.tracebed.note = std::string(base::trim(built.error().message)).substr(0, 400);
-      r.kselftest.verdict = o.also_kselftest ? Verdict::stillborn : Verdict::not_run;
     } else {
-      const std::string suites = suites_for(o, m.file);
-      const std::string ks_filter = kselftest_filter(owners_of(m.file));
       // The two sides' guests run side by side: each is one TCG guest,
       // and the build that needed both cores is done.
       auto timed_side = [&](const std::string& s, const std::string& f, const fs::path& d) {
@@ -407,15 +400,18 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
       };
       std::future<std::pair<Result<SideRun>, double>> ks_side;
       if (o.also_kselftest)
-        ks_side = std::async(std::launch::async, timed_side, std::string("kselftest"), ks_filter, dir / "kselftest");
-      auto [run, seconds] = timed_side(suites, o.filter, dir / "tracebed");
+        ks_side = std::async(std::launch::async, timed_side, std::string("kselftest"),
+                             kselftest_filter(owners_of(m.file)), dir / "kselftest");
+      if (!ftracetest_only) {
+        auto [run, seconds] = timed_side(suites_for(o, m.file), o.filter, dir / "tracebed");
+        if (!run) return run.error();
+        r.tracebed = judge(*run, baseline_ours, seconds);
+      }
       if (ks_side.valid()) {
         auto [ks, ks_seconds] = ks_side.get();
         if (!ks) return ks.error();
         r.kselftest = judge(*ks, baseline_theirs, ks_seconds);
       }
-      if (!run) return run.error();
-      r.tracebed = judge(*run, baseline_ours, seconds);
     }
     TRACEBED_TRY(base::write_file_atomic(work / m.file, original));
     TRACEBED_TRY(append_result(results_file, r));

@@ -16,15 +16,11 @@ struct Counts {
   int mutants = 0, stillborn = 0, equivalent = 0, tracebed = 0, kselftest = 0, both = 0, neither = 0, crashed = 0;
   void add(const MutantResult& r, const RunDescription& run) {
     ++mutants;
-    if (r.tracebed.verdict == Verdict::survived && run.equivalent.contains(r.mutant.id())) {
-      ++equivalent;
-      return;
-    }
     if (r.tracebed.verdict == Verdict::stillborn) {
       ++stillborn;
       return;
     }
-    if (r.tracebed.verdict == Verdict::equivalent) {
+    if (r.tracebed.verdict == Verdict::equivalent || read_as_equivalent(r, run)) {
       ++equivalent;
       return;
     }
@@ -43,6 +39,12 @@ std::string rate(int n, int of) { return of == 0 ? "—" : fmt::format("{:.0f} %
 }  // namespace
 
 bool caught(Verdict v) { return v == Verdict::killed || v == Verdict::crashed; }
+
+const std::string* read_as_equivalent(const MutantResult& r, const RunDescription& run) {
+  if (r.tracebed.verdict != Verdict::survived) return nullptr;
+  auto it = run.equivalent.find(r.mutant.id());
+  return it == run.equivalent.end() ? nullptr : &it->second;
+}
 
 std::string write_markdown(const std::vector<MutantResult>& results, const RunDescription& run) {
   std::map<std::string, Counts> per_file;
@@ -76,7 +78,7 @@ std::string write_markdown(const std::vector<MutantResult>& results, const RunDe
   out += "\n## Survivors\n\n";
   bool any = false;
   for (const auto& r : results) {
-    if (r.tracebed.verdict != Verdict::survived || run.equivalent.contains(r.mutant.id())) continue;
+    if (r.tracebed.verdict != Verdict::survived || read_as_equivalent(r, run)) continue;
     any = true;
     out += fmt::format("### {}:{} ({}, {})\n\n```diff\n{}```\n\n", r.mutant.file, r.mutant.line,
                        operator_name(r.mutant.op), r.mutant.function, r.mutant.diff());
@@ -86,18 +88,17 @@ std::string write_markdown(const std::vector<MutantResult>& results, const RunDe
   if (!any) out += "None.\n";
   bool explained = false;
   for (const auto& r : results) {
-    auto it = run.equivalent.find(r.mutant.id());
-    if (r.tracebed.verdict != Verdict::survived || it == run.equivalent.end()) continue;
+    const std::string* reason = read_as_equivalent(r, run);
+    if (!reason) continue;
     if (!explained) out += "\n## Survivors read and found equivalent\n\n";
     explained = true;
     out += fmt::format("### {}:{} ({}, {})\n\n{}\n\n```diff\n{}```\n\n", r.mutant.file, r.mutant.line,
-                       operator_name(r.mutant.op), r.mutant.function, it->second, r.mutant.diff());
+                       operator_name(r.mutant.op), r.mutant.function, *reason, r.mutant.diff());
   }
   out += "\n## Every mutant\n\n| mutant | tracebed | failed tests | build | tests |\n|---|---|---|---:|---:|\n";
   for (const auto& r : results) {
     std::string failed = r.tracebed.failed.empty() ? r.tracebed.note : fmt::format("{}", fmt::join(r.tracebed.failed, ", "));
-    if (auto it = run.equivalent.find(r.mutant.id()); r.tracebed.verdict == Verdict::survived && it != run.equivalent.end())
-      failed = "equivalent: " + it->second;
+    if (const std::string* reason = read_as_equivalent(r, run)) failed = "equivalent: " + *reason;
     if (failed.size() > 160) failed = failed.substr(0, 157) + "...";
     out += fmt::format("| `{}` | {} | {} | {:.0f} s | {:.0f} s |\n", r.mutant.id(), verdict_name(r.tracebed.verdict),
                        matrix::md_cell(failed), r.build_seconds, r.tracebed.seconds + r.kselftest.seconds);

@@ -32,4 +32,8 @@ std::string write_junit(const std::vector<MutantResult>& results);
 // killed or crashed
 bool caught(Verdict v);
 
+// The reason a survivor was read as equivalent (run.equivalent), or null
+// for any other result.
+const std::string* read_as_equivalent(const MutantResult& r, const RunDescription& run);
+
 }  // namespace tracebed::mutate
