@@ -3,7 +3,10 @@
 # cores): SAMPLE seeded mutants over the 21 files of kernel/trace the
 # suites own, in Debian's linux-source-7.2 with tracebed-7.2's fragment,
 # each tested with its file's suites and with ftracetest's areas.
-#   ci/mutation-sample.sh DIR [SEED [SAMPLE]]   (default seed 1, 120 mutants)
+#   ci/mutation-sample.sh DIR [SEED [SAMPLE [MUTATE_ARGS...]]]   (default seed 1, 120 mutants)
+# MUTATE_ARGS go to `tracebed mutate` as they are: `--again survivors`
+# judges the survivors again once tests were written for them, `--mutant
+# ID` one mutant of the sample.
 # DIR holds the source tree and the results (DIR/seed-S). The results that
 # landed (docs/mutation/seed-S.jsonl) are where a run on a new machine
 # starts; copy DIR/seed-S/results.jsonl back there to land more.
@@ -16,6 +19,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(realpath -m "${1:?usage: ci/mutation-sample.sh DIR [SEED [SAMPLE]]}")
 seed=${2:-1}
 sample=${3:-120}
+shift $(($# < 3 ? $# : 3))
 build=$src/build
 tracebed=${TRACEBED:-$build/tracebed}
 sides=()
@@ -35,4 +39,4 @@ for f in ring_buffer trace trace_output trace_seq trace_events trace_events_filt
   files+=(--files "kernel/trace/$f.c")
 done
 exec "$tracebed" mutate --tree "$tree" "${files[@]}" --sample "$sample" --seed "$seed" \
-  "${sides[@]}" --equivalent "$src/docs/mutation/equivalent.txt" --out "$out" --timeout 300
+  "${sides[@]}" --equivalent "$src/docs/mutation/equivalent.txt" --out "$out" --timeout 300 "$@"

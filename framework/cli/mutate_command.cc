@@ -1,6 +1,6 @@
 // `tracebed mutate --tree DIR (--diff REV[..REV] | --files PATH[:FUNCTION]...)
 // [--sample N --seed S] [--operators LIST] [--suites S] [--filter F]
-// [--also-kselftest] [--out DIR] [--list]`: plants one-token bugs in a
+// [--also-kselftest] [--out DIR] [--list] [--mutant ID] [--again survivors]`: plants one-token bugs in a
 // kernel tree's tracing code, builds and tests each in a work copy, and
 // reports the ones no test notices (framework/mutate, docs/mutation.md).
 #include <unistd.h>
@@ -26,8 +26,8 @@ namespace fs = std::filesystem;
 
 struct MutateArgs {
   TreeArgs tree;
-  std::string diff, operators, filter, out = "mutate-out", equivalent;
-  std::vector<std::string> files, suites;
+  std::string diff, operators, filter, out = "mutate-out", equivalent, again;
+  std::vector<std::string> files, suites, only;
   size_t sample = 0;
   uint64_t seed = 1;
   bool also_kselftest = false, list = false;
@@ -104,7 +104,16 @@ std::vector<mutate::Mutant> generate(const MutateArgs& a) {
         if ((function.empty() || m.function == function) && keep(m)) all.push_back(std::move(m));
     }
   }
-  return mutate::sample_mutants(std::move(all), a.sample, a.seed);
+  auto chosen = mutate::sample_mutants(std::move(all), a.sample, a.seed);
+  if (a.only.empty()) return chosen;
+  // --mutant: these of the chosen, each named as the report names it.
+  std::vector<mutate::Mutant> kept;
+  for (const auto& id : a.only) {
+    auto it = std::find_if(chosen.begin(), chosen.end(), [&](const mutate::Mutant& m) { return m.id() == id; });
+    if (it == chosen.end()) usage_error(fmt::format("--mutant: {} is not one of the mutants these options make", id));
+    kept.push_back(*it);
+  }
+  return kept;
 }
 
 std::string command_line(const MutateArgs& a) {
@@ -152,6 +161,13 @@ Exit run_mutate(MutateArgs& a) {
     if (!read) usage_error(fmt::format("--equivalent: {}", read.error().message));
     run.equivalent = std::move(*read);
   }
+  if (a.again == "survivors") {
+    o.judge_again = [&run](const mutate::MutantResult& r) {
+      return r.tracebed.verdict == mutate::Verdict::survived && !mutate::read_as_equivalent(r, run);
+    };
+  } else if (!a.again.empty()) {
+    usage_error(fmt::format("--again: '{}' is not survivors", a.again));
+  }
   auto results = mutate::run_campaign(o, mutants);
   if (!results) cannot_run(results.error().message);
   for (auto [name, text] : {std::pair<std::string, std::string>{"report.md", mutate::write_markdown(*results, run)},
@@ -190,6 +206,9 @@ void add_mutate_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "results, the work copy and each mutant's logs (a rerun goes on where it stopped)")
       ->capture_default_str();
   cmd->add_flag("--list", a->list, "print the mutants as diffs and stop");
+  cmd->add_option("--mutant", a->only, "only this mutant of the ones the other options make (its ID; repeatable)");
+  cmd->add_option("--again", a->again,
+                  "survivors: test the mutants that survived in --out's results again with today's suites");
   cmd->add_option("--equivalent", a->equivalent,
                   "survivors read and found equivalent: a line per mutant, ID and the reason (they leave the rates)");
   add_timeout_option(*cmd, a->test_timeout, "seconds after which a suite binary is killed (a mutant that hangs)");

@@ -279,9 +279,15 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
     Verdict v = it->second.tracebed.verdict;
     return v == Verdict::killed || v == Verdict::crashed || v == Verdict::survived;
   };
+  auto again = [&](const Mutant& m) {
+    auto it = done.find(m.id());
+    return it != done.end() && o.judge_again && o.judge_again(it->second);
+  };
+  // Whether tracebed's side runs on this mutant in this run.
+  auto ours_to_run = [&](const Mutant& m) { return !done.contains(m.id()) || again(m); };
   std::vector<const Mutant*> pending;
   for (const auto& m : mutants)
-    if (!done.contains(m.id()) || only_ftracetest_missing(m)) pending.push_back(&m);
+    if (ours_to_run(m) || only_ftracetest_missing(m)) pending.push_back(&m);
   // The unmutated tree first, with every suite the mutants need: a test
   // that fails there does not count. (Its kernel is the same directory the
   // mutants' builds then replace, so this comes before any of them.)
@@ -299,7 +305,7 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
     std::set<std::string> ours, theirs;
     bool every_suite = false;
     for (const Mutant* m : pending) {
-      if (!done.contains(m->id())) {
+      if (ours_to_run(*m)) {
         std::string suites = suites_for(o, m->file);
         every_suite |= suites.empty();
         for (std::string_view s : base::split(suites, ',', {.trim = true, .skip_empty = true}))
@@ -347,14 +353,14 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
   const size_t todo = pending.size();
   for (const auto& m : mutants) {
     ++index;
-    const bool ftracetest_only = only_ftracetest_missing(m);
-    if (auto it = done.find(m.id()); it != done.end() && !ftracetest_only) {
+    const bool ftracetest_only = only_ftracetest_missing(m) && !again(m);
+    if (auto it = done.find(m.id()); it != done.end() && !ftracetest_only && !again(m)) {
       out.push_back(it->second);
       continue;
     }
     const auto t0 = Clock::now();
     MutantResult r;
-    if (ftracetest_only) r = done.at(m.id());
+    if (ftracetest_only || again(m)) r = done.at(m.id());
     r.mutant = m;
     TRACEBED_ASSIGN_OR_RETURN(std::string original, base::read_file(work / m.file));
     if (m.offset + m.length > original.size())
@@ -399,7 +405,9 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
         return std::pair{std::move(run), since(t1)};
       };
       std::future<std::pair<Result<SideRun>, double>> ks_side;
-      if (o.also_kselftest)
+      // Judged again for tracebed's sake: ftracetest's tests did not change.
+      const bool ks_known = again(m) && r.kselftest.verdict != Verdict::not_run;
+      if (o.also_kselftest && !ks_known)
         ks_side = std::async(std::launch::async, timed_side, std::string("kselftest"),
                              kselftest_filter(owners_of(m.file)), dir / "kselftest");
       if (!ftracetest_only) {

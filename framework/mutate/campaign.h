@@ -55,6 +55,11 @@ struct CampaignOptions {
   std::string filter;
   bool also_kselftest = false;
   std::chrono::seconds test_timeout{300};  // a suite binary's; ftracetest's at least 1800
+  // A mutant already judged that is to be judged again by tracebed's side
+  // with today's suites (a survivor, once tests were written to kill it).
+  // Its new line is appended; the old ones stay in results.jsonl as its
+  // history.
+  std::function<bool(const MutantResult&)> judge_again;
   // Progress lines; tests put their own.
   std::function<void(const std::string&)> say;
 };

@@ -8,9 +8,12 @@ namespace tracebed::mutate {
 Owners owners_of(const std::string& file) {
   static const std::map<std::string, Owners> kTable = {
       // remotes: the test remote's buffer is ring_buffer.c's only remote (desc) buffer.
+      // bootparams: the persistent (boot-mapped) buffers and their backups,
+      // and the command line's tracing parameters.
       {"ring_buffer.c",
-       {{"basics", "instances", "marker", "events", "tooling", "remotes"}, {"00basic", "instances", "event"}}},
-      {"trace.c", {{"basics", "instances", "marker", "events", "trigger", "function"},
+       {{"basics", "instances", "marker", "events", "tooling", "remotes", "bootparams"},
+        {"00basic", "instances", "event"}}},
+      {"trace.c", {{"basics", "instances", "marker", "events", "trigger", "function", "bootparams"},
                    {"00basic", "instances", "ftrace", "event"}}},
       {"trace_output.c", {{"events", "marker", "basics", "kprobe"}, {"event", "00basic"}}},
       {"trace_seq.c", {{"events", "marker", "hist"}, {"event", "trigger"}}},
