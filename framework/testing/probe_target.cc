@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include <gmock/gmock.h>
+
 #include "framework/testing/tracefs_fixture.h"
 #include "framework/tracefs/text.h"
 
@@ -47,6 +49,22 @@ ProbeRun run_probe_target_only(TracefsTest& test, const tracefs::Instance& inst,
   ProbeRun run = parse_probe_output(test.sh(script));
   EXPECT_NE(run.pid, 0) << "the probe target did not say its pid";
   return run;
+}
+
+Polled poll_file(TracefsTest& test, std::string_view how, const std::string& file, int timeout_ms,
+                 const PollOptions& options) {
+  std::string script = options.before + std::string(kProbeTarget) + " poll " + std::string(how) + " " + file + " " +
+                       std::to_string(timeout_ms) + (options.unread ? " unread" : "") + "; wait";
+  const std::string out = test.sh(script);
+  auto lines = parse_probe_output(out).lines_of("poll");
+  Polled p;
+  EXPECT_THAT(lines, ::testing::SizeIs(1)) << out;
+  if (lines.size() != 1) return p;
+  EXPECT_THAT(lines[0], ::testing::SizeIs(3)) << "poll " << file << ": " << out;  // FILE -ERRNO: open failed
+  if (lines[0].size() != 3) return p;
+  p.revents = static_cast<unsigned>(std::stoul(lines[0][1], nullptr, 16));
+  p.elapsed_ms = std::stol(lines[0][2]);
+  return p;
 }
 
 LseekProbe lseek_probe() {

@@ -69,6 +69,24 @@ LseekProbe lseek_probe();
 std::vector<std::string> lseek_edge_args(int rounds);
 inline constexpr int kLseekEdgeCalls = 12;  // per round
 
+// The probe target's poll(2) of `file` for "in", "pri" or "out" (POLLIN,
+// POLLPRI, POLLOUT), up to `timeout_ms`, after a shell fragment run in the
+// background (`before`, ending in '&'; empty: none). It reads the file to
+// its end first unless `unread` (trace_pipe: a read would block or
+// consume). revents 0 is a timeout; a poll the program could not make
+// fails the test.
+struct Polled {
+  unsigned revents = 0;
+  long elapsed_ms = 0;
+};
+struct PollOptions {
+  std::string before;
+  bool unread = false;
+};
+Polled poll_file(TracefsTest& test, std::string_view how, const std::string& file, int timeout_ms,
+                 const PollOptions& options = {});
+inline constexpr unsigned kPollIn = 0x1, kPollPri = 0x2, kPollOut = 0x4;  // include/uapi/asm-generic/poll.h
+
 // Parses the program's output; exposed for the suites' own checks.
 ProbeRun parse_probe_output(std::string_view out);
 

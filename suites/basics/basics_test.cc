@@ -172,6 +172,45 @@ TEST_F(Basics, TracePipeConsumesTraceDoesNot) {
   EXPECT_THAT(marker_numbers(trace_lines(*again), "tbpipe-b"), ElementsAreArray(upto(50)));
 }
 
+// poll(2) on trace_pipe (trace.c trace_poll, ring_buffer.c
+// ring_buffer_poll_wait): ready exactly when records wait. With
+// buffer_percent 0 a CPU's pipe wakes on any record (above it, on the
+// watermark). Empty, both the instance's pipe and CPU a's time out; one
+// marker on CPU a makes both ready at once, and CPU b's (still empty)
+// not; read out, the instance's times out again; and a poll already
+// waiting on CPU a's pipe wakes when a marker is written there later.
+TEST_F(Basics, PollOnTracePipeIsReadyExactlyWhenRecordsWait) {
+  TRACEBED_REQUIRE(tracefs::features::buffer_percent);
+  const std::vector<int> cpus = inst().cpus().value();
+  const int a = cpus.front();
+  ASSERT_OK(inst().files().write("buffer_percent", "0"));
+  const std::string all = inst().path("trace_pipe");
+  auto cpu_pipe = [&](int cpu) { return inst().path(fmt::format("per_cpu/cpu{}/trace_pipe", cpu)); };
+  auto ready = [&](const std::string& pipe, int timeout_ms) {
+    return poll_file(*this, "in", pipe, timeout_ms, {.before = "", .unread = true}).revents & kPollIn;
+  };
+  EXPECT_FALSE(ready(all, 200)) << "the instance's empty trace_pipe polls ready";
+  EXPECT_FALSE(ready(cpu_pipe(a), 200)) << "CPU " << a << "'s empty trace_pipe polls ready";
+
+  sh(marker_loop(inst(), "tbpoll-a", 1, a));
+  EXPECT_TRUE(ready(all, 0)) << "a marker waits, and the instance's trace_pipe does not poll ready";
+  EXPECT_TRUE(ready(cpu_pipe(a), 0)) << "a marker waits on CPU " << a << ", and its trace_pipe does not poll ready";
+  if (cpus.size() > 1) {
+    EXPECT_FALSE(ready(cpu_pipe(cpus[1]), 100)) << "CPU " << cpus[1] << " has no record";
+  }
+
+  auto pipe = inst().read_trace_pipe();
+  ASSERT_OK(pipe);
+  EXPECT_THAT(marker_numbers(trace_lines(*pipe), "tbpoll-a"), ElementsAre(0));
+  EXPECT_FALSE(ready(all, 200)) << "read out, the instance's trace_pipe still polls ready";
+
+  Polled woken = poll_file(*this, "in", cpu_pipe(a), 8000,
+                           {.before = "(sleep 1; " + marker_loop(inst(), "tbpoll-b", 1, a) + ") & ", .unread = true});
+  EXPECT_EQ(woken.revents & kPollIn, kPollIn) << "a marker written while a poll waited did not wake it";
+  EXPECT_GE(woken.elapsed_ms, 500) << "woken before the marker was written";
+  EXPECT_LT(woken.elapsed_ms, 8000);
+}
+
 TEST_F(Basics, ClearingTraceEmptiesEveryCpu) {
   ASSERT_OK(inst().event("sched", "sched_switch").enable());
   sh("sleep 0.1");
@@ -205,6 +244,44 @@ TEST_F(Basics, BufferResizeTakesEffectPerCpu) {
   uint64_t sum = 0;
   for (int cpu : *cpus) sum += inst().buffer_size(cpu).value().kb.value_or(0);
   EXPECT_EQ(inst().buffer_total_size_kb().value(), sum);
+}
+
+// A CPU's buffer resized from a task on that CPU (ring_buffer_resize
+// updates its pages there, between migrate_disable() and migrate_enable())
+// and from another CPU (a work item on it): neither leaves anything pinned
+// to the CPU, so it goes offline within seconds and comes back with the
+// size it was given, and records on it again. A resize that left the CPU
+// pinned would make the offline wait for ever (balance_hotplug_wait).
+TEST_F(Basics, CpuWhoseBufferWasResizedCanGoOfflineAndBack) {
+  const std::string online = "/sys/devices/system/cpu/cpu1/online";
+  if (sh("test -w " + online + " && cat " + online + " || echo none") != "1\n")
+    GTEST_SKIP() << "needs CPU hotplug: no writable " << online << " with CPU 1 online (HOTPLUG_CPU)";
+  ASSERT_OK(inst().set_buffer_size_kb(128));
+  // From CPU 1: its own buffer directly, CPU 0's through a work item.
+  sh(fmt::format("taskset 2 sh -c 'echo 64 > {} && echo 96 > {}'", inst().path("per_cpu/cpu1/buffer_size_kb"),
+                 inst().path("per_cpu/cpu0/buffer_size_kb")));
+  // From CPU 0: CPU 1's through a work item.
+  sh(fmt::format("taskset 1 sh -c 'echo 80 > {}'", inst().path("per_cpu/cpu1/buffer_size_kb")));
+  // Whole sub-buffers: a size reads back rounded up to them.
+  const uint64_t cpu1_kb = inst().buffer_size(1).value().kb.value_or(0);
+  const uint64_t cpu0_kb = inst().buffer_size(0).value().kb.value_or(0);
+  ASSERT_GE(cpu1_kb, 80u);
+  ASSERT_LT(cpu1_kb, 96u);
+  ASSERT_GE(cpu0_kb, 96u);
+  ASSERT_LT(cpu0_kb, 128u);
+  // The write blocks in the kernel while the CPU cannot go: in the
+  // background, and waited for here with a bound.
+  auto wait_for = [&](const char* state) {
+    return sh(fmt::format("i=0; while [ \"$(cat {0})\" != {1} ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i+1)); done; cat {0}",
+                          online, state));
+  };
+  sh("(echo 0 > " + online + ") > /dev/null 2>&1 &");
+  ASSERT_EQ(wait_for("0"), "0\n") << "CPU 1 did not go offline within 20 s of its buffer's resize";
+  sh("echo 1 > " + online);
+  ASSERT_EQ(wait_for("1"), "1\n");
+  EXPECT_EQ(inst().buffer_size(1).value().kb, cpu1_kb) << "CPU 1's buffer after it came back";
+  sh(marker_loop(inst(), "tbhotplug", 20, 1));
+  EXPECT_THAT(marker_numbers(trace_lines(inst()), "tbhotplug"), ElementsAreArray(upto(20)));
 }
 
 // Resizing a buffer that holds records keeps them (kernel/trace/

@@ -14,37 +14,13 @@
 namespace tracebed::suites {
 namespace {
 
-struct Polled {
-  unsigned revents = 0;
-  long elapsed_ms = 0;
-};
-
-constexpr unsigned kPollIn = 0x1, kPollPri = 0x2, kPollOut = 0x4;  // include/uapi/asm-generic/poll.h
-
 class HistPoll : public Hist {
  protected:
   Event exit_event() { return inst().event("sched", "sched_process_exit"); }
   // The probe target polls the exit hist for `how` ("in", "pri" or "out")
   // up to `timeout_ms`, after running `before` in the background.
   Polled poll(const std::string& how, int timeout_ms, const std::string& before = "") {
-    std::string out = sh(before + std::string(kProbeTarget) + " poll " + how + " " +
-                         exit_event().files().path("hist") + " " + std::to_string(timeout_ms) + "; wait");
-    Polled p;
-    size_t at = out.find("\npoll ");
-    EXPECT_NE(at, std::string::npos) << out;
-    if (at == std::string::npos) return p;
-    std::vector<std::string> words;
-    std::string line = out.substr(at + 1, out.find('\n', at + 1) - at - 1);
-    for (size_t b = 0, e; b < line.size(); b = e + 1) {
-      e = line.find(' ', b);
-      if (e == std::string::npos) e = line.size();
-      words.push_back(line.substr(b, e - b));
-    }
-    EXPECT_THAT(words, SizeIs(4)) << line;
-    if (words.size() != 4) return p;
-    p.revents = static_cast<unsigned>(std::stoul(words[2], nullptr, 16));
-    p.elapsed_ms = std::stol(words[3]);
-    return p;
+    return poll_file(*this, how, exit_event().files().path("hist"), timeout_ms, {.before = before, .unread = false});
   }
   // The hist file as text, for failure messages.
   std::string hist_text() {

@@ -16,7 +16,8 @@
  *   tracebed-probe-target sleep MS [COUNT]           sleep MS
  *   tracebed-probe-target wake COUNT                 wake WAKER_PID SLEEPER_PID
  *   tracebed-probe-target getpid COUNT               getpid COUNT
- *   tracebed-probe-target poll in|pri|out FILE MS    poll FILE REVENTS_HEX ELAPSED_MS
+ *   tracebed-probe-target poll in|pri|out FILE MS [unread]
+ *                                                    poll FILE REVENTS_HEX ELAPSED_MS
  *   tracebed-probe-target write SIZE COUNT...        write FD SIZE COUNT   (per SIZE)
  *
  * The probed functions are global, never inlined and kept in the symbol
@@ -218,7 +219,9 @@ static int cmd_getpid(int argc, char** argv) {
  * end as a reader would: REVENTS 0 is a timeout. For the hist file's poll
  * (the kernel's trigger-hist-poll.tc uses a poll.c of its own for this);
  * POLLOUT tells a file without a poll of its own (the VFS default mask
- * has it) from the hist file's poll (which never reports it). */
+ * has it) from the hist file's poll (which never reports it). With
+ * "unread" it polls without reading first: trace_pipe's poll asks whether
+ * records wait, and a read would block on an empty pipe or consume them. */
 static int cmd_poll(int argc, char** argv) {
   long ms;
   if (argc < 3 || (strcmp(argv[0], "in") && strcmp(argv[0], "pri") && strcmp(argv[0], "out")) ||
@@ -230,8 +233,9 @@ static int cmd_poll(int argc, char** argv) {
     return 1;
   }
   char buf[4096];
-  while (read(fd, buf, sizeof buf) > 0) {
-  }
+  if (argc < 4 || strcmp(argv[3], "unread"))
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
   short events = !strcmp(argv[0], "in") ? POLLIN : !strcmp(argv[0], "pri") ? POLLPRI : POLLOUT;
   struct pollfd pfd = {fd, events, 0};
   struct timespec t0, t1;
