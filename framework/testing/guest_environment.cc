@@ -23,6 +23,7 @@ struct DeclaredTools {
   std::vector<std::string> tools;
   std::vector<std::string> dirs;
   std::string bootconfig;
+  std::string cmdline;
   std::vector<vm::DebianToolRequest> debian_tools;
   unsigned memory_mb = 0;
   std::vector<std::function<void()>> registrars;
@@ -167,6 +168,11 @@ bool boot_with_bootconfig(std::string text) {
   return true;
 }
 
+bool boot_with_cmdline(std::string parameters) {
+  declared().cmdline = std::move(parameters);
+  return true;
+}
+
 bool register_kernel_tests(std::function<void()> registrar) {
   declared().registrars.push_back(std::move(registrar));
   return true;
@@ -220,6 +226,8 @@ void init(int* argc, char** argv) {
   *argc = out;
   argv[out] = nullptr;
   options.bootconfig = declared().bootconfig;
+  if (!declared().cmdline.empty())
+    options.cmdline_extra = declared().cmdline + (options.cmdline_extra.empty() ? "" : " " + options.cmdline_extra);
   options.memory_mb = std::max(options.memory_mb, declared().memory_mb);
   for (const auto& t : declared().tools) options.image.tools.emplace_back(base::installed_or_built(t));
   for (const auto& d : declared().dirs) {

@@ -112,6 +112,12 @@ const Result<vm::DebianTool>& debian_tool(const std::string& package);
 //   static const bool booted_with_ = tracebed::testing::boot_with_bootconfig(kText);
 bool boot_with_bootconfig(std::string text);
 
+// Kernel command line parameters for this binary's guest, before any the
+// user gives (--tracebed_cmdline): a suite of boot parameters declares
+// them during static initialisation. A new command line is a new snapshot.
+//   static const bool booted_with_ = tracebed::testing::boot_with_cmdline("traceoff_on_warning=1");
+bool boot_with_cmdline(std::string parameters);
+
 // A suite whose cases come from the kernel under test (the kernel's own
 // selftests: suites/kselftest) declares a function that registers them
 // (::testing::RegisterTest) during static initialisation; the main calls

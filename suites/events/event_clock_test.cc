@@ -1,0 +1,102 @@
+// What the counter trace clock shows about the ring buffer's work. The
+// "counter" clock (kernel/trace/trace_clock.c) is one tick per read, and
+// the ring buffer reads it once per record it reserves (and once more when
+// a reservation crosses into a new sub-buffer): its values are exact where
+// a nanosecond clock's are not, and a tick skipped between two records is
+// a reservation that left no record.
+#include <algorithm>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "framework/tracefs/hist.h"
+#include "framework/testing/tracefs_fixture.h"
+
+namespace tracebed::suites {
+namespace {
+
+const tracefs::Feature getpid_event = tracefs::Feature::event("syscalls", "sys_enter_getpid");
+const tracefs::Feature write_event = tracefs::Feature::event("syscalls", "sys_enter_write");
+
+class EventClock : public TracefsTest {
+ protected:
+  void SetUpTest() override { ASSERT_OK(inst().set_trace_clock("counter")); }
+
+  // The counter values `trace` shows for the lines of `event` (the
+  // counter clock prints its raw value, not seconds), in order.
+  std::vector<uint64_t> text_stamps(const std::string& event) {
+    const std::regex stamp("\\s([0-9]+): " + event + "\\(");
+    std::vector<uint64_t> out;
+    for (const std::string& l : trace_lines(inst())) {
+      std::smatch m;
+      if (std::regex_search(l, m, stamp)) out.push_back(std::stoull(m[1]));
+    }
+    return out;
+  }
+};
+
+// A hist on common_timestamp turns the instance's buffer to absolute time
+// stamps: every record is a TIME_STAMP and the event after it, whose own
+// delta is 0 (ring_buffer.c rb_add_timestamp). The hist takes each event's
+// stamp from the writer's side (ring_buffer_event_time_stamp), `trace`
+// from the buffer: the probe target's 300 getpid(2)s are in both, and
+// each event's stamp in `trace` is a key of the hist, hit once.
+TEST_F(EventClock, TraceStampsAreTheOnesAHistOnCommonTimestampSaw) {
+  TRACEBED_REQUIRE(features::hist_triggers);
+  TRACEBED_REQUIRE(getpid_event);
+  Event ev = inst().event("syscalls", "sys_enter_getpid");
+  // A hist with time stamps sets the instance's clock (to global unless told).
+  ASSERT_OK(ev.add_trigger(HistTrigger().key("common_timestamp").clock("counter").trigger()));
+  ASSERT_OK(ev.enable());
+  run_target_only({"getpid", "300"});
+  ASSERT_OK(inst().set_tracing_on(false));
+
+  std::vector<uint64_t> in_text = text_stamps("sys_getpid");
+  auto file = tracefs::read_hist(ev);
+  ASSERT_OK(file);
+  ASSERT_THAT(file->sections, SizeIs(1));
+  std::vector<uint64_t> keys;
+  for (const auto& e : file->sections[0].entries) {
+    ASSERT_THAT(e.keys, SizeIs(1));
+    ASSERT_TRUE(e.keys[0].number) << e.keys[0].text;
+    keys.push_back(*e.keys[0].number);
+    EXPECT_EQ(e.hitcount(), 1u) << "two events with one counter value " << *e.keys[0].number;
+  }
+  std::sort(keys.begin(), keys.end());
+  EXPECT_GE(in_text.size(), 300u);
+  EXPECT_THAT(in_text, ElementsAreArray(keys)) << "the stamps in trace against the hist's keys";
+}
+
+// A filtered event is built in a per-CPU buffer and copied into the ring
+// buffer only when the filter matches (trace.c
+// trace_event_buffer_lock_reserve, "Use temp buffer when filtering
+// events"): a rejected event costs the ring buffer nothing, not a
+// reservation discarded afterwards. The probe target makes 200 writes of 7
+// bytes, each followed by one of 9, and the filter keeps the 7s: all 200
+// are there, and their stamps run on with no more skipped ticks than new
+// sub-buffers (a handful), where a reservation per rejected write would
+// skip 200.
+TEST_F(EventClock, EventsTheFilterRejectsNeverReachTheRingBuffer) {
+  TRACEBED_REQUIRE(write_event);
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  ASSERT_OK(ev.set_filter("fd == 100 && count == 7"));
+  ASSERT_OK(ev.enable());
+  constexpr int kPairs = 200;
+  std::vector<std::string> args = {"write"};
+  for (int i = 0; i < kPairs; ++i) args.insert(args.end(), {"7", "1", "9", "1"});
+  ProbeRun probe = run_target_only(std::move(args));
+  ASSERT_THAT(probe.lines_of("write"), SizeIs(2 * kPairs)) << "the probe target did not do every write";
+  ASSERT_OK(inst().set_tracing_on(false));
+
+  std::vector<uint64_t> stamps = text_stamps("sys_write");
+  ASSERT_THAT(stamps, SizeIs(kPairs)) << "the writes the filter keeps";
+  EXPECT_TRUE(std::is_sorted(stamps.begin(), stamps.end()));
+  const uint64_t skipped = stamps.back() - stamps.front() - (stamps.size() - 1);
+  EXPECT_LT(skipped, kPairs / 10u) << "ticks between the kept writes: the rejected ones reserved records";
+}
+
+}  // namespace
+}  // namespace tracebed::suites
