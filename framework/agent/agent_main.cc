@@ -382,6 +382,13 @@ bool op_write_file(const FrameHeader& req, Decoder& d) {
       err = errno;
       break;
     }
+    if (w == 0 && !rest.empty()) {
+      // A file that takes nothing of what is left would be written to for
+      // ever (an empty write, which tracefs files take as a command, is one
+      // write() of 0 bytes).
+      err = EIO;
+      break;
+    }
     written += static_cast<uint64_t>(w);
     rest.remove_prefix(static_cast<size_t>(w));
   } while (!rest.empty());

@@ -139,6 +139,21 @@ TEST_F(Basics, EveryTraceClockCanBeSelected) {
   }
 }
 
+// trace_clock takes only a clock it lists (trace.c tracing_clock_write:
+// the name, stripped, must be one of trace_clocks[], and the write under
+// 64 bytes): names of 1, 15, 16, 17, 63, 64, 65 and 256 characters and a
+// page are refused with EINVAL, and the clock stays the one chosen.
+TEST_F(Basics, TraceClockRefusesUnknownAndOverlongNames) {
+  ASSERT_OK(inst().set_trace_clock("global"));
+  for (size_t n : {1u, 15u, 16u, 17u, 63u, 64u, 65u, 256u, 4096u}) {
+    SCOPED_TRACE(::testing::Message() << n << " characters");
+    auto err = inst().files().try_write("trace_clock", std::string(n, 'q'));
+    ASSERT_OK(err);
+    EXPECT_EQ(*err, EINVAL);
+    EXPECT_EQ(inst().trace_clock().value().current, "global");
+  }
+}
+
 TEST_F(Basics, TracingOffRecordsNothing) {
   ASSERT_OK(inst().set_tracing_on(false));
   EXPECT_FALSE(inst().tracing_on().value());

@@ -2,6 +2,7 @@
 // with and without event-fork, against the pids a forking shell says it
 // had. The process events fire in the task they name (fork in the parent,
 // exec and exit in the child), so each task's records are exactly known.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -18,13 +19,14 @@ class EventPid : public TracefsTest {
 
  protected:
   // Enables the process events, runs the shell with its pid in `pid_file`
-  // and returns the window's records.
+  // (none: empty) and returns the window's records.
   std::vector<DecodedEvent> run_with(std::string_view pid_file, bool event_fork, ForkRun& run) {
     EXPECT_OK(inst().set_option("event-fork", event_fork));
     for (const char* e : kEvents) EXPECT_OK(inst().event("sched", e).enable());
     EXPECT_OK(inst().clear_trace());
     EXPECT_OK(inst().set_tracing_on(false));
-    run = run_forking_shell(*this, inst(), {pid_file}, kChildren, "/bin/true");
+    run = pid_file.empty() ? run_forking_shell(*this, inst(), {}, kChildren, "/bin/true")
+                           : run_forking_shell(*this, inst(), {pid_file}, kChildren, "/bin/true");
     auto events = decoded({{"sched", "sched_process_fork"}, {"sched", "sched_process_exec"},
                            {"sched", "sched_process_exit"}});
     EXPECT_OK(inst().set_event_pids({}));
@@ -87,6 +89,24 @@ TEST_F(EventPid, NotracePidHidesThePidAndItsChildrenWithEventFork) {
   events = run_with("set_event_notrace_pid", true, run);
   EXPECT_THAT(of_pid(events, run.shell), IsEmpty());
   ExpectNoChildRecorded(events, run);
+  EXPECT_THAT(of_pid(events, run.sibling), Contains(IsEvent("sched_process_exit")));
+}
+
+// Opened for writing with O_TRUNC (a shell's `>`), each list is emptied
+// before the write (trace_events.c __ftrace_clear_event_pids): a pid put
+// in and then truncated away reads back as nothing, and with both lists so
+// cleared the shell's forks and every child's exec and exit are recorded.
+TEST_F(EventPid, TruncatedPidListsAreEmptyAndFilterNothing) {
+  TRACEBED_REQUIRE(features::set_event_notrace_pid);
+  for (const char* file : {"set_event_pid", "set_event_notrace_pid"}) {
+    SCOPED_TRACE(file);
+    sh(fmt::format("echo 1 > {0} && echo > {0}", inst().path(file)));
+    EXPECT_EQ(inst().files().read(file).value(), "");
+  }
+  ForkRun run;
+  auto events = run_with("", true, run);
+  ExpectForksOf(events, run);
+  ExpectEachChildRecorded(events, run);
   EXPECT_THAT(of_pid(events, run.sibling), Contains(IsEvent("sched_process_exit")));
 }
 

@@ -56,6 +56,30 @@ TEST_F(FunctionProbe, StacktraceProbeRecordsAStackPerCall) {
   EXPECT_EQ(left[0].count, 0u);
 }
 
+// `:snapshot:N` swaps the buffer with the snapshot at the function's
+// first N calls (trace.c register_snapshot_cmd, ftrace_snapshot): with a
+// count of 1, a marker written before three forks is in the snapshot, one
+// written after them is in the buffer and not the snapshot, and the count
+// is spent.
+TEST_F(FunctionProbe, SnapshotProbeSwapsTheBufferAsOftenAsItsCount) {
+  TRACEBED_REQUIRE(features::snapshot);
+  const std::string fork = fork_function();
+  ASSERT_OK(inst().add_ftrace_filter(fork + ":snapshot:1"));
+  ASSERT_OK(inst().write_marker("tbsnap-before"));
+  sh("for i in 1 2 3; do /bin/true; done");
+  ASSERT_OK(inst().write_marker("tbsnap-after"));
+  auto snapshot = inst().read_snapshot();
+  ASSERT_OK(snapshot);
+  EXPECT_THAT(*snapshot, HasSubstr("tbsnap-before"));
+  EXPECT_THAT(*snapshot, Not(HasSubstr("tbsnap-after")));
+  const std::string buffer = inst().read_trace().value();
+  EXPECT_THAT(buffer, HasSubstr("tbsnap-after"));
+  EXPECT_THAT(buffer, Not(HasSubstr("tbsnap-before")));
+  auto left = probes();
+  ASSERT_THAT(left, SizeIs(1));
+  EXPECT_EQ(left[0].count, 0u) << "one snapshot of three forks";
+}
+
 class FunctionEventProbe : public FunctionProbe {
  protected:
   Event sw() { return inst().event("sched", "sched_switch"); }
