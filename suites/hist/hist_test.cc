@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -158,6 +159,52 @@ TEST_F(Hist, ValuesSumTheDecodedField) {
   ASSERT_THAT(file.sections, SizeIs(1));
   EXPECT_THAT(entries_of_pid(file.sections[0], probe.pid),
               ElementsAre(Pointee(AllOf(HistValueThat("count", sum), HitCount(total_writes(writes))))));
+}
+
+// size=N gives the map N entries rounded up to a power of two, from 2^7
+// to 2^17 (trace_events_hist.c parse_map_size, TRACING_MAP_BITS_MIN and
+// _MAX): the trigger reads back with that size, and sizes on either side
+// of the range are refused with EINVAL.
+TEST_F(Hist, SizeIsAPowerOfTwoFrom128To131072) {
+  TRACEBED_REQUIRE(write_event);
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  const std::vector<std::pair<uint32_t, uint32_t>> accepted = {{65, 128}, {128, 128}, {129, 256}, {131072, 131072}};
+  for (auto [asked, got] : accepted) {
+    SCOPED_TRACE(::testing::Message() << "size=" << asked);
+    HistTrigger h = HistTrigger().key("common_pid").size(asked);
+    ASSERT_OK(ev.add_trigger(h.trigger()));
+    EXPECT_THAT(ev.files().read("trigger").value(), HasSubstr(fmt::format(":size={}", got)));
+    ASSERT_OK(ev.remove_trigger(h.trigger()));
+  }
+  for (uint32_t refused : {1u, 64u, 131073u, 262144u}) {
+    SCOPED_TRACE(::testing::Message() << "size=" << refused);
+    auto err = ev.files().try_write("trigger", HistTrigger().key("common_pid").size(refused).trigger().command(),
+                                    /*append=*/true);
+    ASSERT_OK(err);
+    EXPECT_EQ(*err, EINVAL);
+  }
+  EXPECT_THAT(ev.triggers().value(), IsEmpty());
+}
+
+// A full map drops what it cannot hold and counts it (tracing_map.c
+// tracing_map_insert, "Dropped" in the totals): 300 writes of 300
+// different sizes into a map of 128 keep 128 keys hit once each and drop
+// the other 172: the totals' Hits (events that found or made their key)
+// and Dropped add up to the 300 the probe target made.
+TEST_F(Hist, FullMapCountsWhatItDrops) {
+  TRACEBED_REQUIRE(write_event);
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  std::vector<Writes> writes;
+  for (uint64_t size = 1; size <= 300; ++size) writes.push_back({size, 1});
+  record(ev, {HistTrigger().key("count").size(128).filter(kOnWriteFd)}, [&] { write_work(writes); });
+  HistFile file = hist_of(ev);
+  ASSERT_THAT(file.sections, SizeIs(1));
+  const HistSection& s = file.sections[0];
+  EXPECT_EQ(s.totals.hits, 128u);
+  EXPECT_EQ(s.totals.entries, 128u);
+  EXPECT_EQ(s.totals.dropped, 172u);
+  EXPECT_THAT(s.entries, SizeIs(128));
+  for (const auto& e : s.entries) EXPECT_EQ(e.hitcount(), 1u) << e.keys[0].text;
 }
 
 // Two hist triggers on one event: two sections, each counting every event.

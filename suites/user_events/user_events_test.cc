@@ -272,6 +272,31 @@ TEST_F(UserEvents, UnregisterClearsTheBitAndStopsUpdates) {
   EXPECT_EQ(run.get("unreg", "w0", 1).result, "ENOENT");
 }
 
+// DIAG_IOCSUNREG removes the one enabler at that address and bit
+// (trace_events_user.c user_events_ioctl_unreg): of three registrations,
+// the one unregistered leaves its bit clear though its event is enabled,
+// and the one sharing its word and the one sharing its bit number still
+// follow theirs.
+TEST_F(UserEvents, UnregisterRemovesOnlyThatAddressAndBit) {
+  UserEventDef a(unique("unrega")), b(unique("unregb")), c(unique("unregc"));
+  for (UserEventDef* d : {&a, &b, &c}) d->u32("v");
+  BackgroundProducer p({reg("a", a, "0", "w0", 31), reg("b", b, "0", "w0", 0), reg("c", c, "0", "w1", 31),
+                        "unreg w0 31", "waitbit w0 0 1 30000", "waitbit w1 31 1 30000", "bit w0", "unreg w0 31"});
+  ASSERT_TRUE(p.wait_for("unreg", "w0").ok());
+  std::vector<Event> events;
+  for (const UserEventDef* d : {&a, &b, &c}) {
+    events.push_back(tracefs::user_event(inst(), d->name()));
+    ASSERT_OK(events.back().enable());
+  }
+  ProducerRun run = p.finish();
+  for (const Event& ev : events) ASSERT_OK(ev.disable());
+  EXPECT_TRUE(run.get("unreg", "w0").ok()) << run.text;
+  EXPECT_TRUE(run.get("waitbit", "w0").ok()) << "the enabler sharing the word was removed too\n" << run.text;
+  EXPECT_TRUE(run.get("waitbit", "w1").ok()) << "the enabler sharing the bit was removed too\n" << run.text;
+  EXPECT_EQ(run.get("bit", "w0").value("value"), "0x1") << "bit 31 is unregistered, bit 0 is b's";
+  EXPECT_EQ(run.get("unreg", "w0", 1).result, "ENOENT");
+}
+
 TEST_F(UserEvents, ForkedChildKeepsItsOwnEnabler) {
   TRACEBED_COVERS("user_events: abi_test.c/forks");
   // abi_test.c forks: the child's copy of the word follows the event, and
