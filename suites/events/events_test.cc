@@ -1,5 +1,6 @@
 // ftracetest event/ in spirit, in a fresh instance per test.
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <string>
 
@@ -138,6 +139,36 @@ TEST_F(Events, DecodedSwitchesAgreeWithTheKernelsText) {
   const auto to_sleeper = std::count_if(events.begin(), events.end(),
                                         [&](const DecodedEvent& e) { return int_field(e, "next_pid") == sleeper; });
   EXPECT_GE(to_sleeper, 100) << "each of the 100 wake-ups switches to the child " << sleeper;
+}
+
+// The context column of `trace` (trace_output.c trace_print_lat_fmt, the
+// third flag): 's' for a record made in a softirq, 'h' in a hard
+// interrupt, 'H' in a hard interrupt that came during a softirq, '.' in a
+// task. softirq_entry runs only with the softirq count (softirqs never run
+// inside a hard interrupt), hrtimer_expire_entry from the timer interrupt,
+// mostly outside softirqs, and a marker is written by the task.
+TEST_F(Events, ContextFlagSaysSoftirqHardirqOrTask) {
+  const Event softirq = inst().event("irq", "softirq_entry"), hrtimer = inst().event("timer", "hrtimer_expire_entry");
+  if (!softirq.exists() || !hrtimer.exists())
+    GTEST_SKIP() << "needs irq:softirq_entry and timer:hrtimer_expire_entry";
+  ASSERT_OK(softirq.enable());
+  ASSERT_OK(hrtimer.enable());
+  sh("sleep 0.5");
+  ASSERT_OK(inst().write_marker("tbcontext"));
+  ASSERT_OK(inst().set_tracing_on(false));
+  // "  sh-123  [001] d.h1.  12.345678: hrtimer_expire_entry: ..."
+  const std::regex line(R"(\[[0-9]+\] (\S)(\S)(\S)\S+ +[0-9.]+: (\w+):)");
+  std::map<std::string, std::map<char, int>> flags;  // event -> third flag -> records
+  for (const std::string& l : trace_lines(inst())) {
+    std::smatch m;
+    if (std::regex_search(l, m, line)) ++flags[m[4]][m[3].str()[0]];
+  }
+  auto of = [&](const std::string& e) { return ::testing::PrintToString(flags[e]); };
+  ASSERT_GT(flags["softirq_entry"]['s'], 0) << of("softirq_entry");
+  EXPECT_THAT(flags["softirq_entry"], SizeIs(1)) << "softirq_entry outside a softirq: " << of("softirq_entry");
+  EXPECT_GT(flags["hrtimer_expire_entry"]['h'], 0) << of("hrtimer_expire_entry");
+  for (char c : {'s', '.'}) EXPECT_EQ(flags["hrtimer_expire_entry"].count(c), 0u) << of("hrtimer_expire_entry");
+  EXPECT_EQ(flags["tracing_mark_write"]['.'], 1) << of("tracing_mark_write");
 }
 
 }  // namespace

@@ -159,6 +159,35 @@ TEST_F(Function, TraceoffFunctionTriggerStopsTheBuffer) {
   EXPECT_THAT(inst().ftrace_filter().value().triggers, IsEmpty());
 }
 
+// traceoff:N and traceon:N act N times, each time the state changes
+// (trace_functions.c update_traceon_count): on lseek(2)'s function, which
+// the agent's reads do not call, traceoff:3 turns tracing off at three
+// rounds of "on, one lseek", its count falling 2, 1, 0, and the fourth
+// lseek leaves it on; traceon:2 likewise, from off.
+TEST_F(Function, TraceonAndTraceoffProbesActExactlyTheirCount) {
+  TRACEBED_REQUIRE(features::function_triggers);
+  const std::string lseek = lseek_probe().function;
+  const std::vector<std::string> one_lseek = {"lseek", "/etc/tracebed/release", "0", "0"};
+  for (bool off : {true, false}) {
+    SCOPED_TRACE(off ? "traceoff:3" : "traceon:2");
+    const uint64_t n = off ? 3 : 2;
+    FunctionTrigger t = off ? FunctionTrigger::traceoff(lseek).count(n) : FunctionTrigger::traceon(lseek).count(n);
+    ASSERT_OK(inst().add_function_trigger(t));
+    for (uint64_t round = 1; round <= n + 1; ++round) {
+      SCOPED_TRACE(::testing::Message() << "round " << round);
+      ASSERT_OK(inst().set_tracing_on(off));
+      run_probe_target(*this, one_lseek);
+      const bool acted = round <= n;
+      EXPECT_EQ(inst().tracing_on().value(), acted ? !off : off) << (acted ? "the probe did not act" : "acted past its count");
+      auto probes = inst().ftrace_filter().value().triggers;
+      ASSERT_THAT(probes, SizeIs(1));
+      EXPECT_EQ(probes[0].count, std::optional<uint64_t>(round <= n ? n - round : 0));
+    }
+    ASSERT_OK(inst().remove_function_trigger(t));
+  }
+  ASSERT_OK(inst().set_tracing_on(true));
+}
+
 TEST_F(Function, ResetClearsFiltersAndFunctionTriggers) {
   TRACEBED_REQUIRE(features::function_triggers);
   ASSERT_OK(inst().set_ftrace_filter(kRead));
