@@ -118,18 +118,19 @@ TEST_F(BootParams, BootMappedBufferMetaListsEverySubBufferOnce) {
 
 // The backup instance is a copy of tbboot's memory as the boot found it:
 // the ring buffer's checks of a previous boot's meta data ran on it
-// (rb_cpu_meta_valid, then rb_meta_validate_events), and for every CPU
-// they found it whole ("is from previous boot!"), with no sub-buffer,
-// head or array called invalid.
+// (rb_cpu_meta_valid, then rb_meta_validate_events). CPU 0's part, which
+// tbboot had set up by then, is found whole ("is from previous boot!"),
+// with no sub-buffer, head page or array called invalid. (A CPU brought
+// up after the boot instances were made had no buffer in tbboot yet: its
+// copied head is "out of range", and that part starts empty.)
 TEST_F(BootParams, BackupOfABootMappedInstanceIsValidatedWhole) {
   TRACEBED_BOOT_INSTANCE(backup, "tbbackup");
   const std::string log = kernel_log();
-  const size_t cpus = backup->cpus().value().size();
   std::set<int> whole;
   const std::regex from_previous("Ring buffer meta \\[([0-9]+)\\] is from previous boot!");
   for (auto it = std::sregex_iterator(log.begin(), log.end(), from_previous); it != std::sregex_iterator(); ++it)
     whole.insert(std::stoi((*it)[1]));
-  EXPECT_EQ(whole.size(), cpus) << "CPUs whose copied meta data the ring buffer took as a previous boot's\n" << log;
+  EXPECT_THAT(whole, Contains(0)) << "CPUs whose copied meta data the ring buffer took as a previous boot's\n" << log;
   for (const char* bad : {"invalid head page", "invalid buffer page", "array out of range", "array has duplicates",
                           "commit page not found"})
     EXPECT_THAT(log, Not(HasSubstr(bad)));
