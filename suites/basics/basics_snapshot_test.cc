@@ -2,6 +2,7 @@
 // tracing_on alone (snapshot.tc), and one taken while tracing_cpumask is
 // empty leaves every CPU's buffer writable afterwards (snapshot1.tc: the
 // per-CPU record_disabled counts of the two buffers got mixed up).
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -56,6 +57,27 @@ TEST_F(Snapshot, TakenWithAnEmptyCpumaskEveryCpuStillRecords) {
                              ::testing::Field(&DecodedEvent::cpu, cpu)));
   }
   EXPECT_THAT(decoded_only({"ftrace", "print"}), UnorderedElementsAreArray(expected));
+  ASSERT_OK(inst().free_snapshot());
+}
+
+// A sub-buffer size set while a snapshot is allocated is the snapshot
+// buffer's too (trace.c buffer_subbuf_size_write resizes both): after a
+// snapshot swaps the two buffers, buffer_subbuf_size_kb still reads the
+// size set, the marker written before the swap is in the snapshot, and
+// one written after it is in the buffer.
+TEST_F(Snapshot, SubBufferSizeSetWithASnapshotHoldsAcrossTheSwap) {
+  if (!inst().files().has("buffer_subbuf_size_kb")) GTEST_SKIP() << "needs buffer_subbuf_size_kb (6.8+)";
+  ASSERT_OK(inst().take_snapshot());
+  const uint64_t was = inst().subbuf_size_kb().value();
+  const uint64_t size = was * 2;
+  ASSERT_OK(inst().set_subbuf_size_kb(size));
+  ASSERT_EQ(inst().subbuf_size_kb().value(), size);
+  ASSERT_OK(inst().write_marker("tbsubbuf-before"));
+  ASSERT_OK(inst().take_snapshot());
+  EXPECT_EQ(inst().subbuf_size_kb().value(), size) << "the buffer swapped in has the old size";
+  ASSERT_OK(inst().write_marker("tbsubbuf-after"));
+  EXPECT_THAT(inst().read_snapshot().value(), HasSubstr("tbsubbuf-before"));
+  EXPECT_THAT(trace_lines(inst()), ElementsAre(HasSubstr("tbsubbuf-after")));
   ASSERT_OK(inst().free_snapshot());
 }
 

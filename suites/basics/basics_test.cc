@@ -372,11 +372,40 @@ TEST_F(Basics, ReadmeIsThere) {
   EXPECT_THAT(*readme, HasSubstr("tracing mini-HOWTO"));
 }
 
-TEST_F(Basics, OptionsCanBeToggled) {
-  ASSERT_OK(inst().set_option("sym-offset", true));
-  EXPECT_TRUE(inst().options().value().at("sym-offset"));
-  ASSERT_OK(inst().set_option("sym-offset", false));
-  EXPECT_FALSE(inst().option("sym-offset").value());
+// Every option trace_options lists has its file in options/ at the top
+// level (trace.c create_trace_options_dir; an instance leaves out the
+// top-level-only ones), reading as trace_options says, and each toggled
+// through its file shows in trace_options and back; an instance's files
+// agree with it too. (options/ also holds every tracer's own options,
+// trace_options only the current tracer's.)
+TEST_F(Basics, EveryOptionHasItsFileAndTogglesBothWays) {
+  for (const tracefs::Instance* in : {&top(), &inst()}) {
+    SCOPED_TRACE(in->is_top() ? "top level" : "instance");
+    auto listed = in->options();
+    ASSERT_OK(listed);
+    ASSERT_THAT(*listed, SizeIs(Gt(10u)));
+    auto files = fs().ops().list(in->path("options"));
+    ASSERT_OK(files);
+    std::set<std::string> have(files->begin(), files->end());
+    for (const auto& [name, on] : *listed) {
+      SCOPED_TRACE(name);
+      if (!in->is_top() && !have.contains(name)) continue;
+      auto file = in->option(name);
+      ASSERT_OK(file);
+      EXPECT_EQ(*file, on) << "options/" << name << " against trace_options";
+    }
+  }
+  const tracefs::Instance& t = top();
+  const auto listed = t.options().value();
+  for (const char* name : {"sym-offset", "print-parent", "irq-info", "markers", "overwrite"}) {
+    SCOPED_TRACE(name);
+    if (!listed.contains(name)) continue;
+    const bool was = listed.at(name);
+    ASSERT_OK(t.set_option(name, !was));
+    EXPECT_EQ(t.options().value().at(name), !was);
+    ASSERT_OK(t.set_option(name, was));
+    EXPECT_EQ(t.options().value().at(name), was);
+  }
 }
 
 TEST_F(Basics, RawPagesAreWholeSubBuffers) {
