@@ -448,6 +448,40 @@ TEST_F(Basics, SavedCmdlinesNamesTracedTasks) {
   EXPECT_THAT(*cmdlines, Contains(::testing::Pair(::testing::_, "sleep")));
 }
 
+// sysrq-z dumps the top-level buffer to the console (trace.c ftrace_dump,
+// each line a printk of the trace_seq, ended where its text ends): ten
+// markers, each shorter than the one before, come out in order between
+// the dump's two lines of dashes, a line each, ending with its own text
+// (no tail of the longer line before it), and the dump empties the buffer.
+TEST_F(Basics, SysrqZDumpsTheTopLevelBufferLineByLine) {
+  if (sh("test -w /proc/sysrq-trigger && echo yes || echo no") != "yes\n")
+    GTEST_SKIP() << "needs /proc/sysrq-trigger (MAGIC_SYSRQ)";
+  tracefs::Instance& t = top();
+  ASSERT_OK(t.set_tracing_on(true));
+  ASSERT_OK(t.clear_trace());
+  std::vector<std::string> markers;
+  for (int i = 0; i < 10; ++i) markers.push_back(fmt::format("tbdump-{}-{}", i, std::string(60 - 5 * i, 'x')));
+  for (const std::string& m : markers) ASSERT_OK(t.write_marker(m));
+  sh("dmesg -c > /dev/null; echo z > /proc/sysrq-trigger");
+  const std::string log = sh("dmesg");
+  // "Dumping ftrace buffer:", a line of dashes, a line per record, dashes.
+  std::vector<std::string> lines = trace_lines(log), dumped;
+  auto begin = std::find(lines.begin(), lines.end(), "Dumping ftrace buffer:");
+  ASSERT_NE(begin, lines.end()) << log;
+  ASSERT_LT(begin + 1, lines.end());
+  const std::string dashes = *(begin + 1);
+  ASSERT_THAT(dashes, StartsWith("-----")) << log;
+  auto end = std::find(begin + 2, lines.end(), dashes);
+  ASSERT_NE(end, lines.end()) << log;
+  for (auto it = begin + 2; it != end; ++it) {
+    size_t at = it->find(": tracing_mark_write: ");
+    dumped.push_back(at == std::string::npos ? *it : it->substr(at + 22));
+  }
+  EXPECT_THAT(dumped, ElementsAreArray(markers)) << log;
+  EXPECT_THAT(trace_lines(t), IsEmpty()) << "the dump consumes what it prints";
+  ASSERT_OK(t.set_tracing_on(true));
+}
+
 // ftracetest's initialize_system on the guest's top level: what a test
 // left there is gone afterwards, triggers and function triggers included.
 TEST_F(Basics, ResetUndoesTopLevelState) {
