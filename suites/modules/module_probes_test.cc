@@ -220,6 +220,31 @@ TEST_F(ModulesProbes, SetEventModBeforeLoadEnablesTheModulesEvents) {
   EXPECT_THAT(decoded({"tracebed", "tb_flags"}), SizeIs(20));
 }
 
+// The set_event cache of a module not loaded keeps an entry per name
+// (trace_events.c cache_mod), and "!NAME:mod:MODULE" removes that one
+// entry (remove_cache_mod): of tb_ints and tb_flags cached, removing
+// tb_ints leaves tb_flags listed, and when the module loads only tb_flags
+// is enabled.
+TEST_F(ModulesProbes, SetEventModCacheRemovesOnlyTheNamedEntry) {
+  TRACEBED_REQUIRE(features::module_events);
+  ASSERT_OK(inst().add_set_event("tb_ints:mod:tracebed-events"));
+  ASSERT_OK(inst().add_set_event("tb_flags:mod:tracebed-events"));
+  auto cached = inst().files().read("set_event");
+  ASSERT_OK(cached);
+  EXPECT_THAT(*cached, AllOf(HasSubstr("tb_ints:mod:tracebed_events"), HasSubstr("tb_flags:mod:tracebed_events")));
+  ASSERT_OK(inst().add_set_event("!tb_ints:mod:tracebed-events"));
+  auto left = inst().files().read("set_event");
+  ASSERT_OK(left);
+  EXPECT_THAT(*left, HasSubstr("tb_flags:mod:tracebed_events"));
+  EXPECT_THAT(*left, Not(HasSubstr("tb_ints")));
+  load(kModule);
+  auto after = inst().files().read("set_event");
+  ASSERT_OK(after);
+  EXPECT_THAT(*after, HasSubstr("tracebed:tb_flags"));
+  EXPECT_THAT(*after, Not(HasSubstr("tb_ints")));
+  EXPECT_THAT(*after, Not(HasSubstr(":mod:")));
+}
+
 // ":mod:" for a module with a TRACE_CUSTOM_EVENT enables the custom event
 // in the module's COMING notifier (trace_module_notify), before the
 // module's init has looked up its tracepoint
