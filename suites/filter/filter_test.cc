@@ -61,6 +61,42 @@ TEST_F(Filter, CommAndStateBitLetThroughOnlyMatchingSwitches) {
 
 // A filter no switch matches records none of the switches an unfiltered
 // instance sees in the same window (there are some: the sleeps).
+// A CPU mask in a filter (6.6+: trace_events_filter.c parse_pred's
+// "CPUS{...}"): common_cpu & CPUS{1} passes exactly the getpid(2)s the
+// probe target made pinned to CPU 1 (70 of them, every one, on CPU 1) and
+// none of the 50 it made pinned to CPU 0; a mask without its opening brace
+// is refused with EINVAL.
+const Feature kCpumaskFilters = Feature::since_release("cpumask filters (CPUS{...})", 6, 6);
+
+TEST_F(Filter, CpumaskPassesExactlyTheEventsOnThoseCpus) {
+  TRACEBED_REQUIRE(kCpumaskFilters);
+  const Event getpid = inst().event("syscalls", "sys_enter_getpid");
+  if (!getpid.exists()) GTEST_SKIP() << "needs syscalls:sys_enter_getpid (FTRACE_SYSCALLS)";
+  std::vector<int> cpus = inst().cpus().value();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs: the guest has " << cpus.size();
+  auto refused = getpid.files().try_write("filter", "common_cpu & CPUS1}");
+  ASSERT_OK(refused);
+  EXPECT_EQ(*refused, EINVAL) << "a mask without '{'";
+  ASSERT_OK(getpid.set_filter("common_cpu & CPUS{1}"));
+  ASSERT_OK(getpid.enable());
+  // The shell pins itself, turns tracing on and execs the program: every
+  // getpid(2) of that pid recorded is the program's, on the CPU asked (the
+  // shell's own, for $$, came before, maybe elsewhere).
+  auto pinned = [&](int mask, int calls) {
+    EXPECT_OK(inst().set_tracing_on(false));
+    ProbeRun run = parse_probe_output(sh(fmt::format("sh -c 'taskset -p {} $$ > /dev/null && echo 1 > {} && exec {} getpid {}'",
+                                                     mask, inst().path("tracing_on"), kProbeTarget, calls)));
+    EXPECT_OK(inst().set_tracing_on(false));
+    return run;
+  };
+  ProbeRun on0 = pinned(1, 50);
+  ProbeRun on1 = pinned(2, 70);
+  std::vector<DecodedEvent> events = decoded(getpid);
+  EXPECT_THAT(events, Each(::testing::Field(&DecodedEvent::cpu, 1)));
+  EXPECT_THAT(of_pid(events, on0.pid), IsEmpty()) << "the getpids on CPU 0";
+  EXPECT_THAT(of_pid(events, on1.pid), SizeIs(Ge(70u))) << "the getpids on CPU 1";
+}
+
 TEST_F(Filter, FilterThatMatchesNothingRecordsNothing) {
   TRACEBED_REQUIRE(features::sched_events);
   tracefs::Event sw = inst().event("sched", "sched_switch");
