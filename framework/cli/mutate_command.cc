@@ -1,6 +1,6 @@
 // `tracebed mutate --tree DIR (--diff REV[..REV] | --files PATH[:FUNCTION]...)
 // [--sample N --seed S] [--operators LIST] [--suites S] [--filter F]
-// [--also-kselftest] [--out DIR] [--list] [--mutant ID] [--again survivors]`: plants one-token bugs in a
+// [--also-kselftest] [--out DIR] [--list] [--mutant ID] [--again survivors,equivalent]`: plants one-token bugs in a
 // kernel tree's tracing code, builds and tests each in a work copy, and
 // reports the ones no test notices (framework/mutate, docs/mutation.md).
 #include <unistd.h>
@@ -161,12 +161,21 @@ Exit run_mutate(MutateArgs& a) {
     if (!read) usage_error(fmt::format("--equivalent: {}", read.error().message));
     run.equivalent = std::move(*read);
   }
-  if (a.again == "survivors") {
-    o.judge_again = [&run](const mutate::MutantResult& r) {
-      return r.tracebed.verdict == mutate::Verdict::survived && !mutate::read_as_equivalent(r, run);
+  bool again_survivors = false, again_equivalent = false;
+  for (std::string_view what : base::split(a.again, ',', {.trim = true, .skip_empty = true})) {
+    if (what == "survivors") again_survivors = true;
+    else if (what == "equivalent") again_equivalent = true;
+    else usage_error(fmt::format("--again: '{}' is neither survivors nor equivalent", what));
+  }
+  if (again_survivors || again_equivalent) {
+    // Equivalent by object code only: a survivor read as equivalent was
+    // judged by a person, and a file not compiled stays so.
+    o.judge_again = [&run, again_survivors, again_equivalent](const mutate::MutantResult& r) {
+      if (r.tracebed.verdict == mutate::Verdict::survived)
+        return again_survivors && !mutate::read_as_equivalent(r, run);
+      return again_equivalent && r.tracebed.verdict == mutate::Verdict::equivalent &&
+             r.tracebed.note == "compiles to the same object code";
     };
-  } else if (!a.again.empty()) {
-    usage_error(fmt::format("--again: '{}' is not survivors", a.again));
   }
   auto results = mutate::run_campaign(o, mutants);
   if (!results) cannot_run(results.error().message);
@@ -208,7 +217,8 @@ void add_mutate_command(CLI::App& app) {
   cmd->add_flag("--list", a->list, "print the mutants as diffs and stop");
   cmd->add_option("--mutant", a->only, "only this mutant of the ones the other options make (its ID; repeatable)");
   cmd->add_option("--again", a->again,
-                  "survivors: test the mutants that survived in --out's results again with today's suites");
+                  "survivors, equivalent (comma-separated): judge those of --out's results again, with today's "
+                  "suites and configuration (equivalent: those with the same object code)");
   cmd->add_option("--equivalent", a->equivalent,
                   "survivors read and found equivalent: a line per mutant, ID and the reason (they leave the rates)");
   add_timeout_option(*cmd, a->test_timeout, "seconds after which a suite binary is killed (a mutant that hangs)");
