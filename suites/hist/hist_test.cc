@@ -186,6 +186,21 @@ TEST_F(Hist, SizeIsAPowerOfTwoFrom128To131072) {
   EXPECT_THAT(ev.triggers().value(), IsEmpty());
 }
 
+// The trigger file reads back a hist as the kernel holds it
+// (trace_events_hist.c event_hist_trigger_print): hitcount first among
+// the values, the sort keys comma-separated with their modifiers, the size
+// rounded up to a power of two, the filter after " if " (a tab before
+// "if" separates it too), and [active].
+TEST_F(Hist, TriggerReadsBackAsTheKernelHoldsIt) {
+  TRACEBED_REQUIRE(write_event);
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  ASSERT_OK(ev.files().append("trigger", "hist:keys=common_pid,count:vals=count:sort=count.descending,common_pid:"
+                                         "size=300\tif fd == 100"));
+  EXPECT_EQ(ev.files().read("trigger").value(),
+            "hist:keys=common_pid,count:vals=hitcount,count:sort=count.descending,common_pid:size=512 if fd == 100 "
+            "[active]\n");
+}
+
 // A full map drops what it cannot hold and counts it (tracing_map.c
 // tracing_map_insert, "Dropped" in the totals): 300 writes of 300
 // different sizes into a map of 128 keep 128 keys hit once each and drop
