@@ -464,8 +464,11 @@ TEST_F(Basics, SysrqZDumpsTheTopLevelBufferLineByLine) {
   for (const std::string& m : markers) ASSERT_OK(t.write_marker(m));
   sh("dmesg -c > /dev/null; echo z > /proc/sysrq-trigger");
   const std::string log = sh("dmesg");
-  // "Dumping ftrace buffer:", a line of dashes, a line per record, dashes.
-  std::vector<std::string> lines = trace_lines(log), dumped;
+  // "Dumping ftrace buffer:", a line of dashes, a line per record, dashes;
+  // each line after the log's time stamp where printk prints one.
+  std::vector<std::string> lines, dumped;
+  const std::regex stamp(R"(^\[ *[0-9]+\.[0-9]+\] )");
+  for (const std::string& l : trace_lines(log)) lines.push_back(std::regex_replace(l, stamp, ""));
   auto begin = std::find(lines.begin(), lines.end(), "Dumping ftrace buffer:");
   ASSERT_NE(begin, lines.end()) << log;
   ASSERT_LT(begin + 1, lines.end());
