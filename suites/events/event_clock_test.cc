@@ -42,8 +42,9 @@ class EventClock : public TracefsTest {
 // stamps: every record is a TIME_STAMP and the event after it, whose own
 // delta is 0 (ring_buffer.c rb_add_timestamp). The hist takes each event's
 // stamp from the writer's side (ring_buffer_event_time_stamp), `trace`
-// from the buffer: the probe target's 300 getpid(2)s are in both, and
-// each event's stamp in `trace` is a key of the hist, hit once.
+// from the buffer: the probe target's 300 getpid(2)s are in both, each
+// event's stamp in `trace` is a key of the hist, hit once, and the raw
+// pages decode to the same stamps.
 TEST_F(EventClock, TraceStampsAreTheOnesAHistOnCommonTimestampSaw) {
   TRACEBED_REQUIRE(features::hist_triggers);
   TRACEBED_REQUIRE(getpid_event);
@@ -68,6 +69,12 @@ TEST_F(EventClock, TraceStampsAreTheOnesAHistOnCommonTimestampSaw) {
   std::sort(keys.begin(), keys.end());
   EXPECT_GE(in_text.size(), 300u);
   EXPECT_THAT(in_text, ElementsAreArray(keys)) << "the stamps in trace against the hist's keys";
+  // The raw pages say the same: each event's own delta after its
+  // TIME_STAMP is 0, which the kernel's reader skips but a reader of the
+  // pages (libtraceevent's kbuffer, trace-cmd, this decoder) adds.
+  std::vector<uint64_t> in_pages;
+  for (const DecodedEvent& e : decoded(ev)) in_pages.push_back(e.ts);
+  EXPECT_THAT(in_pages, ElementsAreArray(in_text)) << "the stamps in the raw pages against trace";
 }
 
 // A filtered event is built in a per-CPU buffer and copied into the ring
