@@ -365,7 +365,11 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
     TRACEBED_ASSIGN_OR_RETURN(std::string original, base::read_file(work / m.file));
     if (m.offset + m.length > original.size())
       return Error{fmt::format("{}: the work copy's {} is shorter than the mutant's place", m.id(), m.file)};
-    const fs::path dir = o.out / "mutants" / fmt::format("{:04}", index);
+    // Named after the mutant, not its place in this run: a run of one
+    // mutant (--mutant) must not write over the sample's logs.
+    std::string name = m.id();
+    std::replace_if(name.begin(), name.end(), [](char c) { return c == '/' || c == ':'; }, '_');
+    const fs::path dir = o.out / "mutants" / name;
     std::optional<std::string>& code_before = unmutated_code[m.file];
     if (!code_before) {
       // Nothing of the file is in this kernel: no build tells more.
