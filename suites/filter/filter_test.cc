@@ -97,6 +97,29 @@ TEST_F(Filter, CpumaskPassesExactlyTheEventsOnThoseCpus) {
   EXPECT_THAT(of_pid(events, on1.pid), SizeIs(Ge(70u))) << "the getpids on CPU 1";
 }
 
+// A numeric "!=" passes every value but the one named (trace_events_filter.c
+// parse_pred: the equality test, negated): of 100 writes of 7 bytes and
+// 100 of 9 to the probe target's fd, "count != 7" keeps exactly the 9s,
+// and "count == 7" exactly the 7s.
+TEST_F(Filter, NumericNotEqualPassesEveryValueButThatOne) {
+  const Event write = inst().event("syscalls", "sys_enter_write");
+  if (!write.exists()) GTEST_SKIP() << "needs syscalls:sys_enter_write (FTRACE_SYSCALLS)";
+  std::vector<std::string> args = {"write"};
+  for (int i = 0; i < 100; ++i) args.insert(args.end(), {"7", "1", "9", "1"});
+  for (const char* op : {"!=", "=="}) {
+    SCOPED_TRACE(op);
+    ASSERT_OK(inst().clear_trace());
+    ASSERT_OK(write.set_filter(fmt::format("fd == 100 && count {} 7", op)));
+    ASSERT_OK(write.enable());
+    ProbeRun probe = run_target_only(args);
+    ASSERT_OK(write.disable());
+    std::vector<int64_t> counts = int_fields(of_pid(decoded(write), probe.pid), "count");
+    EXPECT_THAT(counts, SizeIs(100));
+    EXPECT_THAT(counts, Each(std::string(op) == "!=" ? 9 : 7));
+    ASSERT_OK(inst().set_tracing_on(true));
+  }
+}
+
 TEST_F(Filter, FilterThatMatchesNothingRecordsNothing) {
   TRACEBED_REQUIRE(features::sched_events);
   tracefs::Event sw = inst().event("sched", "sched_switch");
