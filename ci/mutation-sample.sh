@@ -16,7 +16,7 @@
 # areas' cases under TCG, against about one of the owning suites).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-dir=$(realpath -m "${1:?usage: ci/mutation-sample.sh DIR [SEED [SAMPLE]]}")
+dir=$(realpath -m "${1:?usage: ci/mutation-sample.sh DIR [SEED [SAMPLE [MUTATE_ARGS...]]]}")
 seed=${2:-1}
 sample=${3:-120}
 shift $(($# < 3 ? $# : 3))

@@ -353,14 +353,15 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
   const size_t todo = pending.size();
   for (const auto& m : mutants) {
     ++index;
-    const bool ftracetest_only = only_ftracetest_missing(m) && !again(m);
-    if (auto it = done.find(m.id()); it != done.end() && !ftracetest_only && !again(m)) {
+    const bool judged_again = again(m);
+    const bool ftracetest_only = only_ftracetest_missing(m) && !judged_again;
+    if (auto it = done.find(m.id()); it != done.end() && !ftracetest_only && !judged_again) {
       out.push_back(it->second);
       continue;
     }
     const auto t0 = Clock::now();
     MutantResult r;
-    if (ftracetest_only || again(m)) r = done.at(m.id());
+    if (ftracetest_only || judged_again) r = done.at(m.id());
     r.mutant = m;
     TRACEBED_ASSIGN_OR_RETURN(std::string original, base::read_file(work / m.file));
     if (m.offset + m.length > original.size())
@@ -410,7 +411,7 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const s
       };
       std::future<std::pair<Result<SideRun>, double>> ks_side;
       // Judged again for tracebed's sake: ftracetest's tests did not change.
-      const bool ks_known = again(m) && r.kselftest.verdict != Verdict::not_run;
+      const bool ks_known = judged_again && r.kselftest.verdict != Verdict::not_run;
       if (o.also_kselftest && !ks_known)
         ks_side = std::async(std::launch::async, timed_side, std::string("kselftest"),
                              kselftest_filter(owners_of(m.file)), dir / "kselftest");

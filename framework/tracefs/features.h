@@ -72,6 +72,10 @@ inline const Feature set_event_notrace_pid = Feature::file("set_event_notrace_pi
 inline const Feature event_fork = Feature::option("event-fork");
 inline const Feature pause_on_trace = Feature::option("pause-on-trace");
 inline const Feature sched_events = Feature::event("sched", "sched_switch");
+// The syscall events the probe target's getpid and write commands drive
+// (FTRACE_SYSCALLS): counts and sizes a test chose.
+inline const Feature sys_enter_getpid = Feature::event("syscalls", "sys_enter_getpid");
+inline const Feature sys_enter_write = Feature::event("syscalls", "sys_enter_write");
 // Triggers on the trace_marker event (kernel/trace/trace.c tracing_mark_write).
 inline const Feature marker_triggers = Feature::file("ftrace:print triggers", "events/ftrace/print/trigger");
 // README strings, as kernel/trace/trace.c readme_msg prints them.

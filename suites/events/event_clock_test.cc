@@ -18,9 +18,6 @@
 namespace tracebed::suites {
 namespace {
 
-const tracefs::Feature getpid_event = tracefs::Feature::event("syscalls", "sys_enter_getpid");
-const tracefs::Feature write_event = tracefs::Feature::event("syscalls", "sys_enter_write");
-
 class EventClock : public TracefsTest {
  protected:
   void SetUpTest() override { ASSERT_OK(inst().set_trace_clock("counter")); }
@@ -47,7 +44,7 @@ class EventClock : public TracefsTest {
 // pages decode to the same stamps.
 TEST_F(EventClock, TraceStampsAreTheOnesAHistOnCommonTimestampSaw) {
   TRACEBED_REQUIRE(features::hist_triggers);
-  TRACEBED_REQUIRE(getpid_event);
+  TRACEBED_REQUIRE(features::sys_enter_getpid);
   Event ev = inst().event("syscalls", "sys_enter_getpid");
   // A hist with time stamps sets the instance's clock (to global unless told).
   ASSERT_OK(ev.add_trigger(HistTrigger().key("common_timestamp").clock("counter").trigger()));
@@ -87,7 +84,7 @@ TEST_F(EventClock, TraceStampsAreTheOnesAHistOnCommonTimestampSaw) {
 // sub-buffers (a handful), where a reservation per rejected write would
 // skip 200.
 TEST_F(EventClock, EventsTheFilterRejectsNeverReachTheRingBuffer) {
-  TRACEBED_REQUIRE(write_event);
+  TRACEBED_REQUIRE(features::sys_enter_write);
   Event ev = inst().event("syscalls", "sys_enter_write");
   ASSERT_OK(ev.set_filter("fd == 100 && count == 7"));
   ASSERT_OK(ev.enable());

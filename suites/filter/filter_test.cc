@@ -59,19 +59,17 @@ TEST_F(Filter, CommAndStateBitLetThroughOnlyMatchingSwitches) {
   EXPECT_EQ(passed_by_task, sleeping) << "S switches of tbsw per pid: filtered vs unfiltered";
 }
 
-// A filter no switch matches records none of the switches an unfiltered
-// instance sees in the same window (there are some: the sleeps).
+const Feature kCpumaskFilters = Feature::since_release("cpumask filters (CPUS{...})", 6, 6);
+
 // A CPU mask in a filter (6.6+: trace_events_filter.c parse_pred's
 // "CPUS{...}"): common_cpu & CPUS{1} passes exactly the getpid(2)s the
 // probe target made pinned to CPU 1 (70 of them, every one, on CPU 1) and
 // none of the 50 it made pinned to CPU 0; a mask without its opening brace
 // is refused with EINVAL.
-const Feature kCpumaskFilters = Feature::since_release("cpumask filters (CPUS{...})", 6, 6);
-
 TEST_F(Filter, CpumaskPassesExactlyTheEventsOnThoseCpus) {
   TRACEBED_REQUIRE(kCpumaskFilters);
+  TRACEBED_REQUIRE(features::sys_enter_getpid);
   const Event getpid = inst().event("syscalls", "sys_enter_getpid");
-  if (!getpid.exists()) GTEST_SKIP() << "needs syscalls:sys_enter_getpid (FTRACE_SYSCALLS)";
   std::vector<int> cpus = inst().cpus().value();
   if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs: the guest has " << cpus.size();
   auto refused = getpid.files().try_write("filter", "common_cpu & CPUS1}");
@@ -102,8 +100,8 @@ TEST_F(Filter, CpumaskPassesExactlyTheEventsOnThoseCpus) {
 // 100 of 9 to the probe target's fd, "count != 7" keeps exactly the 9s,
 // and "count == 7" exactly the 7s.
 TEST_F(Filter, NumericNotEqualPassesEveryValueButThatOne) {
+  TRACEBED_REQUIRE(features::sys_enter_write);
   const Event write = inst().event("syscalls", "sys_enter_write");
-  if (!write.exists()) GTEST_SKIP() << "needs syscalls:sys_enter_write (FTRACE_SYSCALLS)";
   std::vector<std::string> args = {"write"};
   for (int i = 0; i < 100; ++i) args.insert(args.end(), {"7", "1", "9", "1"});
   for (const char* op : {"!=", "=="}) {
@@ -120,6 +118,8 @@ TEST_F(Filter, NumericNotEqualPassesEveryValueButThatOne) {
   }
 }
 
+// A filter no switch matches records none of the switches an unfiltered
+// instance sees in the same window (there are some: the sleeps).
 TEST_F(Filter, FilterThatMatchesNothingRecordsNothing) {
   TRACEBED_REQUIRE(features::sched_events);
   tracefs::Event sw = inst().event("sched", "sched_switch");

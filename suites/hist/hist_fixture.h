@@ -19,13 +19,13 @@ namespace tracebed::suites {
 
 inline const tracefs::Feature kmalloc_event = tracefs::Feature::event("kmem", "kmalloc");
 inline const tracefs::Feature sys_enter_event = tracefs::Feature::event("raw_syscalls", "sys_enter");
-inline const tracefs::Feature getpid_event = tracefs::Feature::event("syscalls", "sys_enter_getpid");
+inline const tracefs::Feature& getpid_event = features::sys_enter_getpid;
 inline const tracefs::Feature fork_event = tracefs::Feature::event("sched", "sched_process_fork");
 // README of kernels whose hist variables take numeric literals (5.16+).
 inline const tracefs::Feature hist_literals =
     tracefs::Feature::readme("hist numeric literals", "<var1>=<field|var_ref|numeric_literal>");
 inline const tracefs::Feature sched_events_exec = tracefs::Feature::event("sched", "sched_process_exec");
-inline const tracefs::Feature write_event = tracefs::Feature::event("syscalls", "sys_enter_write");
+inline const tracefs::Feature& write_event = features::sys_enter_write;
 
 // The fd the probe target's `write` writes to (vmimages/probe_target): a
 // filter on it keeps the program's own output (fd 1) out of a hist.
