@@ -134,6 +134,26 @@ TEST_F(Filter, FilterThatMatchesNothingRecordsNothing) {
   EXPECT_THAT(decoded(all, {{"sched", "sched_switch"}}), Not(IsEmpty())) << "the window had no switch at all";
 }
 
+// A filter of parentheses and blanks alone holds no predicate
+// (trace_events_filter.c process_preds: nr_preds == 0) and is refused
+// with EINVAL. The event's filter file shows it with an "Error:" line, as
+// for any refused filter, and the event passes each of the probe target's
+// getpid(2)s (its pid line's and 100 more).
+TEST_F(Filter, FilterWithoutAPredicateIsRefused) {
+  TRACEBED_REQUIRE(features::sys_enter_getpid);
+  const Event getpid = inst().event("syscalls", "sys_enter_getpid");
+  for (const char* empty : {"()", "( ( ) )", "(\t)"}) {
+    auto refused = getpid.files().try_write("filter", empty);
+    ASSERT_OK(refused);
+    EXPECT_EQ(*refused, EINVAL) << "filter \"" << empty << "\"";
+    EXPECT_THAT(getpid.filter().value(), StartsWith(std::string(empty) + "\nError:"));
+  }
+  ASSERT_OK(getpid.enable());
+  ProbeRun probe = run_target_only({"getpid", "100"});
+  ASSERT_OK(getpid.disable());
+  EXPECT_THAT(of_pid(decoded(getpid), probe.pid), SizeIs(Ge(101u)));
+}
+
 TEST_F(Filter, ReadBackAndCleared) {
   tracefs::Event sw = inst().event("sched", "sched_switch");
   ASSERT_OK(sw.set_filter("next_pid == 1"));
