@@ -1,13 +1,7 @@
-#include "framework/base/install_layout.h"
 #include "framework/vm/guest.h"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,14 +13,11 @@
 
 #include "framework/base/process.h"
 #include "framework/base/text.h"
-#include "framework/base/unix_socket.h"
 #include "framework/vm/boot_history.h"
 #include "framework/vm/bootconfig.h"
 #include "framework/vm/console.h"
-#include "framework/vm/guest_internal.h"
-#include "framework/vm/libvirt_domain.h"
+#include "framework/vm/launcher.h"
 #include "framework/vm/process.h"
-#include "framework/vm/qmp.h"
 #include "framework/vm/snapshot.h"
 
 namespace tracebed::vm {
@@ -35,8 +26,12 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-namespace internal {
+namespace {
 
+// /init prints this when the kernel has no virtio-serial port for the agent.
+constexpr std::string_view kSerialFallback = "tracebed-init: no virtio-serial port";
+
+// The kernel command line of a guest.
 std::string kernel_cmdline(const GuestOptions& options) {
   // no_timer_check: the IO-APIC timer check (arch/x86/kernel/apic/io_apic.c
   // check_timer) counts ticks in a wall-clock window and panics with "IO-APIC
@@ -62,6 +57,7 @@ std::string kernel_cmdline(const GuestOptions& options) {
   return cmdline;
 }
 
+// A new, empty directory for one guest's sockets, console and logs.
 fs::path make_run_dir() {
   static std::atomic<int> counter{0};
   fs::path dir = cache_dir() / "run" / fmt::format("{}-{}", getpid(), counter++);
@@ -76,14 +72,6 @@ fs::path make_run_dir() {
   return dir;
 }
 
-}  // namespace internal
-
-namespace {
-
-using internal::kernel_cmdline;
-using internal::kSerialFallback;
-using internal::make_run_dir;
-
 std::string accel_cache_key(const std::string& qemu) {
   auto version = run_process({qemu, "--version"}, 10s);
   utsname u{};
@@ -94,14 +82,6 @@ std::string accel_cache_key(const std::string& qemu) {
 fs::path accel_cache_file(const std::string& qemu) {
   return cache_dir() / "accel" / accel_cache_key(qemu);
 }
-
-// Non-blocking, as agent::Client reads it.
-Result<int> connect_unix(const fs::path& path) {
-  TRACEBED_ASSIGN_OR_RETURN(int fd, base::connect_unix_socket(path));
-  fcntl(fd, F_SETFL, O_NONBLOCK);
-  return fd;
-}
-
 
 }  // namespace
 
@@ -123,12 +103,15 @@ Result<std::unique_ptr<Guest>> Guest::boot(GuestOptions options) {
     const char* l = std::getenv("TRACEBED_LAUNCHER");
     options.launcher = l && *l ? l : "qemu";
   }
-  // A bootconfig goes with a kernel we boot; the local launcher boots none.
-  if (options.launcher == "local" && !options.bootconfig.empty())
-    return Error{"a bootconfig needs a booted guest: the local launcher tests the running kernel as it is"};
-  if (options.launcher == "local") return start_local(options);
-  if (options.launcher != "qemu" && options.launcher != "libvirt")
-    return Error{fmt::format("unknown launcher '{}' (qemu, libvirt or local)", options.launcher)};
+  TRACEBED_ASSIGN_OR_RETURN(std::unique_ptr<Launcher> chosen, make_launcher(options.launcher));
+  if (!chosen->boots_a_kernel()) {
+    // A bootconfig goes with a kernel we boot; the local launcher boots none.
+    if (!options.bootconfig.empty())
+      return Error{"a bootconfig needs a booted guest: the local launcher tests the running kernel as it is"};
+    KernelFiles local;
+    local.name = "local";
+    return start(options, local, {}, "none", std::chrono::seconds(10));
+  }
   TRACEBED_ASSIGN_OR_RETURN(Catalogue catalogue, Catalogue::load(options.catalogue));
   if (options.kernel.empty()) options.kernel = catalogue.default_kernel();
   TRACEBED_ASSIGN_OR_RETURN(KernelSpec spec, catalogue.resolve(options.kernel));
@@ -186,93 +169,56 @@ Error agent_never_answered(std::chrono::seconds timeout, const std::string& wher
 
 }  // namespace
 
+Result<std::unique_ptr<Guest>> Guest::make(const GuestOptions& options, const KernelFiles& kernel,
+                                           const fs::path& image, const std::string& accel) {
+  std::unique_ptr<Guest> g(new Guest());
+  TRACEBED_ASSIGN_OR_RETURN(g->launcher_, make_launcher(options.launcher));
+  g->launcher_name_ = std::string(g->launcher_->name());
+  g->kernel_ = kernel;
+  g->accel_ = accel;
+  g->interactive_ = options.interactive;
+  g->boot_kind_ = g->launcher_->boots_a_kernel() ? "boot" : "local";
+  g->dir_ = make_run_dir();
+  if (g->launcher_->boots_a_kernel()) g->console_path_ = g->dir_ / "console.log";
+  TRACEBED_TRY(g->launcher_->prepare(
+      Machine{options, kernel, image, accel, kernel_cmdline(options), g->dir_, g->console_path_}));
+  return g;
+}
+
 Result<std::unique_ptr<Guest>> Guest::start(const GuestOptions& options, const KernelFiles& kernel,
                                             const fs::path& image, const std::string& accel,
                                             std::chrono::seconds boot_timeout) {
   if (options.snapshot && !options.interactive && options.virtio_serial && !snapshots_disabled_by_environment()) {
-    auto restored = options.launcher == "libvirt" ? restore_libvirt(options, kernel, image, accel)
-                                                  : restore(options, kernel, image, accel);
+    auto restored = restore(options, kernel, image, accel);
     if (restored) return restored;
     // No snapshot yet is the normal first boot; a failed restore was warned about.
   }
-  std::unique_ptr<Guest> g(new Guest());
-  g->kernel_ = kernel;
-  g->accel_ = accel;
-  g->interactive_ = options.interactive;
-  g->launcher_ = options.launcher;
-  auto t0 = Clock::now();
-  TRACEBED_TRY(g->launch(options, image));
-  if (g->domain_) {
-    auto client = g->connect_libvirt_agent();
-    if (!client) return client.error();
-    g->client_ = std::move(*client);
-    auto hello = g->client_->hello(boot_timeout);
-    if (!hello) {
-      Error e = hello.error();
-      if (e.message.starts_with("agent hello: no reply")) {
-        g->read_console();
-        e = agent_never_answered(boot_timeout,
-                                 fmt::format("{}, {}, libvirt domain {}", kernel.name, accel, g->domain_->name()),
-                                 g->console_);
-      }
-      g->keep_dir_ = true;
-      g->kill();
-      return g->dead_ && g->dead_->message == e.message ? e : g->explain(e);
-    }
-    g->release_ = hello->release;
-    g->ncpus_ = hello->ncpus;
-    g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
-    record_cold_boot(kernel.name, accel, g->boot_seconds_);
-    if (g->snapshot_wanted(options) && !g->save_libvirt_snapshot())
-      return boot_cold_again(std::move(g), options, kernel, image, accel, boot_timeout);
-    return g;
-  }
-
-  TRACEBED_TRY(g->connect_agent_socket());
-
-  // The watchdog also notices /init falling back to the serial port.
-  bool fallback = false;
+  TRACEBED_ASSIGN_OR_RETURN(std::unique_ptr<Guest> g, make(options, kernel, image, accel));
   Guest* self = g.get();
-  auto watchdog = [self, &fallback]() -> Status {
-    TRACEBED_TRY(self->watchdog());
-    if (!fallback && self->console_.find(kSerialFallback) != std::string::npos) {
-      fallback = true;
-      return Error{"serial fallback"};
-    }
-    return {};
-  };
-  g->client_ = std::make_unique<agent::Client>(g->fd_, watchdog);
-  auto hello = g->client_->hello(boot_timeout);
-  if (!hello && fallback && g->serial_fd_ >= 0) {
-    // The agent sets the tty raw only once it runs; bytes that arrive before
-    // may be echoed back by the line discipline. Drain and retry a few times.
-    for (int attempt = 0; attempt < 5; ++attempt) {
-      usleep(500000);
-      char junk[4096];
-      while (read(g->serial_fd_, junk, sizeof junk) > 0) {
-      }
-      g->client_ = std::make_unique<agent::Client>(g->serial_fd_, [self] { return self->watchdog(); });
-      hello = g->client_->hello(attempt < 4 ? std::chrono::seconds(5) : boot_timeout);
-      if (hello) break;
-    }
-  }
-  if (!hello) {
-    Error e = hello.error();
+  auto t0 = Clock::now();
+  auto reached = g->launcher_->boot(
+      boot_timeout, [self] { return self->watchdog(); },
+      [self] { return self->console_.find(kSerialFallback) != std::string::npos; });
+  if (!reached) {
+    // One failure path for every launcher: the wait and the console's last
+    // line for an agent that never answered, the console tail for the rest.
+    Error e = reached.error();
     if (e.message.starts_with("agent hello: no reply")) {
       g->read_console();
-      e = agent_never_answered(boot_timeout, fmt::format("{}, {}", kernel.name, accel), g->console_);
+      e = agent_never_answered(boot_timeout, g->launcher_->where(), g->console_);
     }
     g->keep_dir_ = true;
     g->kill();
     return g->dead_ && g->dead_->message == e.message ? e : g->explain(e);
   }
-  g->client_ = std::make_unique<agent::Client>(fallback ? g->serial_fd_ : g->fd_, [self] { return self->watchdog(); });
-  g->agent_on_serial_ = fallback;
-  g->release_ = hello->release;
-  g->ncpus_ = hello->ncpus;
+  g->client_ = std::move(reached->client);
+  g->agent_on_serial_ = reached->on_serial;
+  g->release_ = reached->hello.release;
+  g->ncpus_ = reached->hello.ncpus;
   g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!g->launcher_->boots_a_kernel()) return g;
   record_cold_boot(kernel.name, accel, g->boot_seconds_);
-  if (g->snapshot_wanted(options) && !g->save_snapshot(options))
+  if (g->snapshot_wanted(options) && !g->save_snapshot())
     return boot_cold_again(std::move(g), options, kernel, image, accel, boot_timeout);
   return g;
 }
@@ -289,56 +235,24 @@ Result<std::unique_ptr<Guest>> Guest::boot_cold_again(std::unique_ptr<Guest> fai
   return start(cold, kernel, image, accel, boot_timeout);
 }
 
-// QEMU creates the sockets before the guest starts; connect as soon as they exist.
-Status Guest::connect_agent_socket() {
-  auto deadline = Clock::now() + 20s;
-  for (;;) {
-    auto fd = connect_unix(dir_ / "agent.sock");
-    if (fd) {
-      fd_ = *fd;
-      break;
-    }
-    TRACEBED_TRY(watchdog());
-    if (Clock::now() > deadline) {
-      kill();
-      return explain(Error{fmt::format("QEMU did not open the agent socket: {}", fd.error().message)});
-    }
-    usleep(5000);
-  }
-  if (auto sfd = connect_unix(dir_ / "agent-serial.sock")) serial_fd_ = *sfd;
-  return {};
+fs::path Guest::snapshot_path() const {
+  std::string key = launcher_ ? launcher_->snapshot_key() : "";
+  return key.empty() ? fs::path() : snapshot_files(key).state;
 }
 
-fs::path Guest::snapshot_path() const {
-  return snapshot_key_.empty() ? fs::path() : snapshot_files(snapshot_key_).state;
-}
+std::vector<std::string> Guest::qemu_command() const { return launcher_ ? launcher_->command() : std::vector<std::string>{}; }
 
 bool Guest::snapshot_wanted(const GuestOptions& options) const {
-  return (launcher_ == "qemu" || launcher_ == "libvirt") && options.snapshot && !options.interactive && options.virtio_serial &&
-         !agent_on_serial_ && !snapshot_key_.empty() && !snapshots_disabled_by_environment() &&
-         !find_snapshot(snapshot_files(snapshot_key_));
+  const std::string key = launcher_->snapshot_key();
+  return !key.empty() && options.snapshot && !options.interactive && options.virtio_serial && !agent_on_serial_ &&
+         !snapshots_disabled_by_environment() && !find_snapshot(snapshot_files(key));
 }
 
-// Saves this freshly booted guest: stop, migrate to a file, cont. The guest
-// is idle (the agent waits for its next request) and goes on as if nothing
-// happened. A save that fails is a warning and false: the caller discards
-// this guest, whose state after a half-done migration is not known.
-bool Guest::save_snapshot(const GuestOptions& options) {
-  return save_with(qemu_version(options.qemu), [this](const fs::path& partial) -> Status {
-    TRACEBED_ASSIGN_OR_RETURN(Qmp qmp, Qmp::connect(dir_ / "qmp.sock", 10s));
-    // QEMU throttles migration to 32 MiB/s by default (MAX_THROTTLE).
-    TRACEBED_TRY(qmp.execute("migrate-set-parameters", {{"max-bandwidth", int64_t{1} << 40}}));
-    TRACEBED_TRY(qmp.execute("stop"));
-    TRACEBED_ASSIGN_OR_RETURN(std::string uri, migration_uri_to(partial));
-    Status saved;
-    if (auto started = qmp.execute("migrate", {{"uri", uri}}); !started) saved = started.error();
-    else saved = qmp.wait_for_migration(120s);
-    if (saved) saved = qmp.wait_until_migration_finalized(30s);
-    // The source resumes whether or not the stream was written; a guest that
-    // does not is discarded by the caller.
-    TRACEBED_TRY(qmp.execute("cont"));
-    return saved;
-  });
+// Saves this freshly booted guest; the launcher resumes it after. A save
+// that fails is a warning and false: the caller discards this guest, whose
+// state after a half-done save is not known.
+bool Guest::save_snapshot() {
+  return save_with(launcher_->snapshot_version(), [this](const fs::path& partial) { return launcher_->save(partial); });
 }
 
 // What both launchers do around writing the stream: a partial file renamed
@@ -346,7 +260,7 @@ bool Guest::save_snapshot(const GuestOptions& options) {
 // (then false, with nothing of the snapshot left behind).
 bool Guest::save_with(const std::string& version, const std::function<Status(const fs::path&)>& write_state) {
   auto t0 = Clock::now();
-  SnapshotFiles files = snapshot_files(snapshot_key_);
+  SnapshotFiles files = snapshot_files(launcher_->snapshot_key());
   std::error_code ec;
   fs::create_directories(files.dir, ec);
   fs::path partial = files.dir / fmt::format("state.{}.{}.partial", getpid(), fmt::ptr(this));
@@ -381,33 +295,18 @@ bool Guest::save_with(const std::string& version, const std::function<Status(con
   return true;
 }
 
-// Starts a guest from the snapshot of this command line: QEMU waits with
-// `-incoming defer` until the agent socket is connected (so the restored
-// virtio-serial port finds its host there), then loads the state, and the
-// agent answers as it did when saved. An Error without a warning means there
-// is no snapshot; any other failure warns, discards the snapshot and lets
-// the caller boot cold.
+// Starts a guest from the snapshot of its machine's configuration (the
+// launcher loads the state and resumes it; the agent answers as it did
+// when saved). An Error without a warning means there is no snapshot; any
+// other failure warns, discards the snapshot and lets the caller boot cold.
 Result<std::unique_ptr<Guest>> Guest::restore(const GuestOptions& options, const KernelFiles& kernel,
                                               const fs::path& image, const std::string& accel) {
-  std::unique_ptr<Guest> g(new Guest());
-  g->kernel_ = kernel;
-  g->accel_ = accel;
-  g->launcher_ = "qemu";
-  g->dir_ = make_run_dir();
-  g->console_path_ = g->dir_ / "console.log";
-  g->prepare_qemu(options, image, kernel_cmdline(options));
+  TRACEBED_ASSIGN_OR_RETURN(std::unique_ptr<Guest> g, make(options, kernel, image, accel));
+  if (g->launcher_->snapshot_key().empty()) return Error{"this guest takes no snapshots"};
   Guest* self = g.get();
-  return restore_with(std::move(g), qemu_version(options.qemu), [self, &options](const SnapshotFiles& files) -> Status {
-    self->argv_.insert(self->argv_.end(), {"-incoming", "defer"});
-    TRACEBED_TRY(self->spawn_qemu(options));
-    TRACEBED_TRY(self->connect_agent_socket());
-    TRACEBED_ASSIGN_OR_RETURN(Qmp qmp, Qmp::connect(self->dir_ / "qmp.sock", 10s));
-    TRACEBED_ASSIGN_OR_RETURN(std::string uri, migration_uri_from(files.state));
-    TRACEBED_TRY(qmp.execute("migrate-incoming", {{"uri", uri}}));
-    TRACEBED_TRY(qmp.wait_for_migration(60s));
-    // The saved guest was stopped, so the restored one waits for cont.
-    TRACEBED_TRY(qmp.execute("cont"));
-    self->client_ = std::make_unique<agent::Client>(self->fd_, [self] { return self->watchdog(); });
+  std::string version = g->launcher_->snapshot_version();
+  return restore_with(std::move(g), version, [self](const SnapshotFiles& files) -> Status {
+    TRACEBED_ASSIGN_OR_RETURN(self->client_, self->launcher_->restore(files, [self] { return self->watchdog(); }));
     return {};
   });
 }
@@ -422,7 +321,7 @@ Result<std::unique_ptr<Guest>> Guest::restore_with(std::unique_ptr<Guest> g, con
   auto t0 = Clock::now();
   g->boot_kind_ = "restore";
   const std::string& name = g->kernel_.name;
-  SnapshotFiles files = snapshot_files(g->snapshot_key_);
+  SnapshotFiles files = snapshot_files(g->launcher_->snapshot_key());
   auto meta = find_snapshot(files);
   if (!meta) return meta.error();  // ~Guest removes the run directory
   if (meta->qemu_version != version) {
@@ -472,105 +371,6 @@ Status Guest::refresh_after_restore() {
   return {};
 }
 
-Status Guest::launch(const GuestOptions& options, const fs::path& image) {
-  dir_ = make_run_dir();
-  console_path_ = dir_ / "console.log";
-  if (launcher_ == "libvirt") return launch_libvirt(options, image, kernel_cmdline(options));
-  prepare_qemu(options, image, kernel_cmdline(options));
-  return spawn_qemu(options);
-}
-
-// The QEMU command line; everything in it but the run directory goes into
-// the snapshot key, so keep per-guest state under dir_.
-void Guest::prepare_qemu(const GuestOptions& options, const fs::path& image, const std::string& cmdline) {
-  argv_ = {options.qemu, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"};
-  for (auto& a : accel_args(accel_)) argv_.push_back(a);
-  argv_.insert(argv_.end(), {"-m", std::to_string(options.memory_mb), "-smp", std::to_string(options.cpus),
-                             "-kernel", kernel_.vmlinuz.string(), "-initrd", image.string(), "-append", cmdline});
-  if (options.interactive) {
-    argv_.insert(argv_.end(), {"-serial", "mon:stdio"});
-  } else {
-    argv_.insert(argv_.end(), {"-serial", "file:" + console_path_.string()});
-  }
-  argv_.insert(argv_.end(), {
-      "-chardev", fmt::format("socket,id=agentserial,path={},server=on,wait=off", (dir_ / "agent-serial.sock").string()),
-      "-serial", "chardev:agentserial",
-      "-chardev", fmt::format("socket,id=agent,path={},server=on,wait=off", (dir_ / "agent.sock").string())});
-  if (options.virtio_serial)
-    argv_.insert(argv_.end(), {"-device", "virtio-serial-pci",
-                               "-device", "virtserialport,chardev=agent,name=org.tracebed.agent"});
-  // QMP: how a booted guest is saved as a snapshot and a new one restored.
-  if (!options.interactive)  // "-monitor none" would take mon:stdio's monitor away
-    argv_.insert(argv_.end(), {"-monitor", "none", "-qmp",
-                               fmt::format("unix:{},server=on,wait=off", (dir_ / "qmp.sock").string())});
-  snapshot_key_ = snapshot_key(argv_, dir_);
-}
-
-Status Guest::spawn_qemu(const GuestOptions& options) {
-  if (!fs::is_regular_file(kernel_.vmlinuz))
-    return Error{fmt::format("kernel image {} does not exist", kernel_.vmlinuz.string())};
-
-  std::ofstream(console_path_).flush();
-  int log = open((dir_ / "qemu.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  base::StartOptions how;
-  // Interactive: the console is our terminal; otherwise QEMU's own messages go to qemu.log.
-  how.stdin_fd = options.interactive ? base::kInherit : base::kDevNull;
-  how.stdout_fd = options.interactive ? base::kInherit : log;
-  how.stderr_fd = log;
-  auto pid = base::start_process(argv_, how);
-  if (log >= 0) close(log);
-  if (!pid) return Error{fmt::format("{} (install qemu-system-x86)", pid.error().message)};
-  qemu_pid_ = *pid;
-  return {};
-}
-
-Result<std::unique_ptr<Guest>> Guest::start_local(const GuestOptions& options) {
-  std::unique_ptr<Guest> g(new Guest());
-  g->launcher_ = "local";
-  g->boot_kind_ = "local";
-  g->accel_ = "none";
-  g->kernel_.name = "local";
-  g->dir_ = make_run_dir();
-  auto t0 = Clock::now();
-  fs::path agent = options.image.agent;
-  if (agent.empty()) {
-    const char* env = std::getenv("TRACEBED_AGENT");
-    agent = env && *env ? fs::path(env) : base::installed_or_built(TRACEBED_AGENT_PATH);
-  }
-  if (access(agent.c_str(), X_OK) != 0)
-    return Error{fmt::format("agent {} not found (build the tracebed-agent target or set TRACEBED_AGENT)",
-                             agent.string())};
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-    return Error{fmt::format("socketpair: {}", std::strerror(errno))};
-  int log = open((g->dir_ / "agent.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  // "--local": serve on stdin, and a shutdown request ends only the agent.
-  auto pid = base::start_process({agent.string(), "--local"},
-                                 {.stdin_fd = sv[1], .stdout_fd = base::kDevNull, .stderr_fd = log >= 0 ? log : base::kDevNull});
-  if (log >= 0) close(log);
-  close(sv[1]);
-  if (!pid) {
-    close(sv[0]);
-    return pid.error();
-  }
-  fcntl(sv[0], F_SETFL, O_NONBLOCK);
-  g->fd_ = sv[0];
-  g->qemu_pid_ = *pid;
-  Guest* self = g.get();
-  g->client_ = std::make_unique<agent::Client>(g->fd_, [self] { return self->watchdog(); });
-  auto hello = g->client_->hello(std::chrono::seconds(10));
-  if (!hello) {
-    g->keep_dir_ = true;
-    g->kill();
-    return Error{fmt::format("the local agent did not answer: {} (log: {})", hello.error().message,
-                             (g->dir_ / "agent.log").string())};
-  }
-  g->release_ = hello->release;
-  g->ncpus_ = hello->ncpus;
-  g->boot_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
-  return g;
-}
-
 void Guest::read_console() {
   if (interactive_ || console_path_.empty()) return;
   std::ifstream in(console_path_, std::ios::binary);
@@ -606,26 +406,8 @@ std::string Guest::console_text() {
   return console_;
 }
 
-std::string Guest::qemu_log_tail() {
-  auto text = read_text_file(dir_ / "qemu.log");
-  if (!text) return "";
-  std::string t = console_tail(*text, 10);
-  while (!t.empty() && t.back() == '\n') t.pop_back();
-  return t;
-}
-
 bool Guest::alive() {
-  if (domain_) {
-    if (exited_) return false;
-    if (client_ && client_->broken()) {
-      keep_dir_ = true;
-      kill();
-      return false;
-    }
-    if (!domain_->running()) exited_ = true;
-    return !exited_;
-  }
-  if (exited_ || qemu_pid_ < 0) return false;
+  if (exited_ || !launcher_) return false;
   // An agent that stopped answering leaves a guest nobody can use: end it,
   // so a test harness boots a fresh one instead of waiting on it again.
   if (client_ && client_->broken()) {
@@ -633,13 +415,8 @@ bool Guest::alive() {
     kill();
     return false;
   }
-  int status = 0;
-  if (waitpid(qemu_pid_, &status, WNOHANG) == qemu_pid_) {
-    exited_ = true;
-    qemu_status_ = status;
-    return false;
-  }
-  return true;
+  if (!launcher_->running()) exited_ = true;
+  return !exited_;
 }
 
 Status Guest::watchdog() {
@@ -672,22 +449,10 @@ Status Guest::watchdog() {
                                 kernel_.name, line, console_path_.string(), console_tail(console_, 20))};
       return *dead_;
     }
-    if (domain_) {
-      dead_ = Error{fmt::format("libvirt domain {} {} ({} guest)\n--- console tail ({}) ---\n{}", domain_->name(),
-                                domain_->end_reason(), kernel_.name, console_path_.string(),
-                                console_tail(console_, 20))};
-      return *dead_;
-    }
-    if (launcher_ == "local") {
-      dead_ = Error{fmt::format("the local agent exited (status {:#x}; log {})", qemu_status_,
-                                (dir_ / "agent.log").string())};
-      return *dead_;
-    }
-    std::string how = WIFEXITED(qemu_status_) ? fmt::format("exited with status {}", WEXITSTATUS(qemu_status_))
-                                              : fmt::format("was killed by signal {}", WTERMSIG(qemu_status_));
-    std::string err = qemu_log_tail();
-    dead_ = Error{fmt::format("QEMU {} ({} guest){}{}\n--- console tail ({}) ---\n{}", how, kernel_.name,
-                              err.empty() ? "" : ": ", err, console_path_.string(), console_tail(console_, 20))};
+    std::string reason = launcher_->end_reason();
+    dead_ = console_path_.empty() ? Error{reason}
+                                  : Error{fmt::format("{}\n--- console tail ({}) ---\n{}", reason, console_path_.string(),
+                                                      console_tail(console_, 20))};
     return *dead_;
   }
   return {};
@@ -696,6 +461,7 @@ Status Guest::watchdog() {
 Error Guest::explain(const Error& e) {
   if (dead_ && e.message == dead_->message) return e;
   keep_dir_ = true;
+  if (console_path_.empty()) return e;
   read_console();
   return Error{fmt::format("{}\n--- console tail ({}) ---\n{}", e.message, console_path_.string(),
                            console_tail(console_, 20))};
@@ -759,29 +525,19 @@ Status Guest::stop(std::chrono::seconds timeout) {
 
 int Guest::wait() {
   while (alive()) usleep(50000);
-  return WIFEXITED(qemu_status_) ? WEXITSTATUS(qemu_status_) : 128 + WTERMSIG(qemu_status_);
+  return launcher_ ? launcher_->exit_status() : 0;
 }
 
 void Guest::kill() {
-  if (domain_) {
-    domain_->destroy();
-    exited_ = true;
-    return;
-  }
-  if (qemu_pid_ > 0 && !exited_) {
-    ::kill(qemu_pid_, SIGKILL);
-    waitpid(qemu_pid_, &qemu_status_, 0);
-    exited_ = true;
-  }
+  if (launcher_) launcher_->kill();
+  exited_ = true;
 }
 
 Guest::~Guest() {
   if (alive()) (void)stop(10s);
   kill();
-  client_.reset();  // its stream belongs to the domain's connection
-  domain_.reset();
-  if (fd_ >= 0) close(fd_);
-  if (serial_fd_ >= 0) close(serial_fd_);
+  client_.reset();  // a libvirt stream belongs to the domain's connection
+  launcher_.reset();
   std::error_code ec;
   if (std::getenv("TRACEBED_KEEP_LOGS")) return;
   if (!keep_dir_) {

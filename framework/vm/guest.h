@@ -10,9 +10,9 @@
 // reports its own stderr. QEMU is started with PR_SET_PDEATHSIG, so it dies
 // with the process that started it, even when that process crashes.
 //
-// With launcher "libvirt" the same guest is a transient libvirt domain
-// (libvirt_domain.h): the console goes to the same log file, the agent is
-// reached through a libvirt stream, and libvirt's events say when it ended.
+// The launcher (launcher.h) says how the machine runs: QEMU as our child,
+// a transient libvirt domain (the console in the same log file, the agent
+// through a libvirt stream), or none (the local kernel).
 #pragma once
 
 #include <sys/types.h>
@@ -33,8 +33,7 @@
 
 namespace tracebed::vm {
 
-class LibvirtDomain;
-struct DomainSpec;
+class Launcher;
 
 struct GuestOptions {
   std::string kernel;            // catalogue name or bzImage path; empty: the catalogue's default
@@ -106,7 +105,7 @@ class Guest {
   const std::string& expected_release() const { return kernel_.release; }
   const std::string& release() const { return release_; }  // from the agent
   const std::string& accelerator() const { return accel_; }
-  const std::string& launcher() const { return launcher_; }
+  const std::string& launcher() const { return launcher_name_; }
   unsigned ncpus() const { return ncpus_; }
   // From QEMU's start (or libvirt's) to the agent's answer: a cold boot or
   // a restore from a snapshot, as boot_kind() says ("boot", "restore", "local").
@@ -119,10 +118,14 @@ class Guest {
   std::filesystem::path snapshot_path() const;
   const std::filesystem::path& console_path() const { return console_path_; }
   std::string console_text();
-  std::vector<std::string> qemu_command() const { return argv_; }
+  // The machine's command line (QEMU's; virsh's for a libvirt domain).
+  std::vector<std::string> qemu_command() const;
 
  private:
   Guest() = default;
+  // A guest of the chosen launcher with its machine prepared, not started.
+  static Result<std::unique_ptr<Guest>> make(const GuestOptions& options, const KernelFiles& kernel,
+                                             const std::filesystem::path& image, const std::string& accel);
   static Result<std::unique_ptr<Guest>> start(const GuestOptions& options, const KernelFiles& kernel,
                                               const std::filesystem::path& image, const std::string& accel,
                                               std::chrono::seconds boot_timeout);
@@ -131,50 +134,31 @@ class Guest {
                                                         const std::string& accel, std::chrono::seconds boot_timeout);
   static Result<std::unique_ptr<Guest>> restore(const GuestOptions& options, const KernelFiles& kernel,
                                                 const std::filesystem::path& image, const std::string& accel);
-  Status launch(const GuestOptions& options, const std::filesystem::path& image);
-  void prepare_qemu(const GuestOptions& options, const std::filesystem::path& image, const std::string& cmdline);
-  Status spawn_qemu(const GuestOptions& options);
-  Status connect_agent_socket();
-  Status refresh_after_restore();
-  bool save_snapshot(const GuestOptions& options);
-  bool snapshot_wanted(const GuestOptions& options) const;
-  static Result<std::unique_ptr<Guest>> start_local(const GuestOptions& options);
-  Status launch_libvirt(const GuestOptions& options, const std::filesystem::path& image, const std::string& cmdline);
-  Result<DomainSpec> libvirt_spec(const GuestOptions& options, const std::filesystem::path& image,
-                                  const std::string& cmdline);
-  static Result<std::unique_ptr<Guest>> restore_libvirt(const GuestOptions& options, const KernelFiles& kernel,
-                                                        const std::filesystem::path& image, const std::string& accel);
-  bool save_libvirt_snapshot();
-  bool save_with(const std::string& version, const std::function<Status(const std::filesystem::path&)>& write_state);
   static Result<std::unique_ptr<Guest>> restore_with(std::unique_ptr<Guest> g, const std::string& version,
                                                      const std::function<Status(const SnapshotFiles&)>& load_state);
-  Result<std::unique_ptr<agent::Client>> connect_libvirt_agent();
+  Status refresh_after_restore();
+  bool save_snapshot();
+  bool snapshot_wanted(const GuestOptions& options) const;
+  bool save_with(const std::string& version, const std::function<Status(const std::filesystem::path&)>& write_state);
   Status watchdog();
   void read_console();
   void forget_console_head();
-  std::string qemu_log_tail();
 
+  std::unique_ptr<Launcher> launcher_;  // chosen once, by GuestOptions::launcher
+  std::string launcher_name_;
   KernelFiles kernel_;
   std::string accel_;
-  std::string launcher_ = "qemu";
   std::string release_;
   unsigned ncpus_ = 0;
   double boot_seconds_ = 0;
   double save_seconds_ = 0;
   std::string boot_kind_ = "boot";
   bool agent_on_serial_ = false;  // the cold boot fell back to the serial port
-  std::string snapshot_key_;      // of the QEMU command line, before -incoming
-  std::string snapshot_version_;  // libvirt: QEMU's and the daemon's versions
   std::filesystem::path dir_;
   std::filesystem::path console_path_;
-  std::vector<std::string> argv_;
-  pid_t qemu_pid_ = -1;
-  int qemu_status_ = 0;
   bool exited_ = false;
   bool interactive_ = false;
-  int fd_ = -1;         // virtio-serial socket
-  int serial_fd_ = -1;  // fallback: second serial port
-  std::unique_ptr<LibvirtDomain> domain_;  // launcher "libvirt"
+  // Destroyed before launcher_: a libvirt stream belongs to the domain's connection.
   std::unique_ptr<agent::Client> client_;
   // The console's newest text, at most kConsoleKept bytes of it
   // (forget_console_head); console_dropped_ bytes came before.
