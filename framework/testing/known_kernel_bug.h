@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/testing/require.h"
 #include "framework/tracefs/features.h"
 
 namespace tracebed::testing {
@@ -44,7 +45,7 @@ struct KnownKernelBug {
 // live guest: the bug may have just killed it.
 #define TRACEBED_SKIP_IF_KNOWN_BUG(bug, failure)                                                        \
   do {                                                                                                  \
-    const ::tracebed::tracefs::Features* tracebed_kernel_ = ::tracebed::tracefs::current_features();    \
+    const ::tracebed::tracefs::Features* tracebed_kernel_ = ::tracebed::testing::current_features();    \
     if (auto tracebed_known_ = tracebed_kernel_ ? (bug).explains(*tracebed_kernel_, (failure)) : std::nullopt) { \
       ::testing::Test::RecordProperty("known_kernel_bug", std::string((bug).summary));                 \
       GTEST_SKIP() << *tracebed_known_;                                                                 \

@@ -55,7 +55,7 @@ const tracefs::Features& TracefsTest::features() { return *shared().features; }
 void TracefsTest::SetUp() {
   Shared& s = shared();
   ASSERT_TRUE(s.features) << "probing the guest's tracefs: " << s.error;
-  tracefs::set_current_features(s.features.get());
+  set_current_features(s.features.get());
   TRACEBED_REQUIRE(tracefs::features::instances);
   for (const tracefs::Feature& f : required_) TRACEBED_REQUIRE(f);
   SetUpTest();
@@ -72,7 +72,7 @@ void TracefsTest::TearDown() {
     }
     top_.reset();
     top_knobs_.reset();
-    tracefs::set_current_features(nullptr);
+    set_current_features(nullptr);
     return;
   }
   for (auto* i : {&inst_, &other_}) {
@@ -100,7 +100,7 @@ void TracefsTest::TearDown() {
     top_.reset();
     top_knobs_.reset();
   }
-  tracefs::set_current_features(nullptr);
+  set_current_features(nullptr);
 }
 
 tracefs::Instance& TracefsTest::top() {

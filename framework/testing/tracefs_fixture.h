@@ -54,7 +54,7 @@
 #include "framework/testing/probe_target.h"
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/features.h"
-#include "framework/tracefs/require.h"
+#include "framework/testing/require.h"
 #include "framework/tracefs/reset.h"
 #include "framework/tracefs/synth.h"
 #include "framework/tracefs/tracefs.h"

@@ -1,7 +1,6 @@
 #include "framework/tracefs/features.h"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -11,8 +10,6 @@
 namespace tracebed::tracefs {
 
 namespace {
-
-std::atomic<const Features*> g_current{nullptr};
 
 // Shows a README needle on one line ("\t" and "\n" as escapes).
 std::string show_needle(std::string_view s) {
@@ -135,7 +132,5 @@ std::optional<std::string> Features::missing(const Feature& f) const {
   return fmt::format("needs {}: unknown kind of feature", f.name);
 }
 
-void set_current_features(const Features* f) { g_current.store(f); }
-const Features* current_features() { return g_current.load(); }
 
 }  // namespace tracebed::tracefs

@@ -184,9 +184,4 @@ class Features {
 // "6.18.44-fc-v769" -> {6, 18}.
 std::pair<int, int> parse_release(std::string_view release);
 
-// The Features TRACEBED_REQUIRE asks: the guest test environment sets it
-// for the kernel under test; nullptr clears it.
-void set_current_features(const Features* f);
-const Features* current_features();
-
 }  // namespace tracebed::tracefs

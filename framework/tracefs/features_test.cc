@@ -5,10 +5,8 @@
 #include <set>
 
 #include <gmock/gmock.h>
-#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/require.h"
 #include "framework/tracefs/testdata.h"
 
 namespace tracebed::tracefs {
@@ -173,58 +171,6 @@ INSTANTIATE_TEST_SUITE_P(Debian, CatalogueFeatures,
                            std::replace(name.begin(), name.end(), '.', '_');
                            return "k" + name;
                          });
-
-// The macro itself: skips with the reason, and fails without features.
-class RequireTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    f_ = captured_6_18();
-    set_current_features(&f_);
-  }
-  void TearDown() override { set_current_features(nullptr); }
-  Features f_ = Features::from_text("", "", "[local]", "");
-};
-
-TEST_F(RequireTest, PresentFeatureRuns) {
-  bool ran = false;
-  [&] {
-    TRACEBED_REQUIRE(features::eprobes);
-    ran = true;
-  }();
-  EXPECT_TRUE(ran);
-}
-
-TEST_F(RequireTest, MissingFeatureSkipsWithTheReason) {
-  bool ran = false;
-  ::testing::TestPartResultArray results;
-  {
-    // Catch the skip, so this test checks it instead of being skipped.
-    ::testing::ScopedFakeTestPartResultReporter catcher(
-        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
-    [&] {
-      TRACEBED_REQUIRE(features::function_graph_tracer);
-      ran = true;
-    }();
-  }
-  EXPECT_FALSE(ran);
-  ASSERT_EQ(results.size(), 1);
-  EXPECT_TRUE(results.GetTestPartResult(0).skipped());
-  EXPECT_THAT(results.GetTestPartResult(0).message(),
-              HasSubstr("needs function_graph tracer: not in available_tracers (blk function nop)"));
-}
-
-TEST_F(RequireTest, NoFeaturesIsAFailureNotASkip) {
-  set_current_features(nullptr);
-  ::testing::TestPartResultArray results;
-  {
-    ::testing::ScopedFakeTestPartResultReporter catcher(
-        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
-    [&] { TRACEBED_REQUIRE(features::eprobes); }();
-  }
-  ASSERT_EQ(results.size(), 1);
-  EXPECT_TRUE(results.GetTestPartResult(0).fatally_failed());
-  EXPECT_THAT(results.GetTestPartResult(0).message(), HasSubstr("no tracefs features probed"));
-}
 
 }  // namespace
 }  // namespace tracebed::tracefs

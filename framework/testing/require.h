@@ -7,8 +7,9 @@
 //   }
 //   -> [  SKIPPED ] needs snapshot: no "snapshot" in tracefs
 //
-// The features are those set with set_current_features() (the guest test
-// environment does this per kernel); TRACEBED_REQUIRE_ON names them.
+// The features are those set with set_current_features() (the test
+// fixture does this for each test, from its guest's kernel);
+// TRACEBED_REQUIRE_ON names them.
 // Asking with none set is a harness bug, so it fails instead of skipping;
 // so does a probe that could not read the guest (Features::check).
 #pragma once
@@ -16,6 +17,16 @@
 #include <gtest/gtest.h>
 
 #include "framework/tracefs/features.h"
+
+namespace tracebed::testing {
+
+// The features of the kernel the current test runs on (nullptr: none).
+// A process-wide pointer, the test library's alone: the control layer
+// (tracefs/) keeps no current kernel.
+void set_current_features(const tracefs::Features* f);
+const tracefs::Features* current_features();
+
+}  // namespace tracebed::testing
 
 #define TRACEBED_REQUIRE_ON(features_ptr, feature)                                                   \
   do {                                                                                              \
@@ -27,4 +38,4 @@
     if (*tracebed_check_) GTEST_SKIP() << **tracebed_check_;                                         \
   } while (0)
 
-#define TRACEBED_REQUIRE(feature) TRACEBED_REQUIRE_ON(::tracebed::tracefs::current_features(), feature)
+#define TRACEBED_REQUIRE(feature) TRACEBED_REQUIRE_ON(::tracebed::testing::current_features(), feature)
