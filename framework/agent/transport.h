@@ -1,6 +1,6 @@
 // The byte stream the agent client talks over: a file descriptor (a QEMU
 // chardev socket, a serial port) or anything else that moves bytes, such as
-// a libvirt stream to a guest channel (framework/vm/libvirt_domain.h).
+// a libvirt stream to a guest channel (framework/vm/guests/libvirt_domain.h).
 //
 // Both calls wait at most `wait` and return 0 when nothing moved yet, so the
 // client can ask its watchdog between waits.

@@ -27,8 +27,8 @@
 #include "framework/base/text.h"
 #include "framework/cli/commands.h"
 #include "framework/cli/tree_options.h"
-#include "framework/vm/kernel_build_steps.h"
-#include "framework/vm/process.h"
+#include "framework/vm/kernels/kernel_build_steps.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::cli {
 namespace {

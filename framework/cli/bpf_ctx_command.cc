@@ -13,8 +13,8 @@
 #include "framework/cli/commands.h"
 #include "framework/decode/trace_dat.h"
 #include "framework/tracefs/tracefs.h"
-#include "framework/vm/catalogue.h"
-#include "framework/vm/guest.h"
+#include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/guests/guest.h"
 
 namespace tracebed::cli {
 namespace {

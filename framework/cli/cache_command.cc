@@ -1,13 +1,13 @@
 // `tracebed cache list [-v]` and `tracebed cache prune --older-than D
 // [--kind K] [--dry-run]`: what the cache holds, and removing what has not
-// been used for a while (framework/vm/cache_inventory.h).
+// been used for a while (framework/vm/cache/cache_inventory.h).
 #include <map>
 
 #include <fmt/format.h>
 
 #include "framework/cli/commands.h"
-#include "framework/vm/cache_inventory.h"
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache_inventory.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::cli {
 namespace {

@@ -12,7 +12,7 @@
 #include "framework/coverage/coverage.h"
 #include "framework/matrix/crosscheck.h"
 #include "framework/matrix/junit.h"
-#include "framework/vm/catalogue.h"
+#include "framework/vm/kernels/catalogue.h"
 
 namespace tracebed::cli {
 namespace {

@@ -1,5 +1,5 @@
 // `tracebed kernels check DIR|IMAGE|NAME [--all]`: what a kernel lacks to
-// run the suites, from its config (framework/vm/kernel_check.h). Exits 0
+// run the suites, from its config (framework/vm/kernels/kernel_check.h). Exits 0
 // when nothing required is missing (with --all: nothing at all), 1 with the
 // list otherwise, 2 when there is no such kernel or no config to read.
 #include <filesystem>
@@ -9,8 +9,8 @@
 
 #include "framework/base/files.h"
 #include "framework/cli/commands.h"
-#include "framework/vm/catalogue.h"
-#include "framework/vm/kernel_check.h"
+#include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/kernels/kernel_check.h"
 
 namespace tracebed::cli {
 namespace {

@@ -8,10 +8,10 @@
 #include "framework/base/files.h"
 #include "framework/cli/commands.h"
 #include "framework/cli/tree_options.h"
-#include "framework/vm/catalogue.h"
-#include "framework/vm/kernel_build.h"
-#include "framework/vm/process.h"
-#include "framework/vm/snapshot.h"
+#include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/kernels/kernel_build.h"
+#include "framework/vm/cache/cache.h"
+#include "framework/vm/guests/snapshot.h"
 
 namespace tracebed::cli {
 namespace {
@@ -116,7 +116,7 @@ void add_kernels_command(CLI::App& app) {
     fmt::print("name:     {}\nrelease:  {}\nimage:    {}\n", files->name, files->release, files->vmlinuz.string());
     for (const auto& p : spec.packages) fmt::print("package:  {} {}\n", p.name, p.version);
     if (!files->modules_dir.empty()) fmt::print("modules:  {}\n", files->modules_dir.string());
-    // One snapshot per guest image and command line (framework/vm/snapshot.h).
+    // One snapshot per guest image and command line (framework/vm/guests/snapshot.h).
     auto snapshots = vm::snapshots_of(files->name);
     if (snapshots.empty()) fmt::print("snapshot: none (the next guest boots cold and saves one)\n");
     for (const auto& s : snapshots)

@@ -20,9 +20,9 @@
 #include "framework/matrix/runner.h"
 #include "framework/matrix/suite_list.h"
 #include "framework/matrix/summary.h"
-#include "framework/vm/boot_history.h"
-#include "framework/vm/catalogue.h"
-#include "framework/vm/process.h"
+#include "framework/vm/guests/boot_history.h"
+#include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::cli {
 namespace {

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "framework/cli/commands.h"
-#include "framework/vm/catalogue.h"
-#include "framework/vm/module_build.h"
+#include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/kernels/module_build.h"
 
 namespace tracebed::cli {
 

@@ -12,10 +12,10 @@
 
 #include "framework/base/files.h"
 #include "framework/cli/commands.h"
-#include "framework/vm/catalogue.h"
-#include "framework/vm/guest.h"
-#include "framework/vm/guest_stream.h"
-#include "framework/vm/process.h"
+#include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/guests/guest.h"
+#include "framework/vm/guests/guest_stream.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::cli {
 namespace {

@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "framework/cli/commands.h"
-#include "framework/vm/catalogue.h"
-#include "framework/vm/guest.h"
+#include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/guests/guest.h"
 
 namespace tracebed::cli {
 

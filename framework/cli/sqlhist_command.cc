@@ -11,8 +11,8 @@
 #include "framework/base/files.h"
 #include "framework/cli/commands.h"
 #include "framework/tracefs/sql.h"
-#include "framework/vm/catalogue.h"
-#include "framework/vm/guest.h"
+#include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/guests/guest.h"
 
 namespace tracebed::cli {
 namespace {

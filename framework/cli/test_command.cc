@@ -2,7 +2,7 @@
 // [--launcher qemu|libvirt] [--libvirt-uri URI] [--ktap]`: runs the guest
 // suite binaries against one kernel, prints a pass/skip/fail table and writes
 // JUnit XML. Each suite starts its own guest (framework/testing), from a
-// snapshot of a booted one where it can (framework/vm/snapshot.h); with
+// snapshot of a booted one where it can (framework/vm/guests/snapshot.h); with
 // -j N, N suites run at once.
 // `tracebed test --kernel DIR` builds the kernel source tree DIR first
 // (tree_build.h; make remakes only what changed since the last time).
@@ -32,10 +32,10 @@
 #include "framework/matrix/runner.h"
 #include "framework/matrix/suite_pool.h"
 #include "framework/matrix/suite_list.h"
-#include "framework/vm/boot_history.h"
-#include "framework/vm/catalogue.h"
-#include "framework/vm/local_tracing.h"
-#include "framework/vm/process.h"
+#include "framework/vm/guests/boot_history.h"
+#include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/guests/local_tracing.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::cli {
 namespace {

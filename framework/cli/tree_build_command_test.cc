@@ -13,7 +13,7 @@
 
 #include "framework/base/files_for_tests.h"
 #include "framework/cli/run_tracebed_for_test.h"
-#include "framework/vm/bzimage_for_tests.h"
+#include "framework/vm/kernels/bzimage_for_tests.h"
 
 namespace {
 

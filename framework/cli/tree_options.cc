@@ -4,7 +4,7 @@
 
 #include "framework/base/cpus.h"
 #include "framework/cli/commands.h"
-#include "framework/vm/catalogue.h"
+#include "framework/vm/kernels/catalogue.h"
 
 namespace tracebed::cli {
 

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "framework/vm/tree_build.h"
+#include "framework/vm/kernels/tree_build.h"
 
 namespace tracebed::cli {
 

@@ -1,7 +1,7 @@
 // One boot of a kernel before its suites start. A kernel that cannot boot
 // is found once, with what its console printed, instead of by every suite
 // binary waiting out the boot timeout; a kernel that boots leaves the
-// snapshot the suites then restore from (framework/vm/snapshot.h).
+// snapshot the suites then restore from (framework/vm/guests/snapshot.h).
 //
 //   auto booted = boot_once("debian-6.12", {"--tracebed_launcher=libvirt"});
 //   if (!booted) return did_not_boot(kernel, booted.error());
@@ -12,7 +12,7 @@
 
 #include "framework/base/result.h"
 #include "framework/matrix/results.h"
-#include "framework/vm/guest.h"
+#include "framework/vm/guests/guest.h"
 
 namespace tracebed::matrix {
 

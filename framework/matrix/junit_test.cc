@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/base/files.h"
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::matrix {
 namespace {

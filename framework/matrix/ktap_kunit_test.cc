@@ -24,7 +24,7 @@
 
 #include "framework/base/files.h"
 #include "framework/base/process.h"
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::matrix {
 namespace {

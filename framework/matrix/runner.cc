@@ -13,7 +13,7 @@
 #include "framework/matrix/report.h"
 #include "framework/matrix/suite_pool.h"
 #include "framework/matrix/summary.h"
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::matrix {
 namespace {

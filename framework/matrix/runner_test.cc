@@ -12,7 +12,7 @@
 
 #include "framework/base/files.h"
 #include "framework/base/files_for_tests.h"
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::matrix {
 namespace {

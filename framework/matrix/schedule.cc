@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::matrix {
 

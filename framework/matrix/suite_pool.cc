@@ -13,7 +13,7 @@
 #include "framework/base/process.h"
 #include "framework/matrix/runner.h"
 #include "framework/matrix/schedule.h"
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::matrix {
 namespace {
@@ -36,7 +36,7 @@ void in_listed_order(std::vector<TestResult>& tests, const std::vector<std::stri
 }
 
 // A suite killed with its guest leaves the guest's run directory behind
-// (framework/vm/guest.cc make_run_dir: <cache>/run/<pid>-<n>, removed only
+// (framework/vm/guests/guest.cc make_run_dir: <cache>/run/<pid>-<n>, removed only
 // by a clean stop). Keeps the last guest's console as `dest` and removes
 // the leftovers; returns the copy's path, or empty when there was none.
 fs::path keep_console(pid_t pid, const fs::path& dest) {

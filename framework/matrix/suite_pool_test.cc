@@ -8,7 +8,7 @@
 #include "framework/base/files.h"
 #include "framework/base/files_for_tests.h"
 #include "framework/matrix/schedule.h"
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::matrix {
 namespace {

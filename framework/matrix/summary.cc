@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/base/files.h"
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::matrix {
 namespace {

@@ -98,7 +98,7 @@ Result<std::optional<std::string>> compiled_code(const fs::path& build_dir, cons
   return std::optional<std::string>{std::move(*code)};
 }
 
-// A fault the guest's console showed (framework/vm/console.h's names), or
+// A fault the guest's console showed (framework/vm/guests/console.h's names), or
 // a guest that died under a test: the mutant crashed the kernel.
 bool kernel_fault(const matrix::TestResult& t) {
   return t.message.find("--- console") != std::string::npos ||

@@ -25,7 +25,7 @@
 
 #include "framework/base/result.h"
 #include "framework/mutate/mutant.h"
-#include "framework/vm/tree_build.h"
+#include "framework/vm/kernels/tree_build.h"
 
 namespace tracebed::mutate {
 

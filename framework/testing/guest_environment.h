@@ -24,8 +24,8 @@
 
 #include <gtest/gtest.h>
 
-#include "framework/vm/debian_tool.h"
-#include "framework/vm/guest.h"
+#include "framework/vm/images/debian_tool.h"
+#include "framework/vm/guests/guest.h"
 
 namespace tracebed::testing {
 

@@ -27,7 +27,7 @@
 #include "framework/matrix/junit.h"
 #include "framework/matrix/report.h"
 #include "framework/testing/guest_environment.h"
-#include "framework/vm/local_tracing.h"
+#include "framework/vm/guests/local_tracing.h"
 
 #if TRACEBED_AGENT_EMBEDDED
 namespace tracebed::agent {

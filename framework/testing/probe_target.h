@@ -12,7 +12,7 @@
 
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/tracefs.h"
-#include "framework/vm/image.h"
+#include "framework/vm/images/image.h"
 
 namespace tracebed::testing {
 

@@ -8,7 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "framework/tracefs/text.h"
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::testing {
 

@@ -14,7 +14,7 @@
 #include "framework/decode/trace_dat.h"
 #include "framework/testing/assert_ok.h"
 #include "framework/tracefs/text.h"
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed::testing {
 

@@ -10,9 +10,9 @@
 
 #include "framework/base/install_layout.h"
 #include "framework/tracefs/dynevent.h"
-#include "framework/vm/catalogue.h"
-#include "framework/vm/kernel_build.h"
-#include "framework/vm/process.h"
+#include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/kernels/kernel_build.h"
+#include "framework/vm/cache/cache.h"
 #include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {

@@ -24,9 +24,9 @@
 #include "framework/base/result.h"
 #include "framework/base/text.h"
 #include "framework/testing/assert_ok.h"
-#include "framework/vm/apt.h"
-#include "framework/vm/catalogue.h"
-#include "framework/vm/process.h"
+#include "framework/vm/kernels/apt.h"
+#include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/cache/cache.h"
 #include "suites/faults/file_serving_proxy.h"
 
 namespace tracebed {

@@ -18,8 +18,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/vm/cache_inventory.h"
-#include "framework/vm/process.h"
+#include "framework/vm/cache/cache_inventory.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed {
 namespace {

@@ -4,8 +4,8 @@
 
 #include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
-#include "framework/vm/guest_stream.h"
-#include "framework/vm/process.h"
+#include "framework/vm/guests/guest_stream.h"
+#include "framework/vm/cache/cache.h"
 
 namespace tracebed {
 namespace {

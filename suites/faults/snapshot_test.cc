@@ -1,4 +1,4 @@
-// Snapshot restore (framework/vm/snapshot.h) against real QEMU, under the
+// Snapshot restore (framework/vm/guests/snapshot.h) against real QEMU, under the
 // qemu launcher or a local libvirt (--tracebed_launcher=libvirt, run under
 // ci/private-libvirtd.sh): a restored guest is a working guest with its
 // clock stepped to now; guests restored from one file run side by side; a
@@ -18,8 +18,8 @@
 
 #include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
-#include "framework/vm/libvirt_domain.h"
-#include "framework/vm/snapshot.h"
+#include "framework/vm/guests/libvirt_domain.h"
+#include "framework/vm/guests/snapshot.h"
 
 namespace tracebed {
 namespace {

@@ -35,8 +35,8 @@
 #include "framework/matrix/results.h"
 #include "framework/testing/guest_environment.h"
 #include "framework/testing/tool_fixture.h"
-#include "framework/vm/debian_tool.h"
-#include "framework/vm/selftests.h"
+#include "framework/vm/images/debian_tool.h"
+#include "framework/vm/kernels/selftests.h"
 #include "suites/kselftest/ftracetest_batch.h"
 
 namespace tracebed::suites {

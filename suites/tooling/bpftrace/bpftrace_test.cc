@@ -37,7 +37,7 @@
 #include "framework/testing/tool_fixture.h"
 #include "framework/tracefs/elf_symbols.h"
 #include "framework/tracefs/text.h"
-#include "framework/vm/debian_tool.h"
+#include "framework/vm/images/debian_tool.h"
 
 namespace tracebed::suites {
 namespace {

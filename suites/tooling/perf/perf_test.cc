@@ -35,7 +35,7 @@
 
 #include "framework/testing/guest_environment.h"
 #include "framework/tracefs/text.h"
-#include "framework/vm/debian_tool.h"
+#include "framework/vm/images/debian_tool.h"
 #include "framework/testing/tool_fixture.h"
 
 namespace tracebed::suites {
