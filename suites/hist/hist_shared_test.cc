@@ -66,6 +66,60 @@ TEST_F(Hist, NamedHistIsSharedByTwoEvents) {
   EXPECT_EQ(hits_of(of_exit.sections[0], pids), expected);
 }
 
+// A named hist joins an event beside another named hist of the same keys
+// (another name is another table), but not twice: the second is refused
+// with EEXIST and the kernel's "already exists" (trace_events_hist.c
+// hist_register_trigger, hist_trigger_match on the name). The shared table
+// counts the shell's forks and exits, the other its exits alone.
+TEST_F(Hist, NamedHistJoinsAnEventOnceBesideAnotherName) {
+  TRACEBED_REQUIRE(fork_event);
+  TRACEBED_REQUIRE(kExitEvent);
+  TRACEBED_REQUIRE(features::error_log);
+  Event fork = inst().event("sched", "sched_process_fork");
+  Event exit = inst().event("sched", "sched_process_exit");
+  const std::string shared_name = unique("tb_shared"), own_name = unique("tb_own");
+  HistTrigger shared = HistTrigger().name(shared_name).key("common_pid");
+  HistTrigger own = HistTrigger().name(own_name).key("common_pid");
+  ASSERT_OK(fork.add_trigger(shared.trigger()));
+  ASSERT_OK(exit.add_trigger(own.trigger()));
+  // Beside own_name's, which has the same keys.
+  ASSERT_OK(exit.add_trigger(shared.trigger()));
+  ASSERT_OK(inst().clear_error_log());
+  auto again = exit.files().try_write("trigger", shared.command(), true);
+  ASSERT_OK(again);
+  EXPECT_EQ(*again, EEXIST) << "the same named hist twice on one event";
+  auto log = inst().error_log();
+  ASSERT_OK(log);
+  ASSERT_THAT(*log, SizeIs(1));
+  EXPECT_EQ((*log)[0].error, "Hist trigger already exists");
+  auto triggers = exit.triggers();
+  ASSERT_OK(triggers);
+  EXPECT_THAT(*triggers, SizeIs(2)) << "the exit event's hists: its own and the shared one";
+
+  ASSERT_OK(fork.enable());
+  ASSERT_OK(exit.enable());
+  Forker shell = fork_work(10, unique("forker"));
+  std::set<int64_t> pids = {shell.pid};
+  std::map<int64_t, uint64_t> forks_and_exits, exits;
+  std::vector<DecodedEvent> events = decoded({fork, exit});
+  for (const DecodedEvent& e : events)
+    if (e.name == "sched_process_fork" && int_field(e, "parent_pid") == shell.pid) pids.insert(int_field(e, "child_pid"));
+  for (const DecodedEvent& e : events) {
+    if (!pids.count(e.pid)) continue;
+    forks_and_exits[e.pid]++;
+    if (e.name == "sched_process_exit") exits[e.pid]++;
+  }
+  ASSERT_THAT(pids, SizeIs(11)) << "the shell and its 10 children";
+  ASSERT_EQ(exits.size(), 11u) << "each of them exited";
+  HistFile of_exit = hist_of(exit);
+  ASSERT_THAT(of_exit.sections, SizeIs(2));
+  for (const HistSection& s : of_exit.sections) {
+    SCOPED_TRACE(s.trigger.name_value());
+    if (s.trigger.name_value() == shared_name) EXPECT_EQ(hits_of(s, pids), forks_and_exits);
+    else EXPECT_EQ(hits_of(s, pids), exits);
+  }
+}
+
 // keys=common_pid on ftrace:print counts every marker a shell writes, and
 // the decoded markers are the ones written, in order.
 TEST_F(Hist, MarkerHistCountsEveryMarker) {
