@@ -188,6 +188,52 @@ TEST_F(Function, TraceonAndTraceoffProbesActExactlyTheirCount) {
   ASSERT_OK(inst().set_tracing_on(true));
 }
 
+const Feature kNoRepeats = Feature::option("func-no-repeats");
+
+// func-no-repeats (trace_functions.c is_repeat_check): 100 lseek(2)s of
+// the probe target, pinned to CPU 0, call lseek's function from the same
+// parent each time. Without the option each call is a line; with it the
+// first is a line and the other 99 one "(repeats: 99, ...)" line, written
+// when the next traced function (do_exit, the target ending) comes.
+TEST_F(Function, NoRepeatsFoldsEachRunOfOneCallIntoItsCount) {
+  TRACEBED_REQUIRE(kNoRepeats);
+  const std::string lseek = lseek_probe().function;
+  ASSERT_OK(inst().set_ftrace_filter(std::vector<std::string>{lseek, "do_exit"}));
+  ASSERT_OK(inst().set_tracer("function"));
+  std::string calls = " lseek /etc/tracebed/release";
+  for (int i = 0; i < 100; ++i) calls += " 0 0";
+  const std::regex line(" " + lseek + " <-(\\S+)( \\(repeats: ([0-9]+),)?");
+  for (bool folded : {false, true}) {
+    SCOPED_TRACE(folded ? "func-no-repeats" : "every call");
+    ASSERT_OK(inst().set_option("func-no-repeats", folded));
+    ASSERT_OK(inst().clear_trace());
+    ASSERT_OK(inst().set_tracing_on(true));
+    ProbeRun run = parse_probe_output(
+        sh(fmt::format("sh -c 'taskset -p 1 $$ > /dev/null && exec {}{}'", kProbeTarget, calls)));
+    ASSERT_OK(inst().set_tracing_on(false));
+    uint64_t plain = 0, repeated = 0, repeat_lines = 0;
+    for (const std::string& l : trace_lines(inst())) {
+      std::smatch m;
+      if (l.find("-" + std::to_string(run.pid) + " ") == std::string::npos || !std::regex_search(l, m, line)) continue;
+      if (m[3].matched) {
+        ++repeat_lines;
+        repeated += std::stoull(m[3]);
+      } else {
+        ++plain;
+      }
+    }
+    EXPECT_GE(plain + repeated, 100u) << "every lseek(2), folded or not";
+    EXPECT_LE(plain + repeated, 102u);
+    if (folded) {
+      EXPECT_GE(repeat_lines, 1u);
+      EXPECT_LE(plain, 3u) << "each call a line of its own";
+    } else {
+      EXPECT_EQ(repeat_lines, 0u);
+    }
+  }
+  ASSERT_OK(inst().set_option("func-no-repeats", false));
+}
+
 TEST_F(Function, ResetClearsFiltersAndFunctionTriggers) {
   TRACEBED_REQUIRE(features::function_triggers);
   ASSERT_OK(inst().set_ftrace_filter(kRead));
