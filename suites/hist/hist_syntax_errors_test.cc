@@ -89,5 +89,30 @@ TEST_P(HistSyntaxError, IsRefusedWithItsErrorAndCaret) {
 INSTANTIATE_TEST_SUITE_P(Hist, HistSyntaxError, ::testing::ValuesIn(kErrors),
                          [](const ::testing::TestParamInfo<HistError>& p) { return std::string(p.param.name); });
 
+// An "if" that ends the trigger, or has one character after it, cannot
+// start a filter: event_hist_trigger_parse refuses it with EINVAL while it
+// separates the filter, before any key is read, so error_log stays empty
+// (reading "common_pid ifx" as a key would log "Couldn't find field"). An
+// "if" with a filter after it is the trigger's filter.
+TEST_F(Hist, IfAtTheEndIsRefusedBeforeTheKeysAreRead) {
+  TRACEBED_REQUIRE(features::error_log);
+  TRACEBED_REQUIRE(fork_event);
+  Event fork = inst().event("sched", "sched_process_fork");
+  for (std::string c : {"hist:keys=common_pid if", "hist:keys=common_pid ifx", "hist:keys=common_pid\tifx"}) {
+    SCOPED_TRACE(c);
+    ASSERT_OK(inst().clear_error_log());
+    auto err = fork.files().try_write("trigger", c, true);
+    ASSERT_OK(err);
+    EXPECT_EQ(*err, EINVAL);
+    EXPECT_THAT(inst().error_log().value(), IsEmpty());
+    EXPECT_THAT(fork.triggers().value(), IsEmpty());
+  }
+  ASSERT_OK(fork.files().append("trigger", "hist:keys=common_pid if common_pid > 1"));
+  auto triggers = fork.triggers();
+  ASSERT_OK(triggers);
+  ASSERT_THAT(*triggers, SizeIs(1));
+  EXPECT_THAT(triggers->at(0).line, HasSubstr("if common_pid > 1"));
+}
+
 }  // namespace
 }  // namespace tracebed::suites
