@@ -30,7 +30,8 @@ Owners owners_of(const std::string& file) {
       {"trace_probe.c", {{"kprobe", "uprobe", "eprobe", "fprobe"}, {"kprobe", "dynevent"}}},
       {"trace_uprobe.c", {{"uprobe"}, {"kprobe", "dynevent"}}},
       {"trace_eprobe.c", {{"eprobe"}, {"dynevent"}}},
-      {"trace_fprobe.c", {{"fprobe"}, {"dynevent"}}},
+      // modules: tprobes on a module's tracepoints.
+      {"trace_fprobe.c", {{"fprobe", "modules"}, {"dynevent"}}},
       {"trace_dynevent.c", {{"kprobe", "uprobe", "eprobe", "fprobe", "synthetic"}, {"dynevent", "kprobe"}}},
       // modules: without BPF_JIT and LIVEPATCH the sample modules are the only
       // users of direct calls (ftrace-direct*.ko) and IPMODIFY ops (the

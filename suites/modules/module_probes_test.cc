@@ -94,7 +94,8 @@ TEST_F(ModulesProbes, KprobeOnModuleOutlivesUnloadAndFiresAfterReload) {
 
 // ftracetest dynevent/add_remove_tprobe_module.tc with tracebed_events:
 // tprobes on a module's tracepoints, defined with it loaded and again with
-// it gone, fire once per tracepoint call after it loads.
+// it gone, fire once per call of their own tracepoint (trace_fprobe.c
+// __find_tracepoint_module_cb finds it by name among the module's).
 TEST_F(ModulesProbes, TprobeOnModuleTracepointDefinedBeforeLoadFires) {
   TRACEBED_COVERS("ftracetest: dynevent/add_remove_tprobe_module.tc");
   TRACEBED_REQUIRE(features::tprobes);
@@ -104,6 +105,17 @@ TEST_F(ModulesProbes, TprobeOnModuleTracepointDefinedBeforeLoadFires) {
   ASSERT_OK(t.files().append("dynamic_events", "t:myevent2 tb_ints"));
   EXPECT_TRUE(has_line("dynamic_events", "myevent1"));
   EXPECT_TRUE(t.files().has("events/tracepoints/myevent2"));
+  {
+    SCOPED_TRACE("defined with the module loaded");
+    ASSERT_OK(t.files().write("events/tracepoints/enable", "1"));
+    ASSERT_OK(t.clear_trace());
+    emit_flags(30);
+    EXPECT_EQ(emit("ints 1 1 1 1 1 1 1 1 1\nints 2 2 2 2 2 2 2 2 2\n"), 0);
+    ASSERT_OK(t.files().write("events/tracepoints/enable", "0"));
+    auto lines = trace_lines(t);
+    EXPECT_EQ(lines_with(lines, "myevent1:"), 30u);
+    EXPECT_EQ(lines_with(lines, "myevent2:"), 2u);
+  }
   ASSERT_OK(t.files().append("dynamic_events", "-:myevent2"));
   EXPECT_TRUE(has_line("dynamic_events", "myevent1"));
   EXPECT_FALSE(has_line("dynamic_events", "myevent2"));
@@ -118,9 +130,12 @@ TEST_F(ModulesProbes, TprobeOnModuleTracepointDefinedBeforeLoadFires) {
   ASSERT_OK(t.clear_trace());
   emit_flags(30);
   EXPECT_EQ(emit("ints 1 1 1 1 1 1 1 1 1\nints 2 2 2 2 2 2 2 2 2\n"), 0);
-  auto lines = trace_lines(t);
-  EXPECT_EQ(lines_with(lines, "myevent1:"), 30u);
-  EXPECT_EQ(lines_with(lines, "myevent2:"), 2u);
+  {
+    SCOPED_TRACE("defined before the module loaded");
+    auto lines = trace_lines(t);
+    EXPECT_EQ(lines_with(lines, "myevent1:"), 30u);
+    EXPECT_EQ(lines_with(lines, "myevent2:"), 2u);
+  }
   unload(kModule);
   EXPECT_OK(t.files().write("events/tracepoints/enable", "0"));
   EXPECT_OK(t.files().write("dynamic_events", ""));
