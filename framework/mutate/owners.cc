@@ -26,7 +26,9 @@ Owners owners_of(const std::string& file) {
       {"tracing_map.c", {{"hist", "sqlhist"}, {"trigger"}}},
       {"trace_events_synth.c", {{"synthetic", "sqlhist", "hist"}, {"trigger", "dynevent"}}},
       {"trace_events_user.c", {{"user_events"}, {}, true}},
-      {"trace_kprobe.c", {{"kprobe", "bpf"}, {"kprobe", "dynevent"}}},
+      // modules: kprobes on a module's functions, and on any function while
+      // modules are loaded (number_of_same_symbols counts theirs too).
+      {"trace_kprobe.c", {{"kprobe", "bpf", "modules"}, {"kprobe", "dynevent"}}},
       {"trace_probe.c", {{"kprobe", "uprobe", "eprobe", "fprobe"}, {"kprobe", "dynevent"}}},
       {"trace_uprobe.c", {{"uprobe"}, {"kprobe", "dynevent"}}},
       {"trace_eprobe.c", {{"eprobe"}, {"dynevent"}}},
