@@ -630,6 +630,27 @@ TEST_F(UserEvents, DeleteWhileInUseIsEBUSY) {
   EXPECT_TRUE(wait_gone(event_dir(def.name()))) << def.name() << " outlived its last reference";
 }
 
+// user_events came up whole at boot (trace_events_user.c
+// trace_events_user_init): it registered with tracefs and with dynamic
+// events, so an event written to dynamic_events is listed there, and the
+// boot log has no warning (level 4 or worse) from it.
+TEST_F(UserEvents, CameUpAtBootWithoutAWarning) {
+  const std::string name = unique("boot");
+  const std::string command = fmt::format("u:{} u32 a", name);
+  ASSERT_OK(fs().top().files().append("dynamic_events", command));
+  auto dyn = fs().top().files().read("dynamic_events");
+  ASSERT_OK(dyn);
+  EXPECT_THAT(*dyn, HasSubstr(command + "\n"));
+  ASSERT_OK(fs().top().files().append("dynamic_events", "-:" + name + " u32 a"));
+  // busybox dmesg -r: each line with its "<level>" prefix.
+  std::vector<std::string> warnings;
+  for (const std::string& l : trace_lines(sh("dmesg -r")))
+    if (l.size() > 3 && l[0] == '<' && l[1] >= '0' && l[1] <= '4' && l[2] == '>' &&
+        l.find("user_events") != std::string::npos)
+      warnings.push_back(l);
+  EXPECT_THAT(warnings, IsEmpty());
+}
+
 TEST_F(UserEvents, PersistSurvivesCloseUntilDeleted) {
   // abi_test.c flags: PERSIST keeps the event after unregister and close.
   UserEventDef def(unique("persist"));
