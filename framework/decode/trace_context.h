@@ -121,7 +121,7 @@ class TraceContext {
   std::vector<std::string> format_errors() const;
 
   // /proc/kallsyms text ("ffffffff81000000 T _stext [module]" lines),
-  // kept and parsed on the first lookup. Lookups are not thread-safe.
+  // kept and parsed on the first lookup (see lookup_symbol for threads).
   void parse_kallsyms(std::string_view text);
   // Kallsyms text read only when a symbol is first needed (trace.dat keeps
   // 4-8 MB of it, compressed in v7, and many reports never look one up).

@@ -3,6 +3,8 @@
 #include <map>
 #include <regex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,6 +15,30 @@ namespace tracebed::suites {
 namespace {
 
 using Events = TracefsTest;
+
+const tracefs::Feature fields_option = tracefs::Feature::option("fields");
+const tracefs::Feature irq_disable_event = tracefs::Feature::event("preemptirq", "irq_disable");
+
+// A line of `trace` printed with the fields option (trace_output.c
+// print_fields): "EVENT: name=value name=value ...", each name with the
+// text up to the next; empty when the line is not of EVENT.
+std::vector<std::pair<std::string, std::string>> printed_fields(const std::string& line, const std::string& event) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const size_t at = line.find(" " + event + ":");
+  if (at == std::string::npos) return out;
+  const std::string rest = line.substr(at + event.size() + 2);
+  static const std::regex name(R"( (\w+)=)");
+  size_t value_at = 0;  // where the last name's value starts
+  for (auto it = std::sregex_iterator(rest.begin(), rest.end(), name); it != std::sregex_iterator(); ++it) {
+    const size_t here = static_cast<size_t>(it->position());
+    if (!out.empty()) out.back().second = rest.substr(value_at, here - value_at);
+    out.emplace_back((*it)[1], "");
+    value_at = here + it->length();
+  }
+  if (!out.empty()) out.back().second = rest.substr(value_at);
+  for (auto& [field, value] : out) value.erase(value.find_last_not_of(" \n") + 1);
+  return out;
+}
 
 // event-enable.tc: one event enabled, only it is recorded.
 TEST_F(Events, EnablingOneEventRecordsOnlyIt) {
@@ -139,6 +165,74 @@ TEST_F(Events, DecodedSwitchesAgreeWithTheKernelsText) {
   const auto to_sleeper = std::count_if(events.begin(), events.end(),
                                         [&](const DecodedEvent& e) { return int_field(e, "next_pid") == sleeper; });
   EXPECT_GE(to_sleeper, 100) << "each of the 100 wake-ups switches to the child " << sleeper;
+}
+
+// The fields option prints each field of a record from its format: an
+// int as "0x%x (%d)", a long as "%pS (%lld)", a comm as its text. On a
+// hundred wake-ups' switches, every field of every line is the value the
+// decoded page holds, and the names are the format's, in its order.
+TEST_F(Events, FieldsOptionPrintsEveryFieldAsItsRecordHoldsIt) {
+  TRACEBED_REQUIRE(features::sched_events);
+  TRACEBED_REQUIRE(fields_option);
+  ASSERT_OK(inst().event("sched", "sched_switch").enable());
+  ProbeRun run = run_target({"wake", "100"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_OK(inst().set_option("fields", true));
+  auto lines = trace_lines(inst());
+  ASSERT_THAT(lines, SizeIs(Ge(200u)));
+  const std::vector<std::string> names = {"prev_comm", "prev_pid",  "prev_prio", "prev_state",
+                                          "next_comm", "next_pid", "next_prio"};
+  const std::regex number(R"(^(0x[0-9a-f]+|\S+) \((-?[0-9]+)\)$)");
+  std::vector<::testing::Matcher<const DecodedEvent&>> from_text;
+  for (const std::string& l : lines) {
+    SCOPED_TRACE(l);
+    std::vector<std::string> printed;
+    std::vector<::testing::Matcher<const DecodedEvent&>> each;
+    for (const auto& [field, value] : printed_fields(l, "sched_switch")) {
+      printed.push_back(field);
+      if (field.ends_with("_comm")) {
+        each.push_back(FieldEq(field, value));
+        continue;
+      }
+      std::smatch m;
+      ASSERT_TRUE(std::regex_match(value, m, number)) << field << "=" << value;
+      const int64_t v = std::stoll(m[2]);
+      if (field != "prev_state") {  // a long: "%pS", the others "0x%x" of the same 32 bits
+        EXPECT_EQ(std::stoul(m[1], nullptr, 16), static_cast<uint32_t>(v)) << field << "=" << value;
+      }
+      each.push_back(FieldEq(field, v));
+    }
+    ASSERT_EQ(printed, names);
+    from_text.push_back(::testing::AllOfArray(each));
+  }
+  EXPECT_THAT(decoded_only({"sched", "sched_switch"}), UnorderedElementsAreArray(from_text));
+}
+
+// preemptirq's caller_offs and parent_offs are offsets from _stext (s32),
+// which the fields option resolves to symbols ("%pS " before the number):
+// the symbols the event's own print_fmt names from _stext plus the same
+// offsets. The same records read twice, the option off, then on.
+TEST_F(Events, FieldsOptionNamesTheSymbolsOfStextOffsets) {
+  TRACEBED_REQUIRE(fields_option);
+  TRACEBED_REQUIRE(irq_disable_event);
+  ASSERT_OK(inst().set_buffer_size_kb(16));
+  ASSERT_OK(inst().event("preemptirq", "irq_disable").enable());
+  sh("sleep 0.2");
+  ASSERT_OK(inst().set_tracing_on(false));
+  const std::vector<std::string> as_printed = trace_lines(inst());
+  ASSERT_OK(inst().set_option("fields", true));
+  const std::vector<std::string> as_fields = trace_lines(inst());
+  ASSERT_THAT(as_printed, SizeIs(Ge(50u)));
+  ASSERT_EQ(as_fields.size(), as_printed.size());
+  const std::regex printed(R"(irq_disable: caller=(\S+) parent=(\S+))");
+  const std::regex fields(R"(irq_disable: caller_offs=(\S+) 0x[0-9a-f]+ \(-?[0-9]+\) parent_offs=(\S+) 0x[0-9a-f]+ \(-?[0-9]+\))");
+  for (size_t i = 0; i < as_printed.size(); ++i) {
+    std::smatch p, f;
+    ASSERT_TRUE(std::regex_search(as_printed[i], p, printed)) << as_printed[i];
+    ASSERT_TRUE(std::regex_search(as_fields[i], f, fields)) << as_fields[i];
+    EXPECT_EQ(f[1], p[1]) << as_fields[i];
+    EXPECT_EQ(f[2], p[2]) << as_fields[i];
+  }
 }
 
 // The context column of `trace` (trace_output.c trace_print_lat_fmt, the

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -677,7 +678,9 @@ TEST_F(Kprobe, NoProbeKeepsMoreThan128Arguments) {
 
 // Where return probes take entry arguments ($arg<N> in README's "kernel
 // return probes support"), a kretprobe sees the path it was called with
-// beside the fd it returned.
+// beside the fd it returned. The entry handler saves each argument once
+// (trace_probe.c __store_entry_arg): $arg2 named twice is one slot read
+// twice, $arg1 a second slot, AT_FDCWD (-100) a 32-bit negative in it.
 TEST_F(Kprobe, KretprobeSeesTheEntryArgumentsToo) {
   TRACEBED_COVERS("ftracetest: kprobe/kretprobe_entry_arg.tc");
   TRACEBED_REQUIRE(features::kretprobe_argn);
@@ -685,12 +688,16 @@ TEST_F(Kprobe, KretprobeSeesTheEntryArgumentsToo) {
   std::string name = unique("ret_args");
   auto ev = create_enabled(on_open_return(name)
                                .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()))
-                               .arg(FetchArg::retval().name("ret").type(FetchType::s32())));
+                               .arg(FetchArg::retval().name("ret").type(FetchType::s32()))
+                               .arg(FetchArg::arg(2).deref(0).name("again").type(FetchType::ustring()))
+                               .arg(FetchArg::arg(1).name("dfd").type(FetchType::s32())));
   ASSERT_OK(ev);
   ProbeRun r = open(kPaths);
-  std::vector<std::pair<std::string, int64_t>> got, want;
-  for (const DecodedEvent& e : decoded(*ev)) got.emplace_back(str_field(e, "path"), int_field(e, "ret"));
-  for (const auto& l : r.lines_of("open")) want.emplace_back(l.at(0), to_int(l.at(1)));
+  using Seen = std::tuple<std::string, int64_t, std::string, int64_t>;
+  std::vector<Seen> got, want;
+  for (const DecodedEvent& e : decoded(*ev))
+    got.emplace_back(str_field(e, "path"), int_field(e, "ret"), str_field(e, "again"), int_field(e, "dfd"));
+  for (const auto& l : r.lines_of("open")) want.emplace_back(l.at(0), to_int(l.at(1)), l.at(0), -100);  // AT_FDCWD
   EXPECT_EQ(got, want);
 }
 
