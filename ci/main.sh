@@ -33,5 +33,4 @@ step "fetching $kernel" build/main-fetch.log build/tracebed kernels fetch "$kern
 fetch=$!
 step "building the suites" build/main-build-suites.log cmake --build --preset default -j"$jobs" --target tracebed-main-job
 wait "$fetch" || exit 125
-build/tracebed kernels info "$kernel" | sed -n 1,3p
 build/tracebed test --kernel "$kernel" --junit build/tracebed-main.xml

@@ -24,7 +24,8 @@ if(tracebed_suite_targets)
   install(FILES ${PROJECT_BINARY_DIR}/install/tracebed-suites.txt DESTINATION ${tracebed_libexec})
 endif()
 
-install(FILES ${PROJECT_SOURCE_DIR}/vmimages/kernels.json DESTINATION ${CMAKE_INSTALL_DATADIR}/tracebed)
+install(FILES ${PROJECT_SOURCE_DIR}/vmimages/kernels.json ${PROJECT_SOURCE_DIR}/vmimages/suite-timings.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/tracebed)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/vmimages/kernels/ DESTINATION ${CMAKE_INSTALL_DATADIR}/tracebed/kernels
         FILES_MATCHING PATTERN "*.json" PATTERN "*.fragment")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/fixtures/bootconfig DESTINATION ${CMAKE_INSTALL_DATADIR}/tracebed/fixtures)

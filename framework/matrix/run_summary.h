@@ -15,7 +15,7 @@ namespace tracebed::matrix {
 
 struct SummaryLimits {
   size_t failures = 12;     // failures shown with their message; the rest counted
-  size_t skip_reasons = 15; // reasons shown; the rest counted
+  size_t skip_reasons = 12; // reasons shown; the rest counted
 };
 
 // A few dozen lines at most, whatever the number of tests.

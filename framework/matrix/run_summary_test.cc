@@ -82,7 +82,7 @@ TEST(RunSummary, StaysShortForAThousandTestsWithManyReasons) {
                            fmt::format("reason {}", i % 40)));
   std::string s = write_run_summary(run_of(tests));
   EXPECT_LE(base::split_lines(s).size(), 20u) << s;
-  EXPECT_THAT(s, HasSubstr("… 5 more reasons (125 tests), in the table"));
+  EXPECT_THAT(s, HasSubstr("… 8 more reasons (200 tests), in the table"));
 }
 
 TEST(TestTable, HasEveryTestAndTheFailuresInFull) {

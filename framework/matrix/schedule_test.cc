@@ -12,6 +12,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The timings a fresh machine schedules its first run by (debian-6.12's
+// 26 default suites), read as a cache's would be: a suite's first run
+// starts its slowest suites first, not in the order they were built.
+TEST(ScheduleSuites, ShippedTimingsPutTheSlowestSuiteFirst) {
+  auto shipped = read_suite_timings(fs::path(TRACEBED_SOURCE_DIR) / "vmimages/suite-timings.json");
+  ASSERT_GE(shipped.size(), 26u);
+  std::vector<SuiteToSchedule> in;
+  for (const auto& [name, seconds] : shipped) {
+    EXPECT_GT(seconds, 0) << name;
+    in.push_back({name, 10, seconds});
+  }
+  auto runs = schedule_suites(in, 2);
+  EXPECT_EQ(in[runs.front().suite].name, "tracebed_suite_perf");
+}
+
 TEST(ScheduleSuites, LongestFirstWithoutSplittingWhatFits) {
   auto runs = schedule_suites({{"a", 5, 10}, {"b", 5, 30}, {"c", 5, 20}}, 2);
   ASSERT_EQ(runs.size(), 3u);
