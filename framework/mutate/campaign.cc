@@ -253,192 +253,247 @@ Result<fs::path> work_copy(const CampaignOptions& o) {
   return work;
 }
 
-Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const std::vector<Mutant>& mutants) {
-  TRACEBED_ASSIGN_OR_RETURN(fs::path work, work_copy(o));
-  const fs::path results_file = o.out / "results.jsonl";
+namespace {
+
+// The results a run starts from: the last line of each mutant wins (a run
+// that added ftracetest's side, or judged it again).
+std::map<std::string, MutantResult> read_results(const fs::path& results_file) {
   std::map<std::string, MutantResult> done;
   if (auto text = base::read_file(results_file)) {
     for (std::string_view line : base::split_lines(*text)) {
       if (base::trim(line).empty()) continue;
-      // The last line of a mutant wins: a run that added ftracetest's side.
       if (auto r = parse_result_line(line)) done.insert_or_assign(r->mutant.id(), std::move(*r));
     }
   }
+  return done;
+}
+
+std::string joined(const std::set<std::string>& parts, std::string_view sep) {
+  return join(std::vector<std::string>(parts.begin(), parts.end()), sep);
+}
+
+// One run of a campaign over the work copy: which mutants it judges, the
+// unmutated tree's results, then each mutant built and tested in turn.
+class CampaignRun {
+ public:
+  CampaignRun(const CampaignOptions& o, fs::path work)
+      : o_(o), work_(std::move(work)), results_file_(o.out / "results.jsonl"), done_(read_results(results_file_)) {
+    build_ = o.build;
+    build_.tree = work_;
+  }
+
+  Result<std::vector<MutantResult>> run(const std::vector<Mutant>& mutants);
+
+ private:
+  // A mutant judged by tracebed alone that is to have ftracetest's side
+  // too: built again, and only that side runs.
+  bool only_ftracetest_missing(const Mutant& m) const {
+    auto it = done_.find(m.id());
+    if (it == done_.end() || !o_.also_kselftest || it->second.kselftest.verdict != Verdict::not_run) return false;
+    Verdict v = it->second.tracebed.verdict;
+    return v == Verdict::killed || v == Verdict::crashed || v == Verdict::survived;
+  }
+  bool again(const Mutant& m) const {
+    auto it = done_.find(m.id());
+    return it != done_.end() && o_.judge_again && o_.judge_again(it->second);
+  }
+  // Whether tracebed's side runs on this mutant in this run.
+  bool ours_to_run(const Mutant& m) const { return !done_.contains(m.id()) || again(m); }
+
+  Result<std::set<std::string>> test_baseline(const fs::path& kernel, bool ks, const std::string& suites,
+                                              const std::string& filter);
+  Status test_unmutated(const std::vector<const Mutant*>& pending, const std::set<std::string>& files);
+  Result<MutantResult> judge_mutant(const Mutant& m);
+  void test_mutant(const Mutant& m, const fs::path& kernel, bool ftracetest_only, bool judged_again,
+                   MutantResult& r, Status& error);
+
+  const CampaignOptions& o_;
+  const fs::path work_;
+  const fs::path results_file_;
+  std::map<std::string, MutantResult> done_;
+  vm::TreeBuildOptions build_;
+  vm::TreeBuildPaths paths_;
+  std::set<std::string> baseline_ours_, baseline_theirs_;  // tests that fail unmutated
+  std::map<std::string, std::optional<std::string>> unmutated_code_;  // file -> compiled_code()
+};
+
+Result<std::set<std::string>> CampaignRun::test_baseline(const fs::path& kernel, bool ks, const std::string& suites,
+                                                         const std::string& filter) {
+  o_.say(fmt::format("testing the unmutated tree: {}{}", suites.empty() ? "the default suites" : suites,
+                     filter.empty() ? "" : " --filter " + filter));
+  fs::path dir = o_.out / "baseline" / (ks ? "ftracetest" : "tracebed");
+  TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o_, kernel, suites, filter, dir));
+  if (run.status == 125 || run.status == 124 || run.tests.empty())
+    return Error{fmt::format("the unmutated tree did not test cleanly (tracebed test exited {}): {}", run.status,
+                             run.output_tail)};
+  auto failures = failures_of(run);
+  if (!failures.empty())
+    o_.say(fmt::format("{} tests fail on the unmutated tree and do not count: {}", failures.size(),
+                       join(std::vector<std::string>(failures.begin(), failures.end()), ", ")));
+  return failures;
+}
+
+// The unmutated tree first, with every suite the mutants need: a test that
+// fails there does not count. (Its kernel is the same directory the
+// mutants' builds then replace, so this comes before any of them.)
+Status CampaignRun::test_unmutated(const std::vector<const Mutant*>& pending, const std::set<std::string>& files) {
+  o_.say("building the unmutated tree");
+  TRACEBED_ASSIGN_OR_RETURN(vm::TreeBuild base_build, vm::build_tree_kernel(build_));
+  for (const auto& f : files) {
+    TRACEBED_ASSIGN_OR_RETURN(unmutated_code_[f], compiled_code(paths_.build, f));
+  }
+  // One run of the union of the mutants' suites (test names are unique
+  // across suites), and one of their ftracetest areas, side by side.
+  std::set<std::string> ours, theirs;
+  bool every_suite = false;
+  for (const Mutant* m : pending) {
+    if (ours_to_run(*m)) {
+      std::string suites = suites_for(o_, m->file);
+      every_suite |= suites.empty();
+      for (std::string_view s : base::split(suites, ',', {.trim = true, .skip_empty = true}))
+        ours.insert(std::string(s));
+    }
+    const std::string areas = kselftest_filter(owners_of(m->file));
+    for (std::string_view f : base::split(areas, ':', {.trim = true, .skip_empty = true})) theirs.insert(std::string(f));
+  }
+  std::future<Result<std::set<std::string>>> theirs_run;
+  if (o_.also_kselftest && !theirs.empty())
+    theirs_run = std::async(std::launch::async, [&] {
+      return test_baseline(base_build.kernel_dir, true, "kselftest", joined(theirs, ":"));
+    });
+  if (!ours.empty() || every_suite) {
+    auto found = test_baseline(base_build.kernel_dir, false, every_suite ? "" : joined(ours, ","), o_.filter);
+    if (!found) return found.error();
+    baseline_ours_ = std::move(*found);
+  }
+  if (theirs_run.valid()) {
+    auto found = theirs_run.get();
+    if (!found) return found.error();
+    baseline_theirs_ = std::move(*found);
+  }
+  return {};
+}
+
+// A built mutant's tests: the two sides' guests side by side (each is one
+// TCG guest, and the build that needed both cores is done).
+void CampaignRun::test_mutant(const Mutant& m, const fs::path& kernel, bool ftracetest_only, bool judged_again,
+                              MutantResult& r, Status& error) {
+  // Named after the mutant, not its place in this run: a run of one
+  // mutant (--mutant) must not write over the sample's logs.
+  std::string name = m.id();
+  std::replace_if(name.begin(), name.end(), [](char c) { return c == '/' || c == ':'; }, '_');
+  const fs::path dir = o_.out / "mutants" / name;
+  auto timed_side = [&](const std::string& s, const std::string& f, const fs::path& d) {
+    auto t1 = Clock::now();
+    auto run = run_tests(o_, kernel, s, f, d);
+    return std::pair{std::move(run), since(t1)};
+  };
+  std::future<std::pair<Result<SideRun>, double>> ks_side;
+  // Judged again for tracebed's sake: ftracetest's tests did not change.
+  const bool ks_known = judged_again && r.kselftest.verdict != Verdict::not_run;
+  if (o_.also_kselftest && !ks_known)
+    ks_side = std::async(std::launch::async, timed_side, std::string("kselftest"), kselftest_filter(owners_of(m.file)),
+                         dir / "kselftest");
+  if (!ftracetest_only) {
+    auto [run, seconds] = timed_side(suites_for(o_, m.file), o_.filter, dir / "tracebed");
+    if (!run) error = run.error();
+    else r.tracebed = judge(*run, baseline_ours_, seconds);
+  }
+  if (ks_side.valid()) {
+    auto [ks, ks_seconds] = ks_side.get();
+    if (!ks) error = ks.error();
+    else r.kselftest = judge(*ks, baseline_theirs_, ks_seconds);
+  }
+}
+
+// One mutant applied, built, compared with the unmutated code, tested, and
+// the file put back.
+Result<MutantResult> CampaignRun::judge_mutant(const Mutant& m) {
+  const bool judged_again = again(m);
+  const bool ftracetest_only = only_ftracetest_missing(m) && !judged_again;
+  const auto t0 = Clock::now();
+  MutantResult r;
+  if (ftracetest_only || judged_again) r = done_.at(m.id());
+  r.mutant = m;
+  std::optional<std::string>& code_before = unmutated_code_[m.file];
+  if (!code_before) {
+    // Nothing of the file is in this kernel: no build tells more.
+    r.tracebed = {Verdict::equivalent, {}, 0, "the file is not compiled in this configuration"};
+    r.kselftest.verdict = o_.also_kselftest ? Verdict::equivalent : Verdict::not_run;
+    return r;
+  }
+  TRACEBED_ASSIGN_OR_RETURN(std::string original, base::read_file(work_ / m.file));
+  if (m.offset + m.length > original.size())
+    return Error{fmt::format("{}: the work copy's {} is shorter than the mutant's place", m.id(), m.file)};
+  TRACEBED_TRY(base::write_file_atomic(work_ / m.file, m.apply(original)));
+  auto built = vm::build_tree_kernel(build_);
+  if (!ftracetest_only) r.build_seconds = since(t0);
+  // A mutant already judged by tracebed was seen to change the code.
+  std::optional<std::string> code_after;
+  if (built && !ftracetest_only) {
+    TRACEBED_ASSIGN_OR_RETURN(code_after, compiled_code(paths_.build, m.file));
+  }
+  Status error;
+  if (!built) {
+    std::string why = std::string(base::trim(built.error().message)).substr(0, 400);
+    if (ftracetest_only) {
+      r.kselftest = {Verdict::stillborn, {}, 0, why};
+    } else {
+      r.tracebed = {Verdict::stillborn, {}, 0, why};
+      r.kselftest.verdict = o_.also_kselftest ? Verdict::stillborn : Verdict::not_run;
+    }
+  } else if (!ftracetest_only && code_after == code_before) {
+    r.tracebed = {Verdict::equivalent, {}, 0, "compiles to the same object code"};
+    r.kselftest.verdict = o_.also_kselftest ? Verdict::equivalent : Verdict::not_run;
+  } else {
+    test_mutant(m, built->kernel_dir, ftracetest_only, judged_again, r, error);
+  }
+  TRACEBED_TRY(base::write_file_atomic(work_ / m.file, original));
+  if (!error) return error.error();
+  return r;
+}
+
+Result<std::vector<MutantResult>> CampaignRun::run(const std::vector<Mutant>& mutants) {
   // Files a stopped run may have left mutated.
   std::set<std::string> files;
   for (const auto& m : mutants) files.insert(m.file);
-  for (const auto& f : files) TRACEBED_TRY(restore(o, work, f));
-
-  vm::TreeBuildOptions build = o.build;
-  build.tree = work;
-  // A mutant judged by tracebed alone that is to have ftracetest's side
-  // too: built again, and only that side runs.
-  auto only_ftracetest_missing = [&](const Mutant& m) {
-    auto it = done.find(m.id());
-    if (it == done.end() || !o.also_kselftest || it->second.kselftest.verdict != Verdict::not_run) return false;
-    Verdict v = it->second.tracebed.verdict;
-    return v == Verdict::killed || v == Verdict::crashed || v == Verdict::survived;
-  };
-  auto again = [&](const Mutant& m) {
-    auto it = done.find(m.id());
-    return it != done.end() && o.judge_again && o.judge_again(it->second);
-  };
-  // Whether tracebed's side runs on this mutant in this run.
-  auto ours_to_run = [&](const Mutant& m) { return !done.contains(m.id()) || again(m); };
+  for (const auto& f : files) TRACEBED_TRY(restore(o_, work_, f));
   std::vector<const Mutant*> pending;
   for (const auto& m : mutants)
     if (ours_to_run(m) || only_ftracetest_missing(m)) pending.push_back(&m);
-  // The unmutated tree first, with every suite the mutants need: a test
-  // that fails there does not count. (Its kernel is the same directory the
-  // mutants' builds then replace, so this comes before any of them.)
-  std::set<std::string> baseline_ours, baseline_theirs;  // tests that fail unmutated
-  TRACEBED_ASSIGN_OR_RETURN(vm::TreeBuildPaths paths, vm::tree_build_paths(build));
-  std::map<std::string, std::optional<std::string>> unmutated_code;  // file -> compiled_code()
-  if (!pending.empty()) {
-    o.say("building the unmutated tree");
-    TRACEBED_ASSIGN_OR_RETURN(vm::TreeBuild base_build, vm::build_tree_kernel(build));
-    for (const auto& f : files) {
-      TRACEBED_ASSIGN_OR_RETURN(unmutated_code[f], compiled_code(paths.build, f));
-    }
-    // One run of the union of the mutants' suites (test names are unique
-    // across suites), and one of their ftracetest areas, side by side.
-    std::set<std::string> ours, theirs;
-    bool every_suite = false;
-    for (const Mutant* m : pending) {
-      if (ours_to_run(*m)) {
-        std::string suites = suites_for(o, m->file);
-        every_suite |= suites.empty();
-        for (std::string_view s : base::split(suites, ',', {.trim = true, .skip_empty = true}))
-          ours.insert(std::string(s));
-      }
-      const std::string areas = kselftest_filter(owners_of(m->file));
-      for (std::string_view f : base::split(areas, ':', {.trim = true, .skip_empty = true})) theirs.insert(std::string(f));
-    }
-    auto test_baseline = [&](bool ks, const std::string& suites, const std::string& filter)
-        -> Result<std::set<std::string>> {
-      o.say(fmt::format("testing the unmutated tree: {}{}", suites.empty() ? "the default suites" : suites,
-                        filter.empty() ? "" : " --filter " + filter));
-      fs::path dir = o.out / "baseline" / (ks ? "ftracetest" : "tracebed");
-      TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o, base_build.kernel_dir, suites, filter, dir));
-      if (run.status == 125 || run.status == 124 || run.tests.empty())
-        return Error{fmt::format("the unmutated tree did not test cleanly (tracebed test exited {}): {}", run.status,
-                                 run.output_tail)};
-      auto failures = failures_of(run);
-      if (!failures.empty())
-        o.say(fmt::format("{} tests fail on the unmutated tree and do not count: {}", failures.size(),
-                          join(std::vector<std::string>(failures.begin(), failures.end()), ", ")));
-      return failures;
-    };
-    auto joined = [](const std::set<std::string>& parts, std::string_view sep) {
-      return join(std::vector<std::string>(parts.begin(), parts.end()), sep);
-    };
-    std::future<Result<std::set<std::string>>> theirs_run;
-    if (o.also_kselftest && !theirs.empty())
-      theirs_run = std::async(std::launch::async, test_baseline, true, std::string("kselftest"), joined(theirs, ":"));
-    if (!ours.empty() || every_suite) {
-      auto found = test_baseline(false, every_suite ? "" : joined(ours, ","), o.filter);
-      if (!found) return found.error();
-      baseline_ours = std::move(*found);
-    }
-    if (theirs_run.valid()) {
-      auto found = theirs_run.get();
-      if (!found) return found.error();
-      baseline_theirs = std::move(*found);
-    }
-  }
+  TRACEBED_ASSIGN_OR_RETURN(paths_, vm::tree_build_paths(build_));
+  if (!pending.empty()) TRACEBED_TRY(test_unmutated(pending, files));
 
   std::vector<MutantResult> out;
   size_t index = 0, ran = 0;
   double spent = 0;
-  const size_t todo = pending.size();
   for (const auto& m : mutants) {
     ++index;
-    const bool judged_again = again(m);
-    const bool ftracetest_only = only_ftracetest_missing(m) && !judged_again;
-    if (auto it = done.find(m.id()); it != done.end() && !ftracetest_only && !judged_again) {
+    if (auto it = done_.find(m.id()); it != done_.end() && !only_ftracetest_missing(m) && !again(m)) {
       out.push_back(it->second);
       continue;
     }
     const auto t0 = Clock::now();
-    MutantResult r;
-    if (ftracetest_only || judged_again) r = done.at(m.id());
-    r.mutant = m;
-    TRACEBED_ASSIGN_OR_RETURN(std::string original, base::read_file(work / m.file));
-    if (m.offset + m.length > original.size())
-      return Error{fmt::format("{}: the work copy's {} is shorter than the mutant's place", m.id(), m.file)};
-    // Named after the mutant, not its place in this run: a run of one
-    // mutant (--mutant) must not write over the sample's logs.
-    std::string name = m.id();
-    std::replace_if(name.begin(), name.end(), [](char c) { return c == '/' || c == ':'; }, '_');
-    const fs::path dir = o.out / "mutants" / name;
-    std::optional<std::string>& code_before = unmutated_code[m.file];
-    if (!code_before) {
-      // Nothing of the file is in this kernel: no build tells more.
-      r.tracebed.verdict = Verdict::equivalent;
-      r.tracebed.note = "the file is not compiled in this configuration";
-      r.kselftest.verdict = o.also_kselftest ? Verdict::equivalent : Verdict::not_run;
-      TRACEBED_TRY(append_result(results_file, r));
-      out.push_back(std::move(r));
-      continue;
-    }
-    TRACEBED_TRY(base::write_file_atomic(work / m.file, m.apply(original)));
-    auto built = vm::build_tree_kernel(build);
-    if (!ftracetest_only) r.build_seconds = since(t0);
-    // A mutant already judged by tracebed was seen to change the code.
-    std::optional<std::string> code_after;
-    if (built && !ftracetest_only) {
-      TRACEBED_ASSIGN_OR_RETURN(code_after, compiled_code(paths.build, m.file));
-    }
-    if (!built) {
-      std::string why = std::string(base::trim(built.error().message)).substr(0, 400);
-      if (ftracetest_only) {
-        r.kselftest = {Verdict::stillborn, {}, 0, why};
-      } else {
-        r.tracebed = {Verdict::stillborn, {}, 0, why};
-        r.kselftest.verdict = o.also_kselftest ? Verdict::stillborn : Verdict::not_run;
-      }
-    } else if (!ftracetest_only && code_after == code_before) {
-      r.tracebed.verdict = Verdict::equivalent;
-      r.tracebed.note = "compiles to the same object code";
-      r.kselftest.verdict = o.also_kselftest ? Verdict::equivalent : Verdict::not_run;
-    } else {
-      // The two sides' guests run side by side: each is one TCG guest,
-      // and the build that needed both cores is done.
-      auto timed_side = [&](const std::string& s, const std::string& f, const fs::path& d) {
-        auto t1 = Clock::now();
-        auto run = run_tests(o, built->kernel_dir, s, f, d);
-        return std::pair{std::move(run), since(t1)};
-      };
-      std::future<std::pair<Result<SideRun>, double>> ks_side;
-      // Judged again for tracebed's sake: ftracetest's tests did not change.
-      const bool ks_known = judged_again && r.kselftest.verdict != Verdict::not_run;
-      if (o.also_kselftest && !ks_known)
-        ks_side = std::async(std::launch::async, timed_side, std::string("kselftest"),
-                             kselftest_filter(owners_of(m.file)), dir / "kselftest");
-      if (!ftracetest_only) {
-        auto [run, seconds] = timed_side(suites_for(o, m.file), o.filter, dir / "tracebed");
-        if (!run) return run.error();
-        r.tracebed = judge(*run, baseline_ours, seconds);
-      }
-      if (ks_side.valid()) {
-        auto [ks, ks_seconds] = ks_side.get();
-        if (!ks) return ks.error();
-        r.kselftest = judge(*ks, baseline_theirs, ks_seconds);
-      }
-    }
-    TRACEBED_TRY(base::write_file_atomic(work / m.file, original));
-    TRACEBED_TRY(append_result(results_file, r));
+    TRACEBED_ASSIGN_OR_RETURN(MutantResult r, judge_mutant(m));
+    TRACEBED_TRY(append_result(results_file_, r));
     ++ran;
     spent += since(t0);
-    const double eta = spent / ran * static_cast<double>(todo - ran);
-    o.say(fmt::format("[{}/{}] {}: {}{} (build {:.0f} s, tests {:.0f} s){}", index, mutants.size(), m.id(),
-                      verdict_name(r.tracebed.verdict),
-                      o.also_kselftest ? fmt::format(", ftracetest {}", verdict_name(r.kselftest.verdict)) : "",
-                      r.build_seconds, r.tracebed.seconds + r.kselftest.seconds,
-                      ran < todo ? fmt::format("; about {:.0f} min to go", eta / 60) : ""));
+    const double eta = spent / static_cast<double>(ran) * static_cast<double>(pending.size() - ran);
+    o_.say(fmt::format("[{}/{}] {}: {}{} (build {:.0f} s, tests {:.0f} s){}", index, mutants.size(), m.id(),
+                       verdict_name(r.tracebed.verdict),
+                       o_.also_kselftest ? fmt::format(", ftracetest {}", verdict_name(r.kselftest.verdict)) : "",
+                       r.build_seconds, r.tracebed.seconds + r.kselftest.seconds,
+                       ran < pending.size() ? fmt::format("; about {:.0f} min to go", eta / 60) : ""));
     out.push_back(std::move(r));
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& o, const std::vector<Mutant>& mutants) {
+  TRACEBED_ASSIGN_OR_RETURN(fs::path work, work_copy(o));
+  return CampaignRun(o, std::move(work)).run(mutants);
 }
 
 }  // namespace tracebed::mutate
