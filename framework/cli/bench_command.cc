@@ -165,19 +165,112 @@ void print_row(const std::string& what, const std::string& cpus, uint64_t events
   fmt::print("{:<9} {:<5} {}   {}   {:>7}\n", what, cpus, cell(ours), cell(peer), ratio);
 }
 
+struct BenchArgs {
+  std::string input;
+  int runs = 3;
+  std::string trace_cmd = "trace-cmd";
+  std::string peer;
+  bool iterate_only = false;
+};
+
+// Every distinct error of the rows, whole, where a cell has room for its
+// start only.
+struct BenchErrors {
+  std::vector<std::string> all;
+  void keep(const Side& ours, const Side& peer) {
+    for (const Side* s : {&ours, &peer})
+      if (!s->error.empty() && std::find(all.begin(), all.end(), s->error) == all.end()) all.push_back(s->error);
+  }
+};
+
+std::vector<bool> cpu_rows(int ncpu) { return ncpu > 1 ? std::vector<bool>{true, false} : std::vector<bool>{true}; }
+
+struct ReportComparison {
+  bool identical = true, compared = false;
+  uint64_t text_bytes = 0;
+};
+
+// The report rows: tracebed report against trace-cmd report, on one CPU
+// and on all, and whether their text was the same.
+ReportComparison report_rows(const BenchArgs& a, const std::string& self, int ncpu, uint64_t events,
+                             BenchErrors& errors) {
+  const std::vector<std::string> ours_report{self, "report", "-i", a.input};
+  const std::vector<std::string> tc_report{a.trace_cmd, "report", "-i", a.input};
+  ReportComparison c;
+  for (bool one : cpu_rows(ncpu)) {
+    Side ours, peer_side;
+    alternate(ours_report, tc_report, one, a.runs, ours, peer_side);
+    print_row("report", one ? "1" : fmt::format("{}", ncpu), events, ours, peer_side);
+    errors.keep(ours, peer_side);
+    if (ours.error.empty() && peer_side.error.empty()) {
+      c.identical = c.identical && ours.bytes == peer_side.bytes && ours.hash == peer_side.hash;
+      c.text_bytes = ours.bytes;
+      c.compared = true;
+    }
+  }
+  return c;
+}
+
+// The iterate rows: our iteration API against libtracecmd's, when its
+// program was built.
+void iterate_rows(const BenchArgs& a, const std::string& self, int ncpu, uint64_t events, BenchErrors& errors) {
+  std::string peer = a.peer;
+  if (peer.empty()) peer = (std::filesystem::path(self).parent_path() / "tracecmd_iterate_peer").string();
+  if (access(peer.c_str(), X_OK) != 0) {
+    fmt::print("iterate   skipped: no {} (built when libtracecmd-dev is installed)\n", peer);
+    return;
+  }
+  for (bool one : cpu_rows(ncpu)) {
+    Side ours, peer_side;
+    alternate({self, "bench", "--iterate-only", a.input}, {peer, a.input}, one, a.runs, ours, peer_side);
+    print_row("iterate", one ? "1" : fmt::format("{}", ncpu), events, ours, peer_side);
+    errors.keep(ours, peer_side);
+    if (ours.error.empty() && peer_side.error.empty() && ours.head != peer_side.head)
+      fmt::print("          records differ: tracebed {} / libtracecmd {}", ours.head, peer_side.head);
+  }
+}
+
+void run_bench(const BenchArgs& a) {
+  if (a.iterate_only) return iterate_only(a.input);
+  if (a.runs < 1) usage_error("--runs must be at least 1");
+  auto file = TraceDat::open(a.input);
+  if (!file) fail(file.error().message);
+  struct stat st{};
+  stat(a.input.c_str(), &st);
+  const std::string self = tracebed_exe();
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  sched_getaffinity(0, sizeof mine, &mine);
+  const int ncpu = CPU_COUNT(&mine);
+
+  // The record count, from one untimed pass of our own iteration.
+  RunResult count = run_child({self, "bench", "--iterate-only", a.input}, false);
+  if (!count.ok) fail(fmt::format("counting records: {}", count.error));
+  const uint64_t events = parse_events(count.head);
+  fmt::print("file      {} ({:.1f} MiB, v{} {}, {} CPUs in the file, {} records)\n", a.input,
+             static_cast<double>(st.st_size) / (1 << 20), (*file)->version(), (*file)->compression(),
+             (*file)->cpu_count(), events);
+  fmt::print("machine   {} CPUs usable; {} runs per cell, alternating; median wall time\n", ncpu, a.runs);
+  fmt::print("{:<9} {:<5} {:<34}   {:<34}   {:>7}\n", "", "cpus", "tracebed", "peer (trace-cmd 3.1.6 / libtracecmd)",
+             "ratio");
+  BenchErrors errors;
+  const ReportComparison report = report_rows(a, self, ncpu, events, errors);
+  iterate_rows(a, self, ncpu, events, errors);
+  for (const std::string& e : errors.all) fmt::print("error     {}\n", e);
+  if (!report.compared) fail("no report row ran both tools, so their text was not compared");
+  fmt::print("output    {} ({} bytes of report text)\n", report.identical ? "identical" : "DIFFERENT", report.text_bytes);
+  if (!report.identical)
+    fail("tracebed report and trace-cmd report printed different text (diff the two reports; docs/performance.md, "
+         "\"When the outputs differ\", names the one trace-cmd 3.1.6 bug known to cause it)");
+  if (!errors.all.empty()) fail("a run failed: see the error lines above");
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "bench", "time `tracebed report` against `trace-cmd report` (and libtracecmd iteration) on a trace.dat");
-  struct Args {
-    std::string input;
-    int runs = 3;
-    std::string trace_cmd = "trace-cmd";
-    std::string peer;
-    bool iterate_only = false;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<BenchArgs>();
   cmd->add_option("file", args->input, "trace.dat to read")->required();
   cmd->add_option("--runs", args->runs, "runs of each tool per row (the median is shown)")->capture_default_str();
   cmd->add_option("--trace-cmd", args->trace_cmd, "the trace-cmd to compare with")->capture_default_str();
@@ -185,80 +278,7 @@ void add_bench_command(CLI::App& app) {
                   "the libtracecmd iteration program (default: tracecmd_iterate_peer beside tracebed)");
   cmd->add_flag("--iterate-only", args->iterate_only,
                 "print the record count of FILE through our iteration API (the child side of the iterate row)");
-  cmd->final_callback([args] {
-    if (args->iterate_only) {
-      iterate_only(args->input);
-      return;
-    }
-    if (args->runs < 1) usage_error("--runs must be at least 1");
-    auto file = TraceDat::open(args->input);
-    if (!file) fail(file.error().message);
-    struct stat st{};
-    stat(args->input.c_str(), &st);
-    const std::string self = tracebed_exe();
-    std::string peer = args->peer;
-    if (peer.empty()) peer = (std::filesystem::path(self).parent_path() / "tracecmd_iterate_peer").string();
-    const bool have_peer = access(peer.c_str(), X_OK) == 0;
-
-    cpu_set_t mine;
-    CPU_ZERO(&mine);
-    sched_getaffinity(0, sizeof mine, &mine);
-    const int ncpu = CPU_COUNT(&mine);
-
-    // The record count, from one untimed pass of our own iteration.
-    RunResult count = run_child({self, "bench", "--iterate-only", args->input}, false);
-    if (!count.ok) fail(fmt::format("counting records: {}", count.error));
-    const uint64_t events = parse_events(count.head);
-
-    fmt::print("file      {} ({:.1f} MiB, v{} {}, {} CPUs in the file, {} records)\n", args->input,
-               static_cast<double>(st.st_size) / (1 << 20), (*file)->version(), (*file)->compression(),
-               (*file)->cpu_count(), events);
-    fmt::print("machine   {} CPUs usable; {} runs per cell, alternating; median wall time\n", ncpu, args->runs);
-    fmt::print("{:<9} {:<5} {:<34}   {:<34}   {:>7}\n", "", "cpus", "tracebed", "peer (trace-cmd 3.1.6 / libtracecmd)",
-               "ratio");
-
-    const std::vector<std::string> ours_report{self, "report", "-i", args->input};
-    const std::vector<std::string> tc_report{args->trace_cmd, "report", "-i", args->input};
-    bool identical = true, compared = false;
-    uint64_t text_bytes = 0;
-    std::vector<std::string> errors;  // whole, where a cell has room for the start only
-    auto keep_errors = [&](const Side& ours, const Side& peer_side) {
-      for (const Side* s : {&ours, &peer_side})
-        if (!s->error.empty() && std::find(errors.begin(), errors.end(), s->error) == errors.end())
-          errors.push_back(s->error);
-    };
-    for (bool one : ncpu > 1 ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
-      Side ours, peer_side;
-      alternate(ours_report, tc_report, one, args->runs, ours, peer_side);
-      print_row("report", one ? "1" : fmt::format("{}", ncpu), events, ours, peer_side);
-      keep_errors(ours, peer_side);
-      if (ours.error.empty() && peer_side.error.empty()) {
-        identical = identical && ours.bytes == peer_side.bytes && ours.hash == peer_side.hash;
-        text_bytes = ours.bytes;
-        compared = true;
-      }
-    }
-    if (have_peer) {
-      for (bool one : ncpu > 1 ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
-        Side ours, peer_side;
-        alternate({self, "bench", "--iterate-only", args->input}, {peer, args->input}, one, args->runs, ours,
-                  peer_side);
-        print_row("iterate", one ? "1" : fmt::format("{}", ncpu), events, ours, peer_side);
-        keep_errors(ours, peer_side);
-        if (ours.error.empty() && peer_side.error.empty() && ours.head != peer_side.head)
-          fmt::print("          records differ: tracebed {} / libtracecmd {}", ours.head, peer_side.head);
-      }
-    } else {
-      fmt::print("iterate   skipped: no {} (built when libtracecmd-dev is installed)\n", peer);
-    }
-    for (const std::string& e : errors) fmt::print("error     {}\n", e);
-    if (!compared) fail("no report row ran both tools, so their text was not compared");
-    fmt::print("output    {} ({} bytes of report text)\n", identical ? "identical" : "DIFFERENT", text_bytes);
-    if (!identical)
-      fail("tracebed report and trace-cmd report printed different text (diff the two reports; docs/performance.md, "
-           "\"When the outputs differ\", names the one trace-cmd 3.1.6 bug known to cause it)");
-    if (!errors.empty()) fail("a run failed: see the error lines above");
-  });
+  cmd->final_callback([args] { run_bench(*args); });
 }
 
 }  // namespace tracebed::cli

@@ -30,64 +30,55 @@ bool tracing_option(std::string_view name) {
   return std::regex_match(std::string(name), re);
 }
 
-}  // namespace
+void print_catalogue() {
+  auto c = load_catalogue();
+  fmt::print("{:<16} {:<18} {:<30} {:<7} {}\n", "NAME", "SUITE", "RELEASE", "CACHED", "PACKAGE");
+  for (const auto& [name, k] : c.kernels()) {
+    std::string pkg = k.build            ? fmt::format("build from {}={}", k.build->source.name, k.build->source.version)
+                      : k.packages.empty() ? k.local_image.string()
+                                           : fmt::format("{}={}", k.packages[0].name, k.packages[0].version);
+    fmt::print("{:<16} {:<18} {:<30} {:<7} {}{}\n", name, k.suite, k.release, vm::kernel_cached(k) ? "yes" : "no",
+               pkg, name == c.default_kernel() ? "  (default)" : "");
+  }
+}
 
-void add_kernels_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("kernels", "the kernel catalogue: list, fetch, build, info, check");
-  cmd->require_subcommand(1);
-  add_kernels_check_command(*cmd);
-
-  cmd->add_subcommand("list", "list catalogue kernels and whether they are cached")->final_callback([] {
-    auto c = load_catalogue();
-    fmt::print("{:<16} {:<18} {:<30} {:<7} {}\n", "NAME", "SUITE", "RELEASE", "CACHED", "PACKAGE");
-    for (const auto& [name, k] : c.kernels()) {
-      std::string pkg = k.build            ? fmt::format("build from {}={}", k.build->source.name, k.build->source.version)
-                        : k.packages.empty() ? k.local_image.string()
-                                             : fmt::format("{}={}", k.packages[0].name, k.packages[0].version);
-      fmt::print("{:<16} {:<18} {:<30} {:<7} {}{}\n", name, k.suite, k.release, vm::kernel_cached(k) ? "yes" : "no",
-                 pkg, name == c.default_kernel() ? "  (default)" : "");
-    }
-  });
-
-  auto fetch_names = std::make_shared<std::vector<std::string>>();
-  auto* fetch = cmd->add_subcommand("fetch", "download, verify and unpack kernels (\"all\" for every one)");
-  fetch->add_option("names", *fetch_names, "catalogue names, or all")->required();
-  fetch->final_callback([fetch_names] {
-    auto c = load_catalogue();
-    std::vector<std::string> names = *fetch_names;
-    if (names.size() == 1 && names[0] == "all") {
-      names.clear();
-      for (const auto& [n, k] : c.kernels()) {
-        // Downloads only: a build takes minutes and has its own command.
-        if (k.build && !vm::kernel_cached(k)) {
-          vm::progress(fmt::format("{}: not built, skipped (tracebed kernels build {})", n, n));
-          continue;
-        }
-        names.push_back(n);
+void fetch_kernels(std::vector<std::string> names) {
+  auto c = load_catalogue();
+  if (names.size() == 1 && names[0] == "all") {
+    names.clear();
+    for (const auto& [n, k] : c.kernels()) {
+      // Downloads only: a build takes minutes and has its own command.
+      if (k.build && !vm::kernel_cached(k)) {
+        vm::progress(fmt::format("{}: not built, skipped (tracebed kernels build {})", n, n));
+        continue;
       }
+      names.push_back(n);
     }
-    for (const auto& name : names) {
-      auto files = vm::fetch_kernel(c, resolve_kernel(c, name));
-      if (!files) cannot_run(files.error().message);
-      fmt::print("{} {} {}\n", name, files->release, files->vmlinuz.string());
-    }
-  });
+  }
+  for (const auto& name : names) {
+    auto files = vm::fetch_kernel(c, resolve_kernel(c, name));
+    if (!files) cannot_run(files.error().message);
+    fmt::print("{} {} {}\n", name, files->release, files->vmlinuz.string());
+  }
+}
 
-  struct BuildArgs {
-    std::string name;
-    TreeArgs tree;
-  };
-  auto build_args = std::make_shared<BuildArgs>();
-  auto* build = cmd->add_subcommand(
+struct BuildArgs {
+  std::string name;
+  TreeArgs tree;
+};
+
+void add_build_command(CLI::App& cmd) {
+  auto args = std::make_shared<BuildArgs>();
+  auto* build = cmd.add_subcommand(
       "build", "build a kernel of kind \"build\" from Debian's linux-source, or your own tree (--tree), and cache it");
-  build->add_option("name", build_args->name, "catalogue name (e.g. tracebed-7.2)");
-  build->add_option("--tree", build_args->tree.tree,
+  build->add_option("name", args->name, "catalogue name (e.g. tracebed-7.2)");
+  build->add_option("--tree", args->tree.tree,
                     "your kernel source tree (git or unpacked tarball), built out of tree under the cache; again "
                     "after a change, make remakes what changed");
-  add_tree_config_options(*build, build_args->tree, "");
-  build->add_option("--jobs", build_args->tree.jobs, "parallel make jobs (default: one per CPU)");
-  build->final_callback([build_args] {
-    auto& a = *build_args;
+  add_tree_config_options(*build, args->tree, "");
+  build->add_option("--jobs", args->tree.jobs, "parallel make jobs (default: one per CPU)");
+  build->final_callback([args] {
+    auto& a = *args;
     if (a.name.empty() == a.tree.tree.empty()) usage_error("kernels build: give a catalogue name or --tree DIR");
     if (!a.tree.tree.empty()) {
       auto built = build_tree_or_exit(a.tree);
@@ -104,38 +95,58 @@ void add_kernels_command(CLI::App& app) {
     if (!files) cannot_run(files.error().message);
     fmt::print("{} {} {}\n", a.name, files->release, files->vmlinuz.string());
   });
+}
 
+// The config's lines for the options tracing_option() names.
+void print_tracing_options(const std::string& config) {
+  std::stringstream ss(config);
+  for (std::string line; std::getline(ss, line);) {
+    std::string name;
+    if (line.starts_with("CONFIG_")) name = line.substr(0, line.find('='));
+    else if (line.starts_with("# CONFIG_") && line.ends_with(" is not set")) name = line.substr(2, line.find(' ', 2) - 2);
+    if (!name.empty() && tracing_option(name)) fmt::print("  {}\n", line);
+  }
+}
+
+void print_kernel_info(const std::string& name) {
+  auto c = load_catalogue();
+  auto spec = resolve_kernel(c, name);
+  auto files = vm::fetch_kernel(c, spec);
+  if (!files) cannot_run(files.error().message);
+  fmt::print("name:     {}\nrelease:  {}\nimage:    {}\n", files->name, files->release, files->vmlinuz.string());
+  for (const auto& p : spec.packages) fmt::print("package:  {} {}\n", p.name, p.version);
+  if (!files->modules_dir.empty()) fmt::print("modules:  {}\n", files->modules_dir.string());
+  // One snapshot per guest image and command line (framework/vm/guests/snapshot.h).
+  auto snapshots = vm::snapshots_of(files->name);
+  if (snapshots.empty()) fmt::print("snapshot: none (the next guest boots cold and saves one)\n");
+  for (const auto& s : snapshots)
+    fmt::print("snapshot: {:.0f} MiB, saved {} by {} (replaces a {:.1f} s boot)\n", s.bytes / 1048576.0, s.created,
+               s.qemu_version, s.boot_seconds);
+  auto config = base::read_file(files->config);
+  if (!config) {
+    fmt::print("config:   (none found)\n");
+    return;
+  }
+  fmt::print("config:   {}\ntracing options:\n", files->config.string());
+  print_tracing_options(*config);
+}
+
+}  // namespace
+
+void add_kernels_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("kernels", "the kernel catalogue: list, fetch, build, info, check");
+  cmd->require_subcommand(1);
+  add_kernels_check_command(*cmd);
+  cmd->add_subcommand("list", "list catalogue kernels and whether they are cached")->final_callback(print_catalogue);
+  auto fetch_names = std::make_shared<std::vector<std::string>>();
+  auto* fetch = cmd->add_subcommand("fetch", "download, verify and unpack kernels (\"all\" for every one)");
+  fetch->add_option("names", *fetch_names, "catalogue names, or all")->required();
+  fetch->final_callback([fetch_names] { fetch_kernels(*fetch_names); });
+  add_build_command(*cmd);
   auto info_name = std::make_shared<std::string>();
   auto* info = cmd->add_subcommand("info", "release, files and tracing options of a kernel");
   info->add_option("name", *info_name, "catalogue name or bzImage path")->required();
-  info->final_callback([info_name] {
-    auto c = load_catalogue();
-    auto spec = resolve_kernel(c, *info_name);
-    auto files = vm::fetch_kernel(c, spec);
-    if (!files) cannot_run(files.error().message);
-    fmt::print("name:     {}\nrelease:  {}\nimage:    {}\n", files->name, files->release, files->vmlinuz.string());
-    for (const auto& p : spec.packages) fmt::print("package:  {} {}\n", p.name, p.version);
-    if (!files->modules_dir.empty()) fmt::print("modules:  {}\n", files->modules_dir.string());
-    // One snapshot per guest image and command line (framework/vm/guests/snapshot.h).
-    auto snapshots = vm::snapshots_of(files->name);
-    if (snapshots.empty()) fmt::print("snapshot: none (the next guest boots cold and saves one)\n");
-    for (const auto& s : snapshots)
-      fmt::print("snapshot: {:.0f} MiB, saved {} by {} (replaces a {:.1f} s boot)\n", s.bytes / 1048576.0, s.created,
-                 s.qemu_version, s.boot_seconds);
-    auto config = base::read_file(files->config);
-    if (!config) {
-      fmt::print("config:   (none found)\n");
-      return;
-    }
-    fmt::print("config:   {}\ntracing options:\n", files->config.string());
-    std::stringstream ss(*config);
-    for (std::string line; std::getline(ss, line);) {
-      std::string name;
-      if (line.starts_with("CONFIG_")) name = line.substr(0, line.find('='));
-      else if (line.starts_with("# CONFIG_") && line.ends_with(" is not set")) name = line.substr(2, line.find(' ', 2) - 2);
-      if (!name.empty() && tracing_option(name)) fmt::print("  {}\n", line);
-    }
-  });
+  info->final_callback([info_name] { print_kernel_info(*info_name); });
 }
 
 }  // namespace tracebed::cli
