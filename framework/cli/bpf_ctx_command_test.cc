@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/base/text.h"
-#include "framework/cli/run_tracebed_for_test.h"
+#include "framework/cli/run_tracebed_for_tests.h"
 
 namespace tracebed::cli::test {
 namespace {

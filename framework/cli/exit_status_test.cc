@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/base/files_for_tests.h"
-#include "framework/cli/run_tracebed_for_test.h"
+#include "framework/cli/run_tracebed_for_tests.h"
 #include "framework/vm/kernels/bzimage_for_tests.h"
 
 namespace {

@@ -16,7 +16,7 @@
 #include "framework/cli/commands.h"
 #include "framework/cli/tree_options.h"
 #include "framework/mutate/changed_lines.h"
-#include "framework/mutate/report.h"
+#include "framework/mutate/mutation_report.h"
 #include "framework/mutate/sample.h"
 
 namespace tracebed::cli {

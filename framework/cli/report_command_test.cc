@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "framework/cli/run_tracebed_for_test.h"
+#include "framework/cli/run_tracebed_for_tests.h"
 
 namespace {
 

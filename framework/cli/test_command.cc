@@ -27,7 +27,7 @@
 #include "framework/matrix/boot_check.h"
 #include "framework/matrix/crosscheck.h"
 #include "framework/matrix/junit.h"
-#include "framework/matrix/report.h"
+#include "framework/matrix/report_writers.h"
 #include "framework/matrix/run_summary.h"
 #include "framework/matrix/runner.h"
 #include "framework/matrix/suite_pool.h"

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/cli/run_tracebed_for_test.h"
+#include "framework/cli/run_tracebed_for_tests.h"
 
 namespace {
 

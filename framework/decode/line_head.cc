@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "framework/decode/text.h"
+#include "framework/decode/report_text.h"
 
 namespace tracebed::decode {
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "framework/decode/text.h"
+#include "framework/decode/report_text.h"
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed::decode {

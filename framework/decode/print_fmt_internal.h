@@ -27,7 +27,7 @@
 #include "framework/base/result.h"
 #include "framework/decode/event_format.h"
 #include "framework/decode/record.h"
-#include "framework/decode/text.h"
+#include "framework/decode/report_text.h"
 #include "framework/decode/text_out.h"
 #include "framework/decode/trace_context.h"
 

@@ -21,7 +21,7 @@
 #include "framework/decode/print_fmt.h"
 #include "framework/decode/record_filter.h"
 #include "framework/decode/report_line.h"
-#include "framework/decode/text.h"
+#include "framework/decode/report_text.h"
 #include "framework/decode/trace_dat.h"
 
 namespace tracebed::decode {

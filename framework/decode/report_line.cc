@@ -4,7 +4,7 @@
 
 #include "framework/decode/line_head.h"
 #include "framework/decode/plugins.h"
-#include "framework/decode/text.h"
+#include "framework/decode/report_text.h"
 
 namespace tracebed::decode {
 

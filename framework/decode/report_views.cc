@@ -9,7 +9,7 @@
 
 #include "framework/decode/plugins.h"
 #include "framework/decode/report.h"
-#include "framework/decode/text.h"
+#include "framework/decode/report_text.h"
 #include "framework/decode/text_out.h"
 #include "framework/decode/trace_dat.h"
 

@@ -5,7 +5,7 @@
 // Debian's linux-source package the kernel build fetches into the cache
 // (extracted once into the build tree); without it, or without python3,
 // the test is skipped and says why.
-#include "framework/matrix/report.h"
+#include "framework/matrix/report_writers.h"
 
 #include <gtest/gtest.h>
 

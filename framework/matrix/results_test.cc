@@ -16,7 +16,7 @@ TestResult test(State state, std::string message = "") {
   return t;
 }
 
-// As gtest reports the exception testing::guest() throws when the guest
+// As gtest reports the exception testlib::guest() throws when the guest
 // did not boot (framework/testing/guest_environment.cc).
 const std::string kNoGuest =
     "C++ exception with description \"booting the debian-6.12 guest failed: QEMU exited with status 1\" thrown in the "

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "framework/matrix/report.h"
+#include "framework/matrix/report_writers.h"
 
 namespace tracebed::matrix {
 namespace {

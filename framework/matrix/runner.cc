@@ -10,7 +10,7 @@
 #include "framework/base/process.h"
 #include "framework/matrix/boot_check.h"
 #include "framework/matrix/junit.h"
-#include "framework/matrix/report.h"
+#include "framework/matrix/report_writers.h"
 #include "framework/matrix/suite_pool.h"
 #include "framework/matrix/summary.h"
 #include "framework/vm/cache/cache.h"

@@ -1,5 +1,5 @@
 #include "framework/matrix/runner.h"
-#include "framework/matrix/report.h"
+#include "framework/matrix/report_writers.h"
 
 #include <unistd.h>
 

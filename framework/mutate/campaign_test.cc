@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/mutate/report.h"
+#include "framework/mutate/mutation_report.h"
 
 namespace tracebed::mutate {
 namespace {

@@ -19,7 +19,7 @@
 
 #include <gtest/gtest.h>
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 inline void record_covers(std::initializer_list<std::string_view> cases) {
   std::string all;
@@ -30,6 +30,6 @@ inline void record_covers(std::initializer_list<std::string_view> cases) {
   ::testing::Test::RecordProperty("covers", all);
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib
 
-#define TRACEBED_COVERS(...) ::tracebed::testing::record_covers({__VA_ARGS__})
+#define TRACEBED_COVERS(...) ::tracebed::testlib::record_covers({__VA_ARGS__})

@@ -8,7 +8,7 @@
 #include "framework/decode/page_reader.h"
 #include "framework/decode/trace_context.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 namespace {
 
 using decode::EventFormat;
@@ -198,4 +198,4 @@ std::vector<DecodedEvent> named(const std::vector<DecodedEvent>& events, std::st
   return out;
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -24,7 +24,7 @@
 #include "framework/base/result.h"
 #include "framework/tracefs/tracefs.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 struct DecodedEvent {
   std::string system;
@@ -91,4 +91,4 @@ struct DecodedEvents {
 Result<DecodedEvents> read_events(const tracefs::Tracefs& fs, const tracefs::Instance& inst,
                                   const std::vector<tracefs::EventName>& wanted);
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

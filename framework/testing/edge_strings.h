@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 // n bytes that say where they are, different for each seed: a string cut,
 // shifted or swapped with its neighbour shows. Letters and digits only
@@ -31,4 +31,4 @@ inline std::vector<std::string> texts_of_every_length() {
   return out;
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

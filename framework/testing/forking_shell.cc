@@ -6,7 +6,7 @@
 #include "framework/testing/probe_target.h"
 #include "framework/testing/tracefs_fixture.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 ForkRun run_forking_shell(TracefsTest& test, const tracefs::Instance& inst,
                           std::initializer_list<std::string_view> pid_files, int children, std::string_view command) {
@@ -40,4 +40,4 @@ ForkRun run_forking_shell(TracefsTest& test, const tracefs::Instance& inst,
   return run;
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

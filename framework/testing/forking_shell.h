@@ -15,7 +15,7 @@
 
 #include "framework/tracefs/tracefs.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 class TracefsTest;
 
@@ -35,4 +35,4 @@ struct ForkRun {
 ForkRun run_forking_shell(TracefsTest& test, const tracefs::Instance& inst,
                           std::initializer_list<std::string_view> pid_files, int children, std::string_view command);
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 namespace {
 
 GuestEnvironment* g_env = nullptr;
@@ -186,7 +186,7 @@ GuestEnvironment& environment() { return *g_env; }
 
 vm::Guest& guest() {
   if (!g_env) {
-    fmt::print(stderr, "tracebed::testing::guest() called without tracebed::testing::init()\n");
+    fmt::print(stderr, "tracebed::testlib::guest() called without tracebed::testlib::init()\n");
     std::abort();
   }
   if (!g_env->booted()) g_env->boot();
@@ -245,4 +245,4 @@ void init(int* argc, char** argv) {
   ::testing::UnitTest::GetInstance()->listeners().Append(new GuestListener);
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

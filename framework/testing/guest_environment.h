@@ -9,7 +9,7 @@
 // console during a test fails that test with the console excerpt.
 //
 //   TEST(Smoke, TracefsIsMounted) {
-//     auto r = tracebed::testing::guest().sh("cat /sys/kernel/tracing/available_tracers");
+//     auto r = tracebed::testlib::guest().sh("cat /sys/kernel/tracing/available_tracers");
 //     ASSERT_TRUE(r.ok()) << r.error().message;
 //   }
 #pragma once
@@ -27,7 +27,7 @@
 #include "framework/vm/images/debian_tool.h"
 #include "framework/vm/guests/guest.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 class GuestEnvironment : public ::testing::Environment {
  public:
@@ -109,13 +109,13 @@ const Result<vm::DebianTool>& debian_tool(const std::string& package);
 // A boot configuration for this binary's guest (vm::GuestOptions::bootconfig):
 // a suite whose tests check what the kernel did at boot declares it during
 // static initialisation, before init() reads it.
-//   static const bool booted_with_ = tracebed::testing::boot_with_bootconfig(kText);
+//   static const bool booted_with_ = tracebed::testlib::boot_with_bootconfig(kText);
 bool boot_with_bootconfig(std::string text);
 
 // Kernel command line parameters for this binary's guest, before any the
 // user gives (--tracebed_cmdline): a suite of boot parameters declares
 // them during static initialisation. A new command line is a new snapshot.
-//   static const bool booted_with_ = tracebed::testing::boot_with_cmdline("traceoff_on_warning=1");
+//   static const bool booted_with_ = tracebed::testlib::boot_with_cmdline("traceoff_on_warning=1");
 bool boot_with_cmdline(std::string parameters);
 
 // A suite whose cases come from the kernel under test (the kernel's own
@@ -131,4 +131,4 @@ void run_kernel_test_registrars();
 // that stamps and checks every test. Used by the shared main.
 void init(int* argc, char** argv);
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

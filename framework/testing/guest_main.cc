@@ -25,7 +25,7 @@
 
 #include "framework/base/files.h"
 #include "framework/matrix/junit.h"
-#include "framework/matrix/report.h"
+#include "framework/matrix/report_writers.h"
 #include "framework/testing/guest_environment.h"
 #include "framework/vm/guests/local_tracing.h"
 
@@ -137,8 +137,8 @@ int main(int argc, char** argv) {
   args.push_back(nullptr);
   int n = static_cast<int>(args.size()) - 1;
   ::testing::InitGoogleTest(&n, args.data());
-  tracebed::testing::init(&n, args.data());
-  tracebed::testing::run_kernel_test_registrars();
+  tracebed::testlib::init(&n, args.data());
+  tracebed::testlib::run_kernel_test_registrars();
   const std::string problem = local ? tracebed::vm::local_tracing_problem() : "";
   if (!ktap && problem.empty()) return RUN_ALL_TESTS();
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 std::optional<std::string> KnownKernelBug::explains(const tracefs::Features& kernel, std::string_view failure) const {
   bool shown = std::any_of(signs.begin(), signs.end(), [&](std::string_view sign) {
@@ -18,4 +18,4 @@ std::optional<std::string> KnownKernelBug::explains(const tracefs::Features& ker
                      gone_in.first, gone_in.second, why_gone, summary, failure);
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -22,7 +22,7 @@
 #include "framework/testing/require.h"
 #include "framework/tracefs/features.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 struct KnownKernelBug {
   std::string_view summary;  // what the kernel does wrong, and where
@@ -36,7 +36,7 @@ struct KnownKernelBug {
   std::optional<std::string> explains(const tracefs::Features& kernel, std::string_view failure) const;
 };
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib
 
 // Skips the test (from its body, not from a helper) naming `bug` when
 // `failure` shows it on the kernel under test; the JUnit property
@@ -45,7 +45,7 @@ struct KnownKernelBug {
 // live guest: the bug may have just killed it.
 #define TRACEBED_SKIP_IF_KNOWN_BUG(bug, failure)                                                        \
   do {                                                                                                  \
-    const ::tracebed::tracefs::Features* tracebed_kernel_ = ::tracebed::testing::current_features();    \
+    const ::tracebed::tracefs::Features* tracebed_kernel_ = ::tracebed::testlib::current_features();    \
     if (auto tracebed_known_ = tracebed_kernel_ ? (bug).explains(*tracebed_kernel_, (failure)) : std::nullopt) { \
       ::testing::Test::RecordProperty("known_kernel_bug", std::string((bug).summary));                 \
       GTEST_SKIP() << *tracebed_known_;                                                                 \

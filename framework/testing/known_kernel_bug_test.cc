@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 namespace {
 
 using ::testing::HasSubstr;
@@ -44,4 +44,4 @@ TEST(KnownKernelBug, AnEmptySignMatchesNothing) {
 }
 
 }  // namespace
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

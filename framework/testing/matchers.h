@@ -22,7 +22,7 @@
 #include <gmock/gmock.h>
 
 #include "framework/testing/decoded_events.h"
-#include "framework/tracefs/hist.h"
+#include "framework/tracefs/hist_file.h"
 
 namespace tracebed::tracefs {
 // A hist entry as the hist file printed it, for failure messages:
@@ -35,7 +35,7 @@ inline void PrintTo(const HistEntry& e, std::ostream* os) {
 }
 }  // namespace tracebed::tracefs
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 // ---- decoded events ----
 
@@ -181,4 +181,4 @@ MATCHER_P2(HistSavedThat, field, matcher,
   return false;
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -5,9 +5,9 @@
 
 #include "framework/testing/decoded_events.h"
 #include "framework/testing/probe_target.h"
-#include "framework/tracefs/testdata.h"
+#include "framework/tracefs/testdata_for_tests.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 namespace {
 
 using ::testing::AllOf;
@@ -82,7 +82,7 @@ TEST(Matchers, EventListsReadAsTheEvents) {
 
 // A hist file captured from a 6.12 guest (framework/tracefs/testdata).
 TEST(Matchers, HistEntriesAndTotals) {
-  auto file = tracefs::parse_hist_file(tracefs::testing::testdata("hist-sys_enter-syscall-execname-6.12.txt"));
+  auto file = tracefs::parse_hist_file(tracefs::testlib::testdata("hist-sys_enter-syscall-execname-6.12.txt"));
   ASSERT_TRUE(file.ok()) << file.error().message;
   EXPECT_THAT(file->sections, ElementsAre(HistTotals(19855, 210)));
   EXPECT_EQ(explain(HistTotals(19855, 211), file->sections[0]), "which totals Hits: 19855, Entries: 210, Dropped: 0");
@@ -97,7 +97,7 @@ TEST(Matchers, HistEntriesAndTotals) {
 }
 
 TEST(Matchers, HistSavedValues) {
-  auto file = tracefs::parse_hist_file(tracefs::testing::testdata("hist-sched_switch-onmax-save-6.12.txt"));
+  auto file = tracefs::parse_hist_file(tracefs::testlib::testdata("hist-sched_switch-onmax-save-6.12.txt"));
   ASSERT_TRUE(file.ok()) << file.error().message;
   ASSERT_THAT(file->sections, ::testing::SizeIs(1));
   const auto& entries = file->sections[0].entries;
@@ -115,4 +115,4 @@ TEST(ProbeTarget, OutputIsSplitIntoWordsAfterThePid) {
 }
 
 }  // namespace
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

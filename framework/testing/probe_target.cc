@@ -5,9 +5,9 @@
 #include <gmock/gmock.h>
 
 #include "framework/testing/tracefs_fixture.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 std::vector<std::vector<std::string>> ProbeRun::lines_of(std::string_view what) const {
   std::vector<std::vector<std::string>> out;
@@ -91,4 +91,4 @@ std::vector<std::string> lseek_edge_args(int rounds) {
   return args;
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -14,7 +14,7 @@
 #include "framework/tracefs/tracefs.h"
 #include "framework/vm/images/image.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 class TracefsTest;
 
@@ -90,4 +90,4 @@ inline constexpr unsigned kPollIn = 0x1, kPollPri = 0x2, kPollOut = 0x4;  // inc
 // Parses the program's output; exposed for the suites' own checks.
 ProbeRun parse_probe_output(std::string_view out);
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -11,7 +11,7 @@
 
 #include "framework/tracefs/dynevent.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 // The definition text and, should the kernel take it by mistake, the
 // group/event its owner removes (an auto-named probe is named by the kernel:
@@ -38,4 +38,4 @@ inline Marked unmark(std::string_view marked) {
   return m;
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 namespace {
 
 std::atomic<const tracefs::Features*> g_current{nullptr};
@@ -12,4 +12,4 @@ std::atomic<const tracefs::Features*> g_current{nullptr};
 void set_current_features(const tracefs::Features* f) { g_current.store(f); }
 const tracefs::Features* current_features() { return g_current.load(); }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

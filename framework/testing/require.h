@@ -18,7 +18,7 @@
 
 #include "framework/tracefs/features.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 // The features of the kernel the current test runs on (nullptr: none).
 // A process-wide pointer, the test library's alone: the control layer
@@ -26,7 +26,7 @@ namespace tracebed::testing {
 void set_current_features(const tracefs::Features* f);
 const tracefs::Features* current_features();
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib
 
 #define TRACEBED_REQUIRE_ON(features_ptr, feature)                                                   \
   do {                                                                                              \
@@ -38,4 +38,4 @@ const tracefs::Features* current_features();
     if (*tracebed_check_) GTEST_SKIP() << **tracebed_check_;                                         \
   } while (0)
 
-#define TRACEBED_REQUIRE(feature) TRACEBED_REQUIRE_ON(::tracebed::testing::current_features(), feature)
+#define TRACEBED_REQUIRE(feature) TRACEBED_REQUIRE_ON(::tracebed::testlib::current_features(), feature)

@@ -6,7 +6,7 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 namespace {
 
 namespace features = tracefs::features;
@@ -61,4 +61,4 @@ TEST_F(RequireTest, NoFeaturesIsAFailureNotASkip) {
 }
 
 }  // namespace
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 namespace {
 
 // `text` with every `from` replaced by `to`.
@@ -177,4 +177,4 @@ std::vector<AppendRefusal> argument_appends(const std::string& point, const std:
   return rows;
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

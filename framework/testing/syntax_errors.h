@@ -27,7 +27,7 @@
 #include "framework/testing/raw_definition.h"
 #include "framework/testing/tracefs_fixture.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 struct SyntaxErrorRow {
   std::string name;    // the kernel's error id (TP_ERR_<name>), a suffix where it repeats
@@ -112,4 +112,4 @@ class SyntaxErrorTest : public TracefsTest, public ::testing::WithParamInterface
 // second point of the same type ("f:NAME vfs_write").
 std::vector<AppendRefusal> argument_appends(const std::string& point, const std::string& other, bool immediate_strings);
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "framework/vm/cache/cache.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 void ToolTest::use_tool(std::vector<std::string> command, std::string version) {
   command_ = std::move(command);
@@ -94,4 +94,4 @@ std::string set_diff(const std::set<std::string>& expected, const std::set<std::
   return fmt::format("missing ({}): {}\nextra ({}): {}", missing.size(), first(missing), extra.size(), first(extra));
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

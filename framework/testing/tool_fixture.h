@@ -23,7 +23,7 @@
 
 #include "framework/testing/tracefs_fixture.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 // What a tool printed, and how it is shown: "perf record -e sched:sched_switch ...".
 struct ToolRun {
@@ -83,4 +83,4 @@ std::string shell_word(std::string_view s);
 // What `actual` lacks and what it has beyond `expected`, the first 20 of each.
 std::string set_diff(const std::set<std::string>& expected, const std::set<std::string>& actual);
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -13,10 +13,10 @@
 #include "framework/decode/report.h"
 #include "framework/decode/trace_dat.h"
 #include "framework/testing/assert_ok.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "framework/vm/cache/cache.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 namespace stdfs = std::filesystem;
 using decode::EventFormat;
@@ -204,4 +204,4 @@ std::string TraceCmdTest::make_instance_name(std::string_view prefix) {
   return n;
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -23,7 +23,7 @@
 #include "framework/base/result.h"
 #include "framework/testing/tool_fixture.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 // Where `tracebed_guest_suite(... TRACE_CMD)` puts trace-cmd in the guest.
 inline constexpr std::string_view kGuestTraceCmd = "/opt/tracebed/bin/trace-cmd";
@@ -96,4 +96,4 @@ class TraceCmdTest : public ToolTest {
   std::vector<std::string> made_instances_;
 };
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -8,9 +8,9 @@
 
 #include "framework/tracefs/file_ops.h"
 #include "framework/tracefs/guest_file_ops.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 namespace {
 
@@ -317,4 +317,4 @@ ProbeRun TracefsTest::run_target_only(std::vector<std::string> args, OnlyOptions
   return run_probe_target_only(*this, inst(), std::move(args), options);
 }
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -64,12 +64,12 @@
 // whose tests all skip, naming what was missing, unless the kernel has
 // every feature listed.
 #define TRACEBED_SUITE_REQUIRES(fixture, ...)                                          \
-  class fixture : public ::tracebed::testing::TracefsTest {                            \
+  class fixture : public ::tracebed::testlib::TracefsTest {                            \
    public:                                                                             \
-    fixture() : ::tracebed::testing::TracefsTest({__VA_ARGS__}) {}                     \
+    fixture() : ::tracebed::testlib::TracefsTest({__VA_ARGS__}) {}                     \
   }
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 // What decoded() is given: a DynamicEvent, a tracefs Event, a
 // PersistentUserEvent, or {"system", "name"}.
@@ -249,13 +249,13 @@ class TracefsTest : public ::testing::Test {
   std::optional<tracefs::Knobs> top_knobs_;
 };
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib
 
 // The suites use the test library, the gMock matchers they assert with and
 // the control layer's builders and owners unqualified, so a test reads as
 // the kernel's syntax and its checks, with no prelude of names to repeat.
 namespace tracebed::suites {
-using namespace ::tracebed::testing;  // NOLINT(google-build-using-namespace)
+using namespace ::tracebed::testlib;  // NOLINT(google-build-using-namespace)
 namespace features = ::tracebed::tracefs::features;
 
 using ::testing::AllOf;

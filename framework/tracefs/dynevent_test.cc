@@ -9,14 +9,14 @@
 #include <gtest/gtest.h>
 
 #include "framework/tracefs/features.h"
-#include "framework/tracefs/testdata.h"
+#include "framework/tracefs/testdata_for_tests.h"
 
 namespace tracebed::tracefs {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::testdata;
+using testlib::testdata;
 
 // --- Builders against the kernel's documentation ---
 //

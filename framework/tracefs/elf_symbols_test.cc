@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/base/process.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 // A function of this binary to look up: kept, not inlined, not static.
 extern "C" __attribute__((noinline, used)) int tracebed_elf_symbols_test_function(int x) { return x * 3 + 1; }

@@ -3,12 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/testdata.h"
+#include "framework/tracefs/testdata_for_tests.h"
 
 namespace tracebed::tracefs {
 namespace {
 
-using testing::testdata;
+using testlib::testdata;
 
 TEST(ErrorLog, ParsesCapturedFilterErrors) {
   auto entries = parse_error_log(testdata("error_log-6.18.txt"));

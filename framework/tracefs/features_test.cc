@@ -7,14 +7,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/testdata.h"
+#include "framework/tracefs/testdata_for_tests.h"
 
 namespace tracebed::tracefs {
 namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-using testing::testdata;
+using testlib::testdata;
 
 // A 6.18 kernel built with function tracing and uprobes, without kprobes,
 // function_graph or snapshot: what its own files say.

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/testdata.h"
+#include "framework/tracefs/testdata_for_tests.h"
 
 namespace tracebed::tracefs {
 namespace {
@@ -12,7 +12,7 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::testdata;
+using testlib::testdata;
 
 TEST(TraceClock, CurrentIsTheBracketedOne) {
   auto s = parse_selection(testdata("trace_clock-6.18.txt"), "trace_clock");

@@ -1,13 +1,13 @@
 // Hist triggers (Documentation/trace/histogram.rst): a builder that shows
-// exactly what it writes, a parser of the trigger spec read back, and a
-// parser of an event's `hist` file.
+// exactly what it writes and a parser of the trigger spec read back. The
+// parser of an event's `hist` file is hist_file.h.
 //
 //   HistTrigger h;
 //   h.key(HistField("common_pid").execname()).val("bytes_req")
 //    .sort(HistField("bytes_req").descending()).size(256).filter("bytes_req > 64");
 //   h.command() -> "hist:keys=common_pid.execname:vals=bytes_req:sort=bytes_req.descending:size=256 if bytes_req > 64"
 //   ev.add_trigger(h.trigger());                // Event (tracefs.h)
-//   auto file = read_hist(ev);                  // typed entries and Totals
+//   auto file = read_hist(ev);                  // hist_file.h: typed entries and Totals
 //
 // Written syntax (histogram.rst section 2, README):
 //   hist:keys=<field1[,field2,...]>[:vals=<field1[,field2,...]>]
@@ -154,74 +154,5 @@ class HistTrigger {
   std::string name_, clock_, filter_;
   bool nohitcount_ = false, pause_ = false, cont_ = false, clear_ = false;
 };
-
-// ---- the hist file ----
-
-// One key of an entry, typed by the modifier the trigger gave it
-// (kernel/trace/trace_events_hist.c hist_trigger_print_key).
-struct HistKey {
-  std::string field;  // as printed: "common_pid", "id", "call_site"
-  std::string text;   // as printed, trimmed: "bash            [      1234]"
-  // The number: a plain key, the pid of .execname, the id of .syscall, the
-  // address of .sym/.sym-offset, a .hex value.
-  std::optional<uint64_t> number;
-  std::string symbol;  // .execname comm, .syscall name, .sym(-offset) "kmalloc+0x12/0x40"
-  std::optional<uint32_t> log2;  // .log2: "~ 2^5" -> 5
-  std::optional<std::pair<uint64_t, uint64_t>> bucket;  // .buckets=N: "~ 64-127"
-  std::vector<std::string> stack;  // stacktrace keys: one frame per line
-};
-
-// One value: "hitcount:  12", "bytes_req:  2048", "hitcount (%):  12.50",
-// or the action lines of onmax/onchange ("max:  373  next_comm: sleep").
-struct HistValue {
-  std::string field;
-  std::string text;  // as printed, trimmed
-  std::optional<uint64_t> number;
-  std::optional<double> percent;  // .percent
-};
-
-struct HistEntry {
-  std::vector<HistKey> keys;
-  std::vector<HistValue> values;
-  // Saved by onmax/onchange actions, the tab-indented lines after the entry.
-  std::vector<HistValue> saved;
-
-  const HistKey* key(std::string_view field) const;
-  const HistValue* value(std::string_view field) const;
-  uint64_t hitcount() const;  // 0 when not shown (nohitcount)
-};
-
-struct HistTotals {
-  uint64_t hits = 0, entries = 0, dropped = 0;
-};
-
-// One "# event histogram" section: one hist trigger's table.
-// What an onmax()/onchange() .snapshot() action took, printed before the
-// Totals once it fired (kernel/trace/trace_events_hist.c
-// track_data_snapshot_print):
-//   Snapshot taken (see tracing/snapshot).  Details:
-//   \ttriggering value { onchange($newprio) }:        121\ttriggered by event with key: { comm: ping }
-struct HistSnapshot {
-  std::string handler;  // "onchange($newprio)"
-  uint64_t value = 0;   // the tracked value that took it
-  std::string key;      // the entry's key as printed: "{ comm: ping }"
-};
-
-struct HistSection {
-  std::string trigger_info;  // the "# trigger info: " line's spec
-  HistTrigger trigger;       // trigger_info parsed
-  std::vector<HistEntry> entries;
-  HistTotals totals;
-  std::optional<HistSnapshot> snapshot;
-};
-
-struct HistFile {
-  std::vector<HistSection> sections;  // one per hist trigger on the event
-};
-
-// Parses the text of events/<sys>/<event>/hist.
-Result<HistFile> parse_hist_file(std::string_view text);
-// Reads and parses an event's hist file.
-Result<HistFile> read_hist(const Event& ev);
 
 }  // namespace tracebed::tracefs

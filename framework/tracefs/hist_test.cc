@@ -1,15 +1,16 @@
 #include "framework/tracefs/hist.h"
+#include "framework/tracefs/hist_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/testdata.h"
+#include "framework/tracefs/testdata_for_tests.h"
 
 namespace tracebed::tracefs {
 namespace {
 
 using ::testing::ElementsAre;
-using testing::testdata;
+using testlib::testdata;
 
 // Lines written to debian-6.12 and read back [active] (see
 // testdata/trigger-kmalloc-hists-6.12.txt, trigger-kmem_cache_alloc-hists).
@@ -305,7 +306,7 @@ namespace {
 
 // debian-7.2 after 'hist:keys=common_pid.execname:vals=hitcount.percent,bytes_req.graph'.
 TEST(HistFile, PercentAndGraphValues) {
-  auto f = testing::testdata("hist-kmalloc-percent-graph-7.2.txt");
+  auto f = testlib::testdata("hist-kmalloc-percent-graph-7.2.txt");
   auto h = parse_hist_file(f);
   ASSERT_TRUE(h.ok()) << h.error().message;
   const HistSection& s = h->sections[0];

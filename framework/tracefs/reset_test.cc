@@ -10,13 +10,13 @@
 #include "framework/tracefs/file_ops.h"
 #include "framework/tracefs/tracefs.h"
 
-#include "framework/tracefs/testdata.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/testdata_for_tests.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::tracefs {
 namespace {
 
-using testing::testdata;
+using testlib::testdata;
 
 // Captured in a debian-6.12 guest after "p:tbprobe vfs_read" and
 // "r:tbret vfs_read $retval" (the kernel shows maxactive and arg names).

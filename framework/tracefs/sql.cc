@@ -7,7 +7,7 @@
 
 #include "framework/base/text.h"
 #include "framework/tracefs/sql_statement.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::tracefs {
 

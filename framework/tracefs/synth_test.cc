@@ -3,14 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/testdata.h"
+#include "framework/tracefs/testdata_for_tests.h"
 
 namespace tracebed::tracefs {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::testdata;
+using testlib::testdata;
 
 // Documentation/trace/histogram.rst 2.2: "echo 'wakeup_latency u64 lat;
 // pid_t pid; int prio' >> /sys/kernel/tracing/synthetic_events" and the

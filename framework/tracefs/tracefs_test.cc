@@ -10,7 +10,7 @@
 
 #include "framework/tracefs/features.h"
 #include "framework/tracefs/reset.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::tracefs {
 namespace {

@@ -9,7 +9,7 @@
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/error_log.h"
 #include "framework/tracefs/file_formats.h"
-#include "framework/tracefs/hist.h"
+#include "framework/tracefs/hist_file.h"
 #include "framework/tracefs/synth.h"
 #include "framework/tracefs/trigger.h"
 

@@ -3,13 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/testdata.h"
+#include "framework/tracefs/testdata_for_tests.h"
 
 namespace tracebed::tracefs {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::testdata;
+using testlib::testdata;
 
 // The examples of Documentation/trace/events.rst and the README.
 TEST(Trigger, CommandsAsDocumented) {

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/testdata.h"
+#include "framework/tracefs/testdata_for_tests.h"
 #include "framework/tracefs/user_events_producer.h"
 #include "framework/tracefs/user_events_tracefs.h"
 
@@ -203,7 +203,7 @@ TEST(UserPayload, CharArraysAndStructs) {
 
 TEST(UserPayload, CommonHeaderSizeFromACapturedFormat) {
   // char[8] shows as "char tag[]" and __rel_loc char[] as "char rel[]" there.
-  std::string format = testing::testdata("format-user_event-tb_cap-tracebed-7.2.txt");
+  std::string format = testlib::testdata("format-user_event-tb_cap-tracebed-7.2.txt");
   EXPECT_EQ(*common_header_size(format), 8u);
   EXPECT_THAT(user_field_names(format), ElementsAre("count", "tag", "msg", "rel", "p"));
   // The offsets the kernel gives the fields are the builder's plus the header.
@@ -231,7 +231,7 @@ TEST(UserEventsStatusParse, TheDocumentationsExamples) {
 }
 
 TEST(UserEventsStatusParse, ACapturedStatus) {
-  auto st = parse_user_events_status(testing::testdata("user_events_status-tracebed-7.2.txt"));
+  auto st = parse_user_events_status(testlib::testdata("user_events_status-tracebed-7.2.txt"));
   ASSERT_TRUE(st.ok()) << st.error().message;
   ASSERT_THAT(st->events, SizeIs(5));
   EXPECT_EQ(st->active, 5u);

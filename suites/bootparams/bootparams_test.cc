@@ -24,7 +24,7 @@ namespace {
 constexpr const char* kParameters =
     "traceoff_on_warning=1 reserve_mem=4M:4096:tbmem trace_instance=tbboot@tbmem trace_instance=tbbackup=tbboot";
 // Declared before main(): GuestEnvironment boots with it.
-const bool booted_with_parameters_ = testing::boot_with_cmdline(kParameters);
+const bool booted_with_parameters_ = testlib::boot_with_cmdline(kParameters);
 
 class BootParams : public TracefsTest {
  protected:

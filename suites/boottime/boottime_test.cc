@@ -27,7 +27,7 @@ std::string fixture(const char* name) {
 }
 
 // Declared before main(): GuestEnvironment boots with it.
-const bool booted_with_bootconfig_ = testing::boot_with_bootconfig(fixture("boottime.bconf"));
+const bool booted_with_bootconfig_ = testlib::boot_with_bootconfig(fixture("boottime.bconf"));
 
 // What boottime.bconf sets up.
 constexpr std::string_view kInstance = "tracebed_boot";
@@ -52,7 +52,7 @@ class Boottime : public TracefsTest {
   static std::optional<std::string> kernel_option(const std::string& name) {
     auto catalogue = vm::Catalogue::load();
     if (!catalogue) return std::nullopt;
-    auto spec = catalogue->resolve(testing::environment().options().kernel);
+    auto spec = catalogue->resolve(testlib::environment().options().kernel);
     if (!spec) return std::nullopt;
     auto files = vm::fetch_kernel(*catalogue, *spec);
     if (!files) return std::nullopt;

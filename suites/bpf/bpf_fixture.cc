@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::suites {
 namespace {
@@ -29,7 +29,7 @@ const std::set<std::string>& ksyms() {
     for (auto s : kSymbols) script += fmt::format(" -e ' {}'", s);
     script += " /proc/kallsyms";
     std::set<std::string> out;
-    auto r = testing::guest().sh(script);
+    auto r = testlib::guest().sh(script);
     if (r.ok()) {
       for (auto line : tracefs::split_lines(r->out)) {
         auto words = tracefs::split_words(line);
@@ -46,14 +46,14 @@ std::string value_text(const bpf::Value& v) {
   return fmt::format("\"{}\"", std::get<std::string>(v));
 }
 
-std::string event_text(const testing::DecodedEvent& e) {
+std::string event_text(const testlib::DecodedEvent& e) {
   std::ostringstream os;
-  testing::PrintTo(e, &os);
+  testlib::PrintTo(e, &os);
   return os.str();
 }
 
 // Compares one pair; adds what differs to `c`.
-void compare_one(const testing::DecodedEvent& e, const bpf::Record& r, const bpf::ObjectSource& src,
+void compare_one(const testlib::DecodedEvent& e, const bpf::Record& r, const bpf::ObjectSource& src,
                  const std::map<std::string, std::string>& names, const std::vector<KnownDifference>& known,
                  const std::string& where, Comparison& c) {
   ++c.compared;
@@ -161,7 +161,7 @@ BpfRun BpfTest::run_bpf(const bpf::ObjectSource& src, std::vector<std::string> c
     return run;
   }
   const std::string in_guest = "/tmp/" + name + ".bpf.o";
-  if (Status s = testing::guest().agent().copy_in(obj.string(), in_guest); !s) {
+  if (Status s = testlib::guest().agent().copy_in(obj.string(), in_guest); !s) {
     ADD_FAILURE() << "copying " << obj << " into the guest: " << s.error().message;
     return run;
   }
@@ -171,8 +171,8 @@ BpfRun BpfTest::run_bpf(const bpf::ObjectSource& src, std::vector<std::string> c
   for (const auto& m : multi) argv.insert(argv.end(), {"--multi", m});
   argv.push_back("--");
   argv.insert(argv.end(), command.begin(), command.end());
-  auto r = testing::guest().run(argv);
-  (void)testing::guest().run({"rm", "-f", in_guest});
+  auto r = testlib::guest().run(argv);
+  (void)testlib::guest().run({"rm", "-f", in_guest});
   if (!r) {
     ADD_FAILURE() << r.error().message;
     return run;
@@ -196,7 +196,7 @@ BpfRun BpfTest::run_bpf(const bpf::ObjectSource& src, std::vector<std::string> c
   return run;
 }
 
-Comparison compare_per_cpu(const std::vector<testing::DecodedEvent>& by_page, const BpfRun& run,
+Comparison compare_per_cpu(const std::vector<testlib::DecodedEvent>& by_page, const BpfRun& run,
                            const bpf::ObjectSource& src, const std::map<std::string, std::string>& names,
                            const std::vector<KnownDifference>& known) {
   Comparison c;
@@ -204,7 +204,7 @@ Comparison compare_per_cpu(const std::vector<testing::DecodedEvent>& by_page, co
   for (const auto& e : by_page) cpus.insert(e.cpu);
   for (const auto& r : run.records) cpus.insert(static_cast<int>(r.cpu));
   for (int cpu : cpus) {
-    std::vector<testing::DecodedEvent> f;
+    std::vector<testlib::DecodedEvent> f;
     for (const auto& e : by_page)
       if (e.cpu == cpu) f.push_back(e);
     std::vector<bpf::Record> b;
@@ -229,11 +229,11 @@ Comparison compare_per_cpu(const std::vector<testing::DecodedEvent>& by_page, co
   return c;
 }
 
-Comparison compare_in_order(const std::vector<testing::DecodedEvent>& by_time, const BpfRun& run,
+Comparison compare_in_order(const std::vector<testlib::DecodedEvent>& by_time, const BpfRun& run,
                             const bpf::ObjectSource& src, uint64_t prog,
                             const std::map<std::string, std::string>& names) {
   Comparison c;
-  std::vector<testing::DecodedEvent> f;
+  std::vector<testlib::DecodedEvent> f;
   for (const auto& e : by_time)
     if (e.pid == run.child) f.push_back(e);
   std::vector<bpf::Record> b;

@@ -56,7 +56,7 @@ struct KnownDifference {
   std::function<bool(int64_t ftrace, int64_t bpf)> matches;
 };
 
-class BpfTest : public testing::TracefsTest {
+class BpfTest : public testlib::TracefsTest {
  protected:
   void SetUpTest() override;
 
@@ -81,13 +81,13 @@ class BpfTest : public testing::TracefsTest {
 // one by one: the same number, the same task, and each of the program's
 // values equal to ftrace's field named by `names` (the value's own name
 // when it is not there; values of neither are left out).
-Comparison compare_per_cpu(const std::vector<testing::DecodedEvent>& by_page, const BpfRun& run,
+Comparison compare_per_cpu(const std::vector<testlib::DecodedEvent>& by_page, const BpfRun& run,
                            const bpf::ObjectSource& src, const std::map<std::string, std::string>& names = {},
                            const std::vector<KnownDifference>& known = {});
 
 // The command's records of both sides in order (it is one thread), compared
 // the same way: for probes on functions the syscall events surround.
-Comparison compare_in_order(const std::vector<testing::DecodedEvent>& by_time, const BpfRun& run,
+Comparison compare_in_order(const std::vector<testlib::DecodedEvent>& by_time, const BpfRun& run,
                             const bpf::ObjectSource& src, uint64_t prog,
                             const std::map<std::string, std::string>& names);
 

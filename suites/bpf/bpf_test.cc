@@ -7,7 +7,7 @@
 
 #include <iostream>
 
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "suites/bpf/bpf_fixture.h"
 
 namespace tracebed::suites {

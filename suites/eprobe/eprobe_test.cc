@@ -20,7 +20,7 @@
 
 #include "framework/decode/event_format.h"
 #include "framework/tracefs/dynevent.h"
-#include "framework/tracefs/hist.h"
+#include "framework/tracefs/hist_file.h"
 #include "framework/tracefs/synth.h"
 #include "framework/testing/edge_strings.h"
 #include "framework/testing/tracefs_fixture.h"
@@ -95,7 +95,7 @@ TEST_F(Eprobe, UstringOfEveryLengthIsRecordedWhole) {
                   "e:" + name + " syscalls/sys_enter_openat file=+0($filename):ustring"};
   auto ep = create_enabled(def);
   ASSERT_OK(ep);
-  const std::vector<std::string> paths = testing::texts_of_every_length();
+  const std::vector<std::string> paths = testlib::texts_of_every_length();
   std::vector<std::string> args = {"open"};
   args.insert(args.end(), paths.begin(), paths.end());
   ProbeRun probe = run_target_only(args, {.start_tracing = true});

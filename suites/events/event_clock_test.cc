@@ -12,7 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/hist.h"
+#include "framework/tracefs/hist_file.h"
 #include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {

@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/base/files.h"
-#include "framework/cli/run_tracebed_for_test.h"
+#include "framework/cli/run_tracebed_for_tests.h"
 #include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
 
@@ -27,7 +27,7 @@ using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
 std::unique_ptr<vm::Guest> boot() {
-  vm::GuestOptions options = testing::environment().options();
+  vm::GuestOptions options = testlib::environment().options();
   auto g = vm::Guest::boot(options);
   if (!g) throw std::runtime_error(g.error().message);
   return std::move(g).value();
@@ -98,7 +98,7 @@ std::vector<pid_t> qemu_children() {
 // QEMU killed under a running command (the OOM killer of the host, a user):
 // the command fails at once with how QEMU ended and the console's tail.
 TEST(Faults, KilledQemuFailsTheCommandWithTheConsoleTail) {
-  if (testing::environment().options().launcher == "libvirt") GTEST_SKIP() << "libvirt's QEMU is not our child";
+  if (testlib::environment().options().launcher == "libvirt") GTEST_SKIP() << "libvirt's QEMU is not our child";
   auto g = boot();
   const auto qemus = qemu_children();
   ASSERT_EQ(qemus.size(), 1u) << "one guest, one QEMU";
@@ -170,7 +170,7 @@ TEST(Faults, NotAKernelSaysSo) {
 }
 
 TEST(Faults, MissingQemuSaysSo) {
-  vm::GuestOptions options = testing::environment().options();
+  vm::GuestOptions options = testlib::environment().options();
   options.qemu = "qemu-system-does-not-exist";
   options.accel = "tcg";
   auto g = vm::Guest::boot(options);
@@ -183,7 +183,7 @@ TEST(Faults, MissingQemuSaysSo) {
 // stop() sees the halt on the console and ends QEMU at once, without an
 // error, instead of waiting out its timeout.
 TEST(Faults, HaltedGuestWithoutAcpiStopsAtOnce) {
-  vm::GuestOptions options = testing::environment().options();
+  vm::GuestOptions options = testlib::environment().options();
   options.cmdline_extra += (options.cmdline_extra.empty() ? "" : " ") + std::string("acpi=off");
   options.snapshot = false;
   auto g = vm::Guest::boot(options);
@@ -202,7 +202,7 @@ TEST(Faults, HaltedGuestWithoutAcpiStopsAtOnce) {
 // console.
 TEST(Faults, RunExitsWithTheGuestCommandsStatus) {
   using cli::test::run_tracebed;
-  const std::string run = "run --kernel " + testing::environment().options().kernel + " ";
+  const std::string run = "run --kernel " + testlib::environment().options().kernel + " ";
   auto three = run_tracebed(run + "-- sh -c 'echo out; exit 3'");
   EXPECT_EQ(three.status, 3) << three.err;
   EXPECT_EQ(three.out, "out\n");
@@ -217,7 +217,7 @@ TEST(Faults, RunExitsWithTheGuestCommandsStatus) {
 // the file its error output went through.
 TEST(Faults, RunNamesACommandThatIsNotThere) {
   using cli::test::run_tracebed;
-  auto r = run_tracebed("run --kernel " + testing::environment().options().kernel + " -- /bin/nonexistent");
+  auto r = run_tracebed("run --kernel " + testlib::environment().options().kernel + " -- /bin/nonexistent");
   EXPECT_EQ(r.status, 127) << r.err;
   EXPECT_THAT(r.err, HasSubstr("/bin/nonexistent: not found in the guest"));
   EXPECT_THAT(r.err, Not(HasSubstr(".tracebed-run-")));
@@ -230,7 +230,7 @@ TEST(Faults, RunNamesACommandThatIsNotThere) {
 TEST(Faults, AKernelThatNeverReachesTheAgentIsFoundOnce) {
   using cli::test::run_tracebed;
   const auto t0 = Clock::now();
-  auto r = run_tracebed("test --kernel " + testing::environment().options().kernel +
+  auto r = run_tracebed("test --kernel " + testlib::environment().options().kernel +
                         " --suites smoke,basics --boot-timeout 30 --cmdline 'rdinit=/bin/busybox -- sleep 100000'");
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   EXPECT_EQ(r.status, 125) << r.out << r.err;
@@ -250,7 +250,7 @@ TEST(Faults, AKernelThatNeverReachesTheAgentIsFoundOnce) {
 TEST(Faults, MatrixGoesOnPastAKernelThatDoesNotBoot) {
   using cli::test::run_tracebed;
   namespace fs = std::filesystem;
-  const std::string good = testing::environment().options().kernel;
+  const std::string good = testlib::environment().options().kernel;
   auto catalogue = vm::Catalogue::load();
   ASSERT_OK(catalogue);
   auto kernel = catalogue->resolve(good);

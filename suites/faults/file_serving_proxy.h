@@ -20,7 +20,7 @@
 
 #include <fmt/format.h>
 
-namespace tracebed::testing {
+namespace tracebed::testlib {
 
 class FileServingProxy {
  public:
@@ -123,4 +123,4 @@ class FileServingProxy {
   std::thread thread_;
 };
 
-}  // namespace tracebed::testing
+}  // namespace tracebed::testlib

@@ -266,7 +266,7 @@ TEST_F(HostCache, CutDownloadKeepsWhatArrivedAndTheRerunFetchesTheRest) {
   const std::string dash_file = vm::deb_file_name(deb()), hostname_file = vm::deb_file_name(second());
   std::string error;
   {
-    testing::FileServingProxy archive(files, {hostname_file});
+    testlib::FileServingProxy archive(files, {hostname_file});
     ScopedEnv proxy("http_proxy", archive.url());
     auto cut = fetch_both();
     if (archive.requests(dash_file) == 0)
@@ -284,7 +284,7 @@ TEST_F(HostCache, CutDownloadKeepsWhatArrivedAndTheRerunFetchesTheRest) {
   EXPECT_EQ(sha256(root_ / "debs" / dash_file), deb().sha256);
   EXPECT_FALSE(fs::exists(root_ / "debs" / hostname_file));
 
-  testing::FileServingProxy archive(files, {});
+  testlib::FileServingProxy archive(files, {});
   ScopedEnv proxy("http_proxy", archive.url());
   auto rerun = fetch_both();
   ASSERT_OK(rerun);

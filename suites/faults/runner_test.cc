@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 TEST(Runner, ToolBundleRunsInTheGuest) {
   if (!vm::run_process({"trace-cmd", "--help"}, std::chrono::seconds(10)).ok())
     GTEST_SKIP() << "needs trace-cmd on the host";
-  vm::GuestOptions options = testing::environment().options();
+  vm::GuestOptions options = testlib::environment().options();
   options.image.tools = {"trace-cmd"};
   auto g = vm::Guest::boot(options);
   ASSERT_OK(g);
@@ -31,7 +31,7 @@ TEST(Runner, ToolBundleRunsInTheGuest) {
 // and stderr apart, loses nothing past the agent's 12 MiB run capture, and
 // returns the command's own status.
 TEST(Runner, StreamedOutputArrivesWhileTheCommandRuns) {
-  auto& g = testing::guest();
+  auto& g = testlib::guest();
   std::string out, err;
   bool first_before_end = false;
   auto started = std::chrono::steady_clock::now();
@@ -54,18 +54,18 @@ TEST(Runner, StreamedOutputArrivesWhileTheCommandRuns) {
 }
 
 TEST(Runner, StreamedCommandIsKilledAtItsTimeout) {
-  auto r = vm::run_streaming(testing::guest(), {"sleep", "30"}, std::chrono::seconds(1), {}, {});
+  auto r = vm::run_streaming(testlib::guest(), {"sleep", "30"}, std::chrono::seconds(1), {}, {});
   ASSERT_OK(r);
   EXPECT_TRUE(r->timed_out);
   EXPECT_EQ(r->signal, 9);
-  auto missing = vm::run_streaming(testing::guest(), {"no-such-command"}, std::chrono::seconds(10), {}, {});
+  auto missing = vm::run_streaming(testlib::guest(), {"no-such-command"}, std::chrono::seconds(10), {}, {});
   ASSERT_OK(missing);
   EXPECT_EQ(missing->exit_code, 127);
 }
 
 // stream_pages sends sub-buffers from every CPU as they fill.
 TEST(Runner, PagesStreamWhileTheGuestTraces) {
-  auto& g = testing::guest();
+  auto& g = testlib::guest();
   auto& a = g.agent();
   ASSERT_EQ(*a.write_file("/sys/kernel/tracing/trace", ""), 0);
   ASSERT_EQ(*a.write_file("/sys/kernel/tracing/tracing_on", "1"), 0);
@@ -95,7 +95,7 @@ namespace {
 
 // Without virtio-serial the agent runs on the second serial port.
 TEST(Runner, SerialPortFallbackCarriesTheAgent) {
-  vm::GuestOptions options = testing::environment().options();
+  vm::GuestOptions options = testlib::environment().options();
   options.virtio_serial = false;
   auto g = vm::Guest::boot(options);
   ASSERT_OK(g);

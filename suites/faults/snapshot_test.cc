@@ -32,7 +32,7 @@ class Snapshot : public ::testing::Test {
  protected:
   void SetUp() override {
     if (vm::snapshots_disabled_by_environment()) GTEST_SKIP() << "needs snapshots: TRACEBED_NO_SNAPSHOT is set";
-    options_ = testing::environment().options();
+    options_ = testlib::environment().options();
     std::string launcher = options_.launcher;
     if (launcher.empty()) {
       const char* l = std::getenv("TRACEBED_LAUNCHER");

@@ -16,7 +16,7 @@
 
 #include "framework/testing/raw_definition.h"
 #include "framework/testing/tracefs_fixture.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::suites {
 namespace {
@@ -207,7 +207,7 @@ size_t enabled_lines(TracefsTest& t, const std::string& function) {
   return n;
 }
 
-// Entry and exit on lseek(2)'s function (testing::lseek_probe), then either removed: the function stays
+// Entry and exit on lseek(2)'s function (testlib::lseek_probe), then either removed: the function stays
 // enabled once while one is left (one line in enabled_functions), the
 // entry records each of the probe target's 100 lseek(2) offsets and the
 // exit each result, exactly, before and after the other is gone; once all
@@ -217,7 +217,7 @@ TEST_F(FprobeLife, EntryAndExitShareOneFunctionEntry) {
   TRACEBED_REQUIRE(features::fprobe_exit);
   TRACEBED_REQUIRE(features::fetcharg_argn);
   TRACEBED_REQUIRE(kEnabledFunctions);
-  const testing::LseekProbe lseek = testing::lseek_probe();
+  const testlib::LseekProbe lseek = testlib::lseek_probe();
   const std::string place = lseek.function;
   constexpr int kCalls = 100;
   std::vector<std::string> args = {"lseek", "/etc/tracebed/release"};

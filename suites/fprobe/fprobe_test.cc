@@ -117,20 +117,20 @@ TEST_F(Fprobe, ExitRetvalIsTheFd) {
   EXPECT_THAT(int_fields(of_pid(decoded(*ev), run.pid), "ret"), ElementsAreArray(fds(run)));
 }
 
-// %return of lseek(2)'s function (testing::lseek_probe: ksys_lseek, off_t,
+// %return of lseek(2)'s function (testlib::lseek_probe: ksys_lseek, off_t,
 // or the syscall's wrapper it is inlined into): $retval is the whole 64-bit
 // offset, or -errno sign-extended, for 120 lseek(2) calls across off_t's range; u64 is the
 // same bits and s32 only the low half (2^31 reads as INT32_MIN).
 TEST_F(Fprobe, ExitRetvalOfAnOffTFunctionIsAll64Bits) {
   TRACEBED_REQUIRE(features::fprobe_exit);
-  auto ev = create_enabled(FprobeDef::exit(unique("lseekret"), testing::lseek_probe().function)
+  auto ev = create_enabled(FprobeDef::exit(unique("lseekret"), testlib::lseek_probe().function)
                                .arg(FetchArg::retval().name("ret").type(FetchType::s64()))
                                .arg(FetchArg::retval().name("uret").type(FetchType::u64()))
                                .arg(FetchArg::retval().name("low").type(FetchType::s32())));
   ASSERT_OK(ev);
-  ProbeRun run = run_target_only(testing::lseek_edge_args(10), {.start_tracing = true});
+  ProbeRun run = run_target_only(testlib::lseek_edge_args(10), {.start_tracing = true});
   std::vector<int64_t> want = results(run, "lseek");
-  ASSERT_THAT(want, SizeIs(10 * testing::kLseekEdgeCalls));
+  ASSERT_THAT(want, SizeIs(10 * testlib::kLseekEdgeCalls));
   ASSERT_THAT(want, AllOf(Contains(-EINVAL), Contains(int64_t{4294967296}),
                           Contains(std::numeric_limits<int64_t>::max())));
   std::vector<DecodedEvent> events = of_pid(decoded(*ev), run.pid);

@@ -235,7 +235,7 @@ TEST_F(Hist, RemovingATriggerGivesBackItsMemory) {
   Event ev = inst().event("syscalls", "sys_enter_write");
   const Trigger trigger = HistTrigger().key("common_pid").size(128).trigger();
   auto rounds = [&](int n) {
-    auto r = testing::guest().sh(
+    auto r = testlib::guest().sh(
         fmt::format("t={}; i=0; while [ $i -lt {} ]; do echo '{}' >> $t && echo '{}' >> $t || exit 1; "
                     "i=$((i+1)); done; grep MemFree: /proc/meminfo",
                     ev.files().path("trigger"), n, trigger.command(), trigger.remove_command()));

@@ -2,7 +2,7 @@
 // probe target got back and against `trace`'s own text:
 //
 // - $retval of a function returning a 64-bit off_t (lseek(2)'s own,
-//   testing::lseek_probe, across off_t's range and its errors) and of one
+//   testlib::lseek_probe, across off_t's range and its errors) and of one
 //   returning an int (do_readlinkat, for readlinkat(2)'s errors), each read
 //   as several types. __x64_sys_readlinkat calls do_readlinkat (fs/stat.c),
 //   which begins with the ftrace call.
@@ -24,7 +24,7 @@
 #include "framework/decode/event_format.h"
 #include "framework/testing/edge_strings.h"
 #include "framework/testing/tracefs_fixture.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::suites {
 namespace {
@@ -84,20 +84,20 @@ std::vector<std::string> open_args(const std::vector<std::string>& paths) {
   return args;
 }
 
-// lseek(2)'s function (testing::lseek_probe: ksys_lseek, or the syscall's
+// lseek(2)'s function (testlib::lseek_probe: ksys_lseek, or the syscall's
 // wrapper it is inlined into) returns off_t: $retval is all 64 bits, -errno sign-extended,
 // for 120 calls across off_t's range. s64 and u64 are the same bits
 // (`trace` prints them %Ld and %Lu, x64 as 0x%Lx, trace_probe.c), and s32
 // keeps only the low half: 2^31 reads as INT32_MIN, 2^32 as 0.
 TEST_F(KprobeEdge, KsysLseekRetvalIsTheWhole64BitOffsetOrError) {
   std::string name = unique("lseek_ret");
-  auto ev = create_enabled(KprobeDef::on_return(name, testing::lseek_probe().function)
+  auto ev = create_enabled(KprobeDef::on_return(name, testlib::lseek_probe().function)
                                .arg(FetchArg::retval().name("ret").type(FetchType::s64()))
                                .arg(FetchArg::retval().name("uret").type(FetchType::u64()))
                                .arg(FetchArg::retval().name("xret").type(FetchType::x64()))
                                .arg(FetchArg::retval().name("low").type(FetchType::s32())));
   ASSERT_OK(ev);
-  ProbeRun r = target(testing::lseek_edge_args(10));
+  ProbeRun r = target(testlib::lseek_edge_args(10));
   std::vector<int64_t> got = results(r, "lseek");
   ASSERT_THAT(got, SizeIs(120));
   // The workload reached the edges: errors, past 32 bits, LLONG_MAX.
@@ -168,7 +168,7 @@ TEST_F(KprobeEdge, UstringOfEveryLengthIsRecordedWhole) {
   auto ev = create_enabled(
       KprobeDef::at(unique("ustr"), kOpen).arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring())));
   ASSERT_OK(ev);
-  std::vector<std::string> paths = testing::texts_of_every_length();
+  std::vector<std::string> paths = testlib::texts_of_every_length();
   ProbeRun r = target(open_args(paths));
   EXPECT_THAT(r.lines_of("open"), SizeIs(paths.size()));
   std::vector<DecodedEvent> events = decoded(*ev);
@@ -202,8 +202,8 @@ TEST_F(KprobeEdge, UstringUpToTheLargestRecordIsWholeAndLongerIsNotRecorded) {
   const size_t longest = page.data_size - 8 - fixed - 1;
   SCOPED_TRACE("a sub-buffer of " + std::to_string(page.data_size) + " bytes, " + std::to_string(fixed) +
                " fixed: " + std::to_string(longest) + " bytes at most");
-  const std::vector<std::string> paths = {testing::text_of(longest - 1, 1), testing::text_of(longest, 2),
-                                          testing::text_of(longest + 1, 3), testing::text_of(longest, 4)};
+  const std::vector<std::string> paths = {testlib::text_of(longest - 1, 1), testlib::text_of(longest, 2),
+                                          testlib::text_of(longest + 1, 3), testlib::text_of(longest, 4)};
   ASSERT_OK(ev->enable(inst()));
   ASSERT_OK(calls->enable(inst()));
   ProbeRun r = target(open_args(paths));

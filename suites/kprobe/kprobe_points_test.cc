@@ -18,7 +18,7 @@
 
 #include "framework/testing/raw_definition.h"
 #include "framework/testing/tracefs_fixture.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::suites {
 namespace {

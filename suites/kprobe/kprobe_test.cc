@@ -20,7 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/tracefs/dynevent.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "framework/testing/tracefs_fixture.h"
 
 namespace tracebed::suites {

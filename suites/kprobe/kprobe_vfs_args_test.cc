@@ -14,7 +14,7 @@
 #include "framework/testing/probe_target.h"
 #include "framework/testing/raw_definition.h"
 #include "framework/testing/tracefs_fixture.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::suites {
 namespace {
@@ -83,7 +83,7 @@ TRACEBED_SUITE_REQUIRES(ManyKprobes, features::kprobes);
 
 // The first 255 text symbols without a '.' that take a probe at +5 (past
 // x86's 5-byte ftrace call) and a 256th on lseek(2)'s function
-// (testing::lseek_probe), all in one group: 256 listed and enabled
+// (testlib::lseek_probe), all in one group: 256 listed and enabled
 // together. While all are on, that probe records each of the probe
 // target's 200 lseek(2) calls once, in order, with the whence it was
 // given; then all are
@@ -99,7 +99,7 @@ TEST_F(ManyKprobes, TwoHundredFiftySixAtOnce) {
                         "echo p:" + group + "/e$N ${i}+5 >> " + file + " 2>/dev/null && N=$((N+1)); "
                         "[ $N -eq 255 ] && { echo $N; break; }; done; true");
   EXPECT_EQ(tracebed::tracefs::trim(made), "255");
-  const testing::LseekProbe lseek = testing::lseek_probe();
+  const testlib::LseekProbe lseek = testlib::lseek_probe();
   ASSERT_OK(fs().top().files().append(
       "kprobe_events", fmt::format("p:{}/e255 {} whence={}:u32", group, lseek.function, lseek.whence_reg.fetch())));
   auto text = fs().top().files().read("kprobe_events");

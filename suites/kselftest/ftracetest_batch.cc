@@ -52,7 +52,7 @@ std::map<std::string, FtracetestResult> run_ftracetest_batch(const std::vector<s
                                                              std::string* unblamed_death) {
   std::map<std::string, FtracetestResult> out;
   const std::vector<std::string> order = run_order(cases, instance);
-  auto& g = testing::guest();
+  auto& g = testlib::guest();
   std::string args;
   for (const auto& c : cases) args += " test.d/" + c;
   // In the background, detached from the agent's pipes: the host polls its log.

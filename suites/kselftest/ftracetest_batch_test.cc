@@ -34,7 +34,7 @@ const std::vector<std::string> kBefore = {"tracebed-harness/1-before.tc"};
 class FtracetestHarness : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto& g = testing::guest();
+    auto& g = testlib::guest();
     if (!g.agent().stat(std::string(kFtrace) + "/ftracetest").ok())
       GTEST_SKIP() << "needs the kernel's ftracetest in the guest (the kselftest suite found no selftests)";
     write_case("1-before.tc", "echo before");
@@ -43,7 +43,7 @@ class FtracetestHarness : public ::testing::Test {
 
   // test.d/tracebed-harness/NAME, a case that runs `body`.
   void write_case(const std::string& name, const std::string& body) {
-    auto& g = testing::guest();
+    auto& g = testlib::guest();
     const std::string dir = std::string(kFtrace) + "/test.d/tracebed-harness";
     auto made = g.sh("mkdir -p " + dir, 30s);
     ASSERT_TRUE(made && made->ok()) << (made ? made->err : made.error().message);
@@ -78,7 +78,7 @@ TEST_F(FtracetestHarness, AHungCaseFailsAloneWithItsLogAndTheGuestIsEnded) {
   EXPECT_THAT(error, HasSubstr("no result for 10 s (hung)"));
   EXPECT_THAT(error, HasSubstr("about to hang"));  // its log so far
   EXPECT_FALSE(out.count("tracebed-harness/3-after.tc")) << "the case after the hang must run again elsewhere";
-  vm::Guest* g = testing::environment().guest();
+  vm::Guest* g = testlib::environment().guest();
   EXPECT_FALSE(g && g->alive()) << "the hung guest was left running";
   EXPECT_LT(took, kStall + 60s) << "the hang was seen late";
 }
@@ -93,7 +93,7 @@ TEST_F(FtracetestHarness, APanicInABatchBlamesNoCaseThatMayHavePassed) {
   if (out.count(kBefore[0])) ExpectPassed(out, kBefore[0]);  // read before the panic, or not at all
   EXPECT_FALSE(out.count("tracebed-harness/2-panic.tc")) << "blamed without certainty, or passed";
   EXPECT_FALSE(out.count("tracebed-harness/3-after.tc"));
-  vm::Guest* g = testing::environment().guest();
+  vm::Guest* g = testlib::environment().guest();
   EXPECT_FALSE(g && g->alive());
 }
 

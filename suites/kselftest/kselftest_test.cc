@@ -66,22 +66,22 @@ struct Shared {
   uint64_t harness_boot = 0;
 };
 
-// argv as one shell command line (testing::shell_word for each).
+// argv as one shell command line (testlib::shell_word for each).
 std::string shell_words(const std::vector<std::string>& argv) {
   std::string out;
-  for (const auto& a : argv) out += (out.empty() ? "" : " ") + testing::shell_word(a);
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + testlib::shell_word(a);
   return out;
 }
 
 // Runs before each case on a new guest: the awk ftracetest needs.
 void prepare(Shared& s) {
-  auto& env = testing::environment();
-  auto& g = testing::guest();  // boots it first, so boots() counts it
+  auto& env = testlib::environment();
+  auto& g = testlib::guest();  // boots it first, so boots() counts it
   if (s.prepared_boot == env.boots()) return;
   s.prepared_boot = env.boots();
   // busybox awk lacks gawk's strtonum, which trace_marker_raw.tc needs:
   // Debian's gawk through its own loader, named awk first on the PATH.
-  const auto& gawk = testing::debian_tool("gawk");
+  const auto& gawk = testlib::debian_tool("gawk");
   // What ftracetest takes from an installed system and the image lacks: a
   // user database with a second group and user (mount_options.tc,
   // test_ownership.tc; Debian's base-passwd first entries), the loopback
@@ -135,7 +135,7 @@ class FtracetestCase : public ::testing::Test {
     // runs its own applets before the PATH (so awk stayed busybox's, which
     // lacks gawk's strtonum) and execs them as /proc/self/exe (so the
     // dynstring case's histogram, keyed on the exec'd file, had no "ping").
-    const auto& dash = testing::debian_tool("dash");
+    const auto& dash = testlib::debian_tool("dash");
     if (!dash) FAIL() << "ftracetest's shell: " << dash.error().message;
     const std::string shell = shell_words(vm::guest_command(*dash));
     // Twice at most: a case left without a result by another's hang runs
@@ -172,7 +172,7 @@ class FtracetestCase : public ::testing::Test {
       for (const auto& run : r.runs)
         before += fmt::format(" (before it: {} {})", verdict_name(run.run.verdict),
                               run.run.instance ? "on an instance" : "on the top level");
-      FAIL() << "ftracetest " << tc_ << " did not finish on " << testing::environment().options().kernel << before
+      FAIL() << "ftracetest " << tc_ << " did not finish on " << testlib::environment().options().kernel << before
              << ": " << r.error;
     }
     judge(r);
@@ -233,8 +233,8 @@ class FtracetestCase : public ::testing::Test {
 
 // Runs the user_events program `file` once on this guest.
 const Result<std::vector<coverage::HarnessResult>>& harness_results(Shared& s, const std::string& program) {
-  auto& env = testing::environment();
-  auto& g = testing::guest();
+  auto& env = testlib::environment();
+  auto& g = testlib::guest();
   if (s.harness_boot != env.boots()) {
     s.harness.clear();
     s.harness_boot = env.boots();
@@ -326,7 +326,7 @@ void register_user_events(const std::shared_ptr<Shared>& shared) {
   std::sort(cases.begin(), cases.end());
   shared->user_events_bin = vm::build_user_events(shared->selftests);
   if (shared->user_events_bin)
-    testing::environment().add_image_files(
+    testlib::environment().add_image_files(
         payloads(*shared->user_events_bin, std::string(kGuestRoot) + "/user_events"));
   else
     fmt::print(stderr, "tracebed: user_events selftests: {}\n", shared->user_events_bin.error().message);
@@ -341,7 +341,7 @@ void register_user_events(const std::shared_ptr<Shared>& shared) {
 }
 
 void register_selftests() {
-  auto& env = testing::environment();
+  auto& env = testlib::environment();
   const std::string kernel = env.options().kernel;
   auto catalogue = vm::Catalogue::load();
   if (!catalogue) return register_unavailable(catalogue.error().message);
@@ -379,7 +379,7 @@ void register_selftests() {
   register_user_events(shared);
 }
 
-const bool registered_ = testing::register_kernel_tests(register_selftests);
+const bool registered_ = testlib::register_kernel_tests(register_selftests);
 
 }  // namespace
 }  // namespace tracebed::suites

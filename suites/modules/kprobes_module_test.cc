@@ -12,7 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "suites/modules/module_fixture.h"
 
 namespace tracebed::suites {
@@ -59,7 +59,7 @@ TEST_F(ModulesKprobes, PostHandlersOnTwoFtraceSitesRunOncePerCall) {
   EXPECT_EQ(counted[lseek], std::make_pair(long{kLseekEdgeCalls}, long{kLseekEdgeCalls})) << "pre, post";
   EXPECT_GE(counted[getpid].first, 40);
   EXPECT_EQ(counted[getpid].second, counted[getpid].first) << "a post handler for every pre handler";
-  EXPECT_OK(testing::guest().check_console());
+  EXPECT_OK(testlib::guest().check_console());
   unload("tracebed_kprobes");
   for (const std::string& f : {lseek, getpid}) EXPECT_THAT(top_file("enabled_functions"), Not(HasSubstr(f + " (")));
 }

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "framework/testing/guest_environment.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::suites {
 
@@ -17,14 +17,14 @@ std::string module_name(std::string_view file_name) {
 
 void ModuleTest::TearDown() {
   // A guest the test's module load killed took its modules with it.
-  if (vm::Guest* g = testing::environment().guest(); g && !g->alive()) {
+  if (vm::Guest* g = testlib::environment().guest(); g && !g->alive()) {
     loaded_by_test_.clear();
     TracefsTest::TearDown();
     return;
   }
   // Newest first: a module another depends on goes last.
   for (auto it = loaded_by_test_.rbegin(); it != loaded_by_test_.rend(); ++it)
-    if (loaded(*it)) (void)testing::guest().sh(fmt::format("rmmod {} 2>&1", *it));
+    if (loaded(*it)) (void)testlib::guest().sh(fmt::format("rmmod {} 2>&1", *it));
   TracefsTest::TearDown();
 }
 
@@ -35,7 +35,7 @@ void ModuleTest::load(std::string_view name, std::string_view args) {
 
 Result<agent::RunResult> ModuleTest::try_load(std::string_view name, std::string_view args) {
   loaded_by_test_.push_back(module_name(name));
-  return testing::guest().sh(fmt::format("modprobe {} {} 2>&1", name, args));
+  return testlib::guest().sh(fmt::format("modprobe {} {} 2>&1", name, args));
 }
 
 void ModuleTest::unload(std::string_view name) { sh(fmt::format("rmmod {} 2>&1", name)); }

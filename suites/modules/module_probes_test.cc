@@ -7,7 +7,7 @@
 #include <thread>
 #include <fmt/format.h>
 
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "framework/testing/known_kernel_bug.h"
 #include "suites/modules/module_fixture.h"
 
@@ -266,7 +266,7 @@ TEST_F(ModulesProbes, SetEventModCacheRemovesOnlyTheNamedEntry) {
 // (trace_custom_event_<name>_update): call->tp still holds the event's
 // name, and tracepoint_probe_register() faults on it (7.2.13: "BUG: unable
 // to handle page fault" in tracepoint_add_func, modprobe killed).
-const testing::KnownKernelBug kCustomEventBeforeItsTracepoint{
+const testlib::KnownKernelBug kCustomEventBeforeItsTracepoint{
     "set_event's :mod: enables a module's custom event before the module resolved its tracepoint: "
     "tracepoint_add_func faults on the event's name",
     // The faulting instruction's line: not any oops that passes through it.
@@ -287,14 +287,14 @@ TEST_F(ModulesProbes, SetEventModForAModuleWithACustomEventDoesNotCrash) {
                                                       loaded->out)
                                         : "";
   for (int wait = 0; !failure.empty() && wait < 30; ++wait) {
-    if (Status console = testing::guest().check_console(); !console) {
+    if (Status console = testlib::guest().check_console(); !console) {
       failure += "\n" + console.error().message;
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (!failure.empty()) {
-    if (testing::guest().alive()) testing::guest().kill();
+    if (testlib::guest().alive()) testlib::guest().kill();
     TRACEBED_SKIP_IF_KNOWN_BUG(kCustomEventBeforeItsTracepoint, failure);
     FAIL() << failure;
   }

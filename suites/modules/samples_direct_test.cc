@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "suites/modules/module_fixture.h"
 
 namespace tracebed::suites {

@@ -218,7 +218,7 @@ TEST_F(ModulesEvents, BitmasksAndCpumasksDecodeAsWritten) { check_masks(); }
 // `trace` on 7.2.13: "bits=3a25ab8b,f1f24f13 cpus=3a25ab8b,f1f24f13
 // rbits=... rbytes=3a25ab8b,f1f24f13" for cpus 0x3 and 8 rbytes. The
 // sample foo_bar (__get_bitmask and __get_cpumask) shows it too.
-const testing::KnownKernelBug kMasksShareOneSeq{
+const testlib::KnownKernelBug kMasksShareOneSeq{
     "trace_print_bitmask_seq() restarts the tmp_seq that every mask of the line prints into: each mask prints "
     "the last one's text",
     {"every mask of the line prints one text"},

@@ -30,7 +30,7 @@
 #include "framework/base/process.h"
 #include "framework/base/text.h"
 #include "framework/testing/trace_cmd.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "suites/modules/emit_cases.h"
 #include "suites/modules/event_text.h"
 #include "suites/modules/module_fixture.h"
@@ -64,7 +64,7 @@ std::string differences(const std::vector<std::string>& want, const std::vector<
   return out;
 }
 
-class ModulesTraceCmd : public testing::TraceCmdTest {
+class ModulesTraceCmd : public testlib::TraceCmdTest {
  public:
   ModulesTraceCmd() : TraceCmdTest({features::tracebed_events_module}) {}
 
@@ -75,7 +75,7 @@ class ModulesTraceCmd : public testing::TraceCmdTest {
     sh("modprobe tracebed_events 2>&1");
   }
   void TearDown() override {
-    (void)testing::guest().sh("grep -q '^tracebed_events ' /proc/modules && rmmod tracebed_events");
+    (void)testlib::guest().sh("grep -q '^tracebed_events ' /proc/modules && rmmod tracebed_events");
     TraceCmdTest::TearDown();
   }
 
@@ -86,7 +86,7 @@ class ModulesTraceCmd : public testing::TraceCmdTest {
     std::vector<EmitCase> out;
     for (auto& c : every_event_case(kRecords, ncpus)) {
       if (!events.count(c.event)) continue;
-      auto wrote = testing::guest().agent().write_file(fmt::format("/tmp/tb-emit-{}", c.event), c.lines,
+      auto wrote = testlib::guest().agent().write_file(fmt::format("/tmp/tb-emit-{}", c.event), c.lines,
                                                        agent::kWriteCreate, 0644);
       EXPECT_TRUE(wrote && *wrote == 0) << "writing the emit lines of " << c.event << " to the guest";
       out.push_back(std::move(c));
@@ -146,14 +146,14 @@ TEST_F(ModulesTraceCmd, RecordOfEveryFieldReportsTheWrittenValues) {
 TEST_F(ModulesTraceCmd, ArraysAndMasksInOurReportAreTheWrittenValues) {
   auto cases = cases_of({"tb_arrays", "tb_masks"});
   ASSERT_FALSE(HasFailure());
-  testing::ToolRun ran = record(events_of(cases), emit_command(cases));
+  testlib::ToolRun ran = record(events_of(cases), emit_command(cases));
   ASSERT_TRUE(ran.ok);
-  auto file = fetch(testing::kGuestTraceDat);
+  auto file = fetch(testlib::kGuestTraceDat);
   ASSERT_FALSE(file.empty());
-  auto names = testing::trace_dat_event_names(file);
+  auto names = testlib::trace_dat_event_names(file);
   ASSERT_OK(names);
   EXPECT_EQ(*names, (std::set<std::string>{"tracebed:tb_arrays", "tracebed:tb_masks"})) << where(ran.cmdline);
-  auto ours = testing::tracebed_report(file);
+  auto ours = testlib::tracebed_report(file);
   ASSERT_OK(ours);
   expect_written(cases, ran.cmdline, *ours, "tracebed report");
 }

@@ -4,7 +4,7 @@
 // custom event keeps of each switch the scheduler's own event records.
 #include <fmt/format.h>
 
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "suites/modules/event_text.h"
 #include "suites/modules/module_fixture.h"
 

@@ -22,7 +22,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::Field;
 using ::testing::HasSubstr;
-using testing::guest;
+using testlib::guest;
 
 constexpr const char* kTracing = "/sys/kernel/tracing";
 

@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/decode/event_format.h"
-#include "framework/tracefs/hist.h"
+#include "framework/tracefs/hist_file.h"
 #include "framework/tracefs/sql.h"
 #include "framework/tracefs/synth.h"
 #include "framework/testing/tracefs_fixture.h"

@@ -14,7 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/hist.h"
+#include "framework/tracefs/hist_file.h"
 #include "suites/synthetic/synthetic_raw.h"
 
 namespace tracebed::suites {

@@ -16,7 +16,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/hist.h"
+#include "framework/tracefs/hist_file.h"
 #include "suites/synthetic/synthetic_actions.h"
 
 namespace tracebed::suites {

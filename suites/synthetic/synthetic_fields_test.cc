@@ -14,8 +14,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/hist.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/hist_file.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "suites/synthetic/synthetic_actions.h"
 
 namespace tracebed::suites {

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/decode/event_format.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "framework/testing/tracefs_fixture.h"
 #include "suites/synthetic/synthetic_raw.h"
 

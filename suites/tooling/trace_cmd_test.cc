@@ -27,15 +27,15 @@
 #include "framework/agent/protocol.h"
 #include "framework/base/text.h"
 #include "framework/decode/trace_dat.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "framework/testing/trace_cmd.h"
 
 namespace tracebed::suites {
 namespace {
 
 using decode::TraceDat;
-using testing::kGuestTraceDat;
-using testing::line_diff;
+using testlib::kGuestTraceDat;
+using testlib::line_diff;
 
 using namespace std::chrono_literals;
 
@@ -45,7 +45,7 @@ std::set<std::string> words_of(std::string_view text) {
   return out;
 }
 
-class TraceCmd : public testing::TraceCmdTest {
+class TraceCmd : public testlib::TraceCmdTest {
  protected:
   void record_file_version(int v);
 
@@ -121,7 +121,7 @@ TEST_F(TraceCmd, ReportInGuestEqualsReportOnHost) {
   ASSERT_TRUE(rec || HasFailure()) << "no marker recording";
   if (!rec) return;
   // The same bytes in the guest, whichever test recorded them.
-  auto wrote = testing::guest().agent().write_file(std::string(kGuestTraceDat), rec->dat, agent::kWriteCreate, 0644);
+  auto wrote = testlib::guest().agent().write_file(std::string(kGuestTraceDat), rec->dat, agent::kWriteCreate, 0644);
   ASSERT_TRUE(wrote && *wrote == 0) << "writing " << kGuestTraceDat << " back to the guest";
   ToolRun guest_report = tool({"report", "-i", std::string(kGuestTraceDat)});
   ASSERT_TRUE(guest_report.ok);
@@ -287,7 +287,7 @@ TEST_F(TraceCmd, StartStopExtract) {
     ASSERT_OK(on);
     EXPECT_FALSE(*on) << where(stop.cmdline);
   }
-  (void)testing::guest().sh(fmt::format("rm -f {}*", kGuestTraceDat));
+  (void)testlib::guest().sh(fmt::format("rm -f {}*", kGuestTraceDat));
   ToolRun extract = tool({"extract", "-o", std::string(kGuestTraceDat)});
   ASSERT_TRUE(extract.ok);
   compare_file(extract.cmdline, {"ftrace:function", "sched:sched_switch"}, extract.out + extract.err);

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/testing/tracefs_fixture.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::suites {
 namespace {

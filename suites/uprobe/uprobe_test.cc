@@ -188,7 +188,7 @@ TEST_F(Uprobe, StringsOfEveryLengthAreRecordedWhole) {
   auto ev = create_enabled(
       at(unique("strs"), "tracebed_target_mix").arg(FetchArg::reg("r8").deref(0).name("str").type(FetchType::string())));
   ASSERT_OK(ev);
-  const std::vector<std::string> strs = testing::texts_of_every_length();
+  const std::vector<std::string> strs = testlib::texts_of_every_length();
   std::vector<std::string> args = {"mix", "1", "2", "3", "4"};
   args.insert(args.end(), strs.begin(), strs.end());
   ProbeRun r = target(args);

@@ -11,7 +11,7 @@
 
 #include "framework/testing/assert_ok.h"
 #include "framework/testing/guest_environment.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::suites {
 
@@ -77,7 +77,7 @@ size_t ProducerRun::count(std::string_view op, std::string_view id, std::string_
 ProducerRun run_producer(const std::vector<std::string>& script) {
   std::string in;
   for (const auto& l : script) in += l + "\n";
-  auto r = testing::guest().run({std::string(kUserEventsProducer)}, std::chrono::seconds(120), in);
+  auto r = testlib::guest().run({std::string(kUserEventsProducer)}, std::chrono::seconds(120), in);
   EXPECT_OK(r);
   if (!r) return {};
   EXPECT_TRUE(r->ok()) << kUserEventsProducer << ": status " << r->shell_status() << ": " << r->err;
@@ -120,7 +120,7 @@ BackgroundProducer::BackgroundProducer(const std::vector<std::string>& script) {
   out_path_ = fmt::format("/tmp/tracebed-ue-{}-{}.out", getpid(), n);
   std::string text;
   for (const auto& l : script) text += l + "\n";
-  auto& client = testing::guest().agent();
+  auto& client = testlib::guest().agent();
   auto w = client.write_file(script_path_, text, tracebed::agent::kWriteCreate, 0644);
   if (!w.ok() || *w != 0) {
     ADD_FAILURE() << "writing " << script_path_ << " in the guest: " << (w.ok() ? std::strerror(*w) : w.error().message);
@@ -137,11 +137,11 @@ BackgroundProducer::BackgroundProducer(const std::vector<std::string>& script) {
 }
 
 BackgroundProducer::~BackgroundProducer() {
-  if (!done_ && pid_ > 0) (void)testing::guest().agent().kill(pid_, SIGKILL, std::chrono::seconds(5));
+  if (!done_ && pid_ > 0) (void)testlib::guest().agent().kill(pid_, SIGKILL, std::chrono::seconds(5));
 }
 
 ProducerRun BackgroundProducer::output() const {
-  auto f = testing::guest().agent().read_file(out_path_);
+  auto f = testlib::guest().agent().read_file(out_path_);
   return parse_producer_output(f.ok() ? *f : "");
 }
 
@@ -167,7 +167,7 @@ ProducerLine BackgroundProducer::wait_for(std::string_view op, std::string_view 
 
 ProducerRun BackgroundProducer::finish(std::chrono::milliseconds timeout) {
   if (!done_ && pid_ > 0) {
-    auto w = testing::guest().agent().kill(pid_, 0, timeout);
+    auto w = testlib::guest().agent().kill(pid_, 0, timeout);
     EXPECT_OK(w);
     if (w.ok()) {
       EXPECT_TRUE(w->exited) << "the producer did not end within " << timeout.count() << " ms";

@@ -19,7 +19,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/hist.h"
+#include "framework/tracefs/hist_file.h"
 #include "framework/tracefs/user_events.h"
 #include "framework/tracefs/user_events_tracefs.h"
 #include "suites/user_events/producer.h"

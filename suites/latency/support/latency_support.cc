@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::suites {
 

@@ -36,7 +36,7 @@
 #include "framework/testing/guest_environment.h"
 #include "framework/testing/tool_fixture.h"
 #include "framework/tracefs/elf_symbols.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "framework/vm/images/debian_tool.h"
 
 namespace tracebed::suites {
@@ -85,10 +85,10 @@ std::vector<std::string> paths_across_lengths() {
   return out;
 }
 
-class Bpftrace : public testing::ToolTest {
+class Bpftrace : public testlib::ToolTest {
  protected:
   void SetUpTest() override {
-    const auto& package = testing::debian_tool(kPackage);
+    const auto& package = testlib::debian_tool(kPackage);
     if (!package) GTEST_SKIP() << "needs Debian's " << kPackage << ": " << package.error().message;
     // Only with CONFIG_BPF_SYSCALL (kernel/bpf/syscall.c lists it).
     if (!fs().ops().exists("/proc/sys/kernel/unprivileged_bpf_disabled"))
@@ -97,7 +97,7 @@ class Bpftrace : public testing::ToolTest {
     std::vector<std::string> command = {"env", fmt::format("BPFTRACE_STRLEN={}", kMaxStrlen),
                                         fmt::format("BPFTRACE_MAX_STRLEN={}", kMaxStrlen)};
     for (auto& word : vm::guest_command(*package)) command.push_back(word);
-    static const std::string version = testing::guest_tool_version(command, "bpftrace", package->describe());
+    static const std::string version = testlib::guest_tool_version(command, "bpftrace", package->describe());
     version_ = version_of(version);
     // Before 0.12, tracepoint arguments come from kernel headers unless
     // BTF is asked for; the guest has no headers, the kernels have BTF.
@@ -113,7 +113,7 @@ class Bpftrace : public testing::ToolTest {
   }
 
   // bpftrace ARGS (after the version's own flags), not yet judged.
-  testing::ToolRun bpftrace(std::vector<std::string> args) {
+  testlib::ToolRun bpftrace(std::vector<std::string> args) {
     args.insert(args.begin(), flags_.begin(), flags_.end());
     return try_tool(args);
   }
@@ -122,29 +122,29 @@ class Bpftrace : public testing::ToolTest {
   // target's lines and bpftrace's (printed "BT ...", or "@map[...]: N")
   // come back parsed together. A program a kernel without a BPF JIT
   // refuses leaves refused_ set (the test then skips) instead of failing.
-  testing::ProbeRun trace_target(const std::string& program, const std::vector<std::string>& args) {
+  testlib::ProbeRun trace_target(const std::string& program, const std::vector<std::string>& args) {
     std::string command(kProbeTarget);
     for (const auto& a : args) command += " " + a;
-    testing::ToolRun r = bpftrace({"-e", program, "-c", command});
+    testlib::ToolRun r = bpftrace({"-e", program, "-c", command});
     last_cmdline_ = r.cmdline;
     if (!r.started) return {};
     // ENOTSUPP: bpf_prog_select_runtime() refuses what only a JIT runs.
     static const bool jit = fs().ops().exists("/proc/sys/net/core/bpf_jit_enable");
     if (!r.ok && !jit && r.err.find("Error code: -524") != std::string::npos) {
       refused_ = fmt::format("needs BPF_JIT: {} has none, and the kernel refused {}'s program with ENOTSUPP (524)",
-                             testing::environment().options().kernel, tool_version());
+                             testlib::environment().options().kernel, tool_version());
       return {};
     }
     expect_ran(r);
-    testing::ProbeRun run = testing::parse_probe_output(r.out);
+    testlib::ProbeRun run = testlib::parse_probe_output(r.out);
     EXPECT_NE(run.pid, 0) << where(r.cmdline) << ": the probe target did not say its pid\n" << r.out << r.err;
     return run;
   }
 
   // The instance's events of `pid` after it exec'd the target (before, the
   // process was bpftrace's child, not yet the target).
-  std::vector<testing::DecodedEvent> after_exec(const std::vector<testing::DecodedEvent>& events, int pid) {
-    std::vector<testing::DecodedEvent> out;
+  std::vector<testlib::DecodedEvent> after_exec(const std::vector<testlib::DecodedEvent>& events, int pid) {
+    std::vector<testlib::DecodedEvent> out;
     bool exec_seen = false;
     for (const auto& e : events) {
       if (e.pid != pid) continue;
@@ -161,7 +161,7 @@ class Bpftrace : public testing::ToolTest {
   // Why this bpftrace has no `type` probes (0.11 has no rawtracepoint),
   // in its own words; nullopt when it has them.
   std::optional<std::string> lacks_probe_type(std::string_view type) {
-    testing::ToolRun r = bpftrace({"-e", fmt::format("{}:sys_enter {{ exit(); }}", type)});
+    testlib::ToolRun r = bpftrace({"-e", fmt::format("{}:sys_enter {{ exit(); }}", type)});
     // 0.11: "Unrecognized probe type"; 0.17 aborts: "Invalid probe type made it to attachpoint parser".
     for (const char* refusal : {"Unrecognized probe type", "Invalid probe type"}) {
       if (r.err.find(refusal) != std::string::npos) return std::string(tracefs::trim(r.err));
@@ -187,11 +187,11 @@ TEST_F(Bpftrace, TracepointOpenatFieldsEqualFtracesAndThePaths) {
       kTargetComm, filename, filename);
   std::vector<std::string> args = {"open"};
   for (const auto& p : paths_across_lengths()) args.push_back(p);
-  testing::ProbeRun run = trace_target(program, args);
+  testlib::ProbeRun run = trace_target(program, args);
   if (!refused_.empty()) GTEST_SKIP() << refused_;
   auto events = after_exec(decoded({kExec, kEnterOpenat}), run.pid);
   std::vector<std::string> ours, theirs_ptr, theirs_str, opened;
-  for (const auto& e : events) ours.push_back(std::to_string(static_cast<uint64_t>(testing::int_field(e, "filename"))));
+  for (const auto& e : events) ours.push_back(std::to_string(static_cast<uint64_t>(testlib::int_field(e, "filename"))));
   for (const auto& l : run.lines_of("BT")) {
     ASSERT_GE(l.size(), 2u) << where(last_cmdline_) << ": a line without a path";
     theirs_ptr.push_back(l[0]);
@@ -216,11 +216,11 @@ TEST_F(Bpftrace, RawTracepointCountsEachSyscallAsFtraceDoes) {
   const bool named = version_ >= std::pair{0, 24};
   const std::string program = fmt::format("rawtracepoint:sys_enter /comm == \"{}\"/ {{ @ids[{}] = count(); }}",
                                           kTargetComm, named ? "args.id" : "arg1");
-  testing::ProbeRun run = trace_target(program, {"getpid", "37"});
+  testlib::ProbeRun run = trace_target(program, {"getpid", "37"});
   if (!refused_.empty()) GTEST_SKIP() << refused_;
   std::map<int64_t, int64_t> ours, theirs;
   for (const auto& e : after_exec(decoded({kExec, kSysEnter}), run.pid))
-    ++ours[testing::int_field(e, "id")];
+    ++ours[testlib::int_field(e, "id")];
   for (const auto& l : run.lines) {
     // "@ids[39]: 37"
     if (l.size() != 2 || !l[0].starts_with("@ids[")) continue;
@@ -244,11 +244,11 @@ TEST_F(Bpftrace, KprobeAndKretprobeSeeEachOpenatAndItsResult) {
       "kretprobe:{0} /comm == \"{1}\"/ {{ printf(\"BT %d\\n\", (int32)retval); }}",
       function, kTargetComm);
   std::vector<std::string> args = {"open", "/proc/version", "/tmp/tb-none", "/proc/self/stat", "/", "/tmp/tb-none2"};
-  testing::ProbeRun run = trace_target(program, args);
+  testlib::ProbeRun run = trace_target(program, args);
   if (!refused_.empty()) GTEST_SKIP() << refused_;
   std::vector<std::string> ours, theirs, printed;
   for (const auto& e : after_exec(decoded({kExec, kExitOpenat}), run.pid))
-    ours.push_back(std::to_string(testing::int_field(e, "ret")));
+    ours.push_back(std::to_string(testlib::int_field(e, "ret")));
   for (const auto& l : run.lines_of("BT")) theirs.push_back(l.at(0));
   for (const auto& l : run.lines_of("open")) printed.push_back(l.at(1));
   std::optional<int64_t> entries;
@@ -289,7 +289,7 @@ TEST_F(Bpftrace, UprobeArgumentsAndResultsEqualFtracesUprobe) {
       {"9223372036854775806", "1"}, {"123456789", "-987654321"}};
   std::vector<std::string> theirs_in, theirs_out, printed_in, printed_out, ours_in, ours_out;
   for (const auto& [a, b] : pairs) {
-    testing::ProbeRun run = trace_target(program, {"add", a, b, "3"});
+    testlib::ProbeRun run = trace_target(program, {"add", a, b, "3"});
     if (!refused_.empty()) GTEST_SKIP() << refused_;
     for (const auto& l : run.lines_of("BT")) {
       if (l.size() == 3 && l[0] == "in") theirs_in.push_back(l[1] + " " + l[2]);
@@ -303,8 +303,8 @@ TEST_F(Bpftrace, UprobeArgumentsAndResultsEqualFtracesUprobe) {
     }
   }
   for (const auto& e : decoded({*in, *out})) {
-    if (e.name == in->name()) ours_in.push_back(fmt::format("{} {}", testing::int_field(e, "a"), testing::int_field(e, "b")));
-    else ours_out.push_back(std::to_string(testing::int_field(e, "sum")));
+    if (e.name == in->name()) ours_in.push_back(fmt::format("{} {}", testlib::int_field(e, "a"), testlib::int_field(e, "b")));
+    else ours_out.push_back(std::to_string(testlib::int_field(e, "sum")));
   }
   EXPECT_EQ(printed_in.size(), pairs.size() * 3) << "the target made fewer calls than asked";
   EXPECT_THAT(theirs_in, UnorderedElementsAreArray(printed_in))
@@ -322,7 +322,7 @@ TEST_F(Bpftrace, UprobeArgumentsAndResultsEqualFtracesUprobe) {
 TEST_F(Bpftrace, ListShowsTheSchedTracepointsOfTracefs) {
   auto available = fs().available_events();
   ASSERT_OK(available);
-  testing::ToolRun r = tool({"-l", "tracepoint:sched:*"});
+  testlib::ToolRun r = tool({"-l", "tracepoint:sched:*"});
   ASSERT_TRUE(r.ok);
   std::set<std::string> ours, theirs;
   for (const auto& e : *available)
@@ -331,7 +331,7 @@ TEST_F(Bpftrace, ListShowsTheSchedTracepointsOfTracefs) {
     if (!tracefs::trim(line).empty()) theirs.emplace(tracefs::trim(line));
   EXPECT_FALSE(ours.empty()) << "tracefs lists no sched events";
   EXPECT_EQ(theirs, ours) << where(r.cmdline) << ": sched tracepoints, available_events vs bpftrace\n"
-                          << testing::set_diff(ours, theirs);
+                          << testlib::set_diff(ours, theirs);
 }
 
 }  // namespace

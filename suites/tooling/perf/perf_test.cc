@@ -34,7 +34,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/testing/guest_environment.h"
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "framework/vm/images/debian_tool.h"
 #include "framework/testing/tool_fixture.h"
 
@@ -217,7 +217,7 @@ std::string run_mismatch(const std::vector<Seen>& inner, const std::vector<Seen>
 class Perf : public ToolTest {
  protected:
   void SetUpTest() override {
-    const auto& package = testing::debian_tool(kPerfPackage);
+    const auto& package = testlib::debian_tool(kPerfPackage);
     if (!package) GTEST_SKIP() << "needs Debian's " << kPerfPackage << ": " << package.error().message;
     // kernel/sysctl.c lists it only with CONFIG_PERF_EVENTS.
     if (!fs().ops().exists("/proc/sys/kernel/perf_event_paranoid")) {
@@ -225,7 +225,7 @@ class Perf : public ToolTest {
     }
     std::vector<std::string> command = vm::guest_command(*package);
     // Asked once per binary: perf's first start in a TCG guest takes seconds.
-    static const std::string version = testing::guest_tool_version(command, "perf", package->describe());
+    static const std::string version = testlib::guest_tool_version(command, "perf", package->describe());
     use_tool(command, version);
     RecordProperty("perf_package", package->describe());
   }
@@ -343,7 +343,7 @@ class Perf : public ToolTest {
   // and on its clocks (TSC unstable, sched_clock mode): what could make it
   // drop a sample or stamp one out of order.
   std::string kernel_perf_messages() {
-    auto r = testing::guest().run({"sh", "-c", "dmesg | grep -iE 'perf|clocksource|tsc|sched_clock'"}, 30s);
+    auto r = testlib::guest().run({"sh", "-c", "dmesg | grep -iE 'perf|clocksource|tsc|sched_clock'"}, 30s);
     if (!r) return r.error().message;
     return r->out.empty() ? std::string("(none)\n") : r->out;
   }

@@ -24,7 +24,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/tracefs/text.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "suites/latency/support/latency_support.h"
 #include "framework/testing/tool_fixture.h"
 

@@ -5,8 +5,8 @@
 
 #include "framework/base/files_for_tests.h"
 
-namespace tracebed::tracefs::testing {
+namespace tracebed::tracefs::testlib {
 
 inline std::string testdata(const std::string& name) { return base::source_file("framework/tracefs/testdata/" + name); }
 
-}  // namespace tracebed::tracefs::testing
+}  // namespace tracebed::tracefs::testlib

@@ -1,4 +1,4 @@
-#include "framework/decode/text.h"
+#include "framework/decode/report_text.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "framework/matrix/report.h"
+#include "framework/matrix/report_writers.h"
 
 #include <algorithm>
 #include <map>

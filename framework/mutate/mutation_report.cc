@@ -1,4 +1,4 @@
-#include "framework/mutate/report.h"
+#include "framework/mutate/mutation_report.h"
 
 #include <map>
 
@@ -7,7 +7,7 @@
 
 #include "framework/base/text.h"
 #include "framework/matrix/junit.h"
-#include "framework/matrix/report.h"
+#include "framework/matrix/report_writers.h"
 
 namespace tracebed::mutate {
 namespace {
