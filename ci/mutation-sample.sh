@@ -29,6 +29,17 @@ landed=$src/docs/mutation/seed-$seed.jsonl
 
 tree=$("$src/ci/linux-source-tree.sh" "$dir" "$build")
 mkdir -p "$out"
+# Seeds share one work copy, and with it one build of the whole kernel
+# (about 20 minutes here): a new seed's tree is the first seed's. They
+# run one at a time; a mutated file is put back before the next.
+if [[ ! -e $out/tree ]]; then
+  for other in "$dir"/seed-*/tree; do
+    if [[ -d $other && ! -L $other ]]; then
+      ln -s "$other" "$out/tree"
+      break
+    fi
+  done
+fi
 if [[ -f $landed && ! -f $out/results.jsonl ]]; then
   cp "$landed" "$out/results.jsonl"
 fi
