@@ -305,25 +305,35 @@ fs::path probe_target_path() {
   return env && *env ? fs::path(env) : base::installed_or_built(TRACEBED_PROBE_TARGET_PATH);
 }
 
-Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& options) {
-  fs::path agent = options.agent;
-  if (agent.empty()) {
-    const char* env = std::getenv("TRACEBED_AGENT");
-    agent = env && *env ? fs::path(env) : base::installed_or_built(TRACEBED_AGENT_PATH);
-  }
-  if (!fs::is_regular_file(agent))
-    return Error{fmt::format("guest agent {} not found (build the tracebed-agent target or set TRACEBED_AGENT)", agent.string())};
-  fs::path probe_target = options.probe_target.empty() ? probe_target_path() : options.probe_target;
-  if (!fs::is_regular_file(probe_target))
-    return Error{fmt::format("probe target {} not found (build the tracebed-probe-target target or set TRACEBED_PROBE_TARGET)",
-                             probe_target.string())};
-  fs::path busybox = options.busybox;
-  if (busybox.empty()) {
-    TRACEBED_ASSIGN_OR_RETURN(busybox, find_tool("busybox"));
-  }
+namespace {
 
-  CpioWriter w;
-  std::set<std::string> made;
+// The programs every image carries, found where the options, the
+// environment or the build put them.
+struct GuestPrograms {
+  fs::path agent, probe_target, busybox;
+};
+
+Result<GuestPrograms> guest_programs(const ImageOptions& options) {
+  GuestPrograms p{options.agent, options.probe_target.empty() ? probe_target_path() : options.probe_target,
+                  options.busybox};
+  if (p.agent.empty()) {
+    const char* env = std::getenv("TRACEBED_AGENT");
+    p.agent = env && *env ? fs::path(env) : base::installed_or_built(TRACEBED_AGENT_PATH);
+  }
+  if (!fs::is_regular_file(p.agent))
+    return Error{fmt::format("guest agent {} not found (build the tracebed-agent target or set TRACEBED_AGENT)",
+                             p.agent.string())};
+  if (!fs::is_regular_file(p.probe_target))
+    return Error{fmt::format("probe target {} not found (build the tracebed-probe-target target or set TRACEBED_PROBE_TARGET)",
+                             p.probe_target.string())};
+  if (p.busybox.empty()) {
+    TRACEBED_ASSIGN_OR_RETURN(p.busybox, find_tool("busybox"));
+  }
+  return p;
+}
+
+// The directories, /init, busybox, the agent and the probe target.
+Status add_base(CpioWriter& w, std::set<std::string>& made, const GuestPrograms& p) {
   for (const char* d : {"/bin", "/sbin", "/usr", "/usr/bin", "/usr/sbin", "/lib", "/lib/modules", "/lib/modules/tracebed",
                         "/lib64", "/etc", "/etc/tracebed", "/dev", "/proc", "/sys", "/tmp", "/root", "/run", "/opt",
                         "/opt/tracebed", "/opt/tracebed/bin", "/opt/tracebed/lib"}) {
@@ -333,17 +343,22 @@ Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& 
   // The kernel opens /dev/console for init's stdio before devtmpfs is mounted.
   w.char_device("/dev/console", 5, 1);
   w.file("/init", kInit, 0755);
-  TRACEBED_ASSIGN_OR_RETURN(std::string bb, base::read_file(busybox));
+  TRACEBED_ASSIGN_OR_RETURN(std::string bb, base::read_file(p.busybox));
   // A dynamic busybox has no libc in the guest; its ELF interpreter path sits
   // in the first page.
   if (bb.substr(0, 4096).find("/lib64/ld-linux") != std::string::npos)
-    return Error{fmt::format("{} is dynamically linked: install busybox-static", busybox.string())};
+    return Error{fmt::format("{} is dynamically linked: install busybox-static", p.busybox.string())};
   w.file("/bin/busybox", bb, 0755);
-  TRACEBED_ASSIGN_OR_RETURN(std::string agent_bytes, base::read_file(agent));
+  TRACEBED_ASSIGN_OR_RETURN(std::string agent_bytes, base::read_file(p.agent));
   w.file("/sbin/tracebed-agent", agent_bytes, 0755);
-  TRACEBED_ASSIGN_OR_RETURN(std::string probe_target_bytes, base::read_file(probe_target));
+  TRACEBED_ASSIGN_OR_RETURN(std::string probe_target_bytes, base::read_file(p.probe_target));
   w.file(std::string(kGuestProbeTarget), probe_target_bytes, 0755);
+  return {};
+}
 
+// The modules init loads, in their load order, the kernel's module tree
+// when the image carries it, and the kernel's release.
+Status add_modules(CpioWriter& w, std::set<std::string>& made, const KernelFiles& kernel) {
   std::string module_list;
   if (!kernel.modules.empty() && !kernel.modules_dir.empty()) {
     TRACEBED_ASSIGN_OR_RETURN(auto order, module_load_order(kernel.modules_dir, kernel.modules));
@@ -359,44 +374,45 @@ Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& 
     TRACEBED_TRY(add_module_tree(w, made, kernel.modules_dir, kernel.release));
   w.file("/etc/tracebed/modules", module_list, 0644);
   w.file("/etc/tracebed/release", kernel.release + "\n", 0644);
+  return {};
+}
 
-  for (const auto& p : options.files) {
-    TRACEBED_ASSIGN_OR_RETURN(std::string data, base::read_file(p.host));
-    add_parents(w, made, p.guest);
-    w.file(p.guest, data, p.mode ? p.mode : file_mode(p.host));
+// A host tool in /opt/tracebed/bin with the libraries ldd names (each
+// once), its ELF interpreter where the tool expects it.
+Status add_tool(CpioWriter& w, std::set<std::string>& made, std::set<std::string>& libs_done, const fs::path& tool) {
+  TRACEBED_ASSIGN_OR_RETURN(fs::path host, find_tool(tool.string()));
+  TRACEBED_ASSIGN_OR_RETURN(std::string data, base::read_file(host));
+  w.file("/opt/tracebed/bin/" + host.filename().string(), data, 0755);
+  TRACEBED_ASSIGN_OR_RETURN(ProcessResult ldd, run_process({"ldd", host.string()}, 60s));
+  if (ldd.status != 0 && ldd.output.find("not a dynamic executable") == std::string::npos)
+    return Error{fmt::format("ldd {}: {}", host.string(), ldd.output)};
+  // "libfoo.so.1 => /lib/x86_64-linux-gnu/libfoo.so.1 (0x...)" and the
+  // interpreter line "/lib64/ld-linux-x86-64.so.2 (0x...)".
+  static const std::regex lib_re(R"(=>\s*(/\S+)\s*\(|^\s*(/\S+)\s*\()");
+  std::stringstream ss(ldd.output);
+  for (std::string line; std::getline(ss, line);) {
+    if (line.find("not found") != std::string::npos)
+      return Error{fmt::format("tool {}: ldd cannot find {}", host.string(), line)};
+    std::smatch m;
+    if (!std::regex_search(line, m, lib_re)) continue;
+    bool interpreter = !m[2].str().empty();
+    fs::path lib = interpreter ? m[2].str() : m[1].str();
+    std::string guest = interpreter ? lib.string() : "/opt/tracebed/lib/" + lib.filename().string();
+    if (!libs_done.insert(guest).second) continue;
+    TRACEBED_ASSIGN_OR_RETURN(std::string lib_bytes, base::read_file(fs::canonical(lib)));
+    add_parents(w, made, guest);
+    w.file(guest, lib_bytes, 0755);
   }
-  std::set<std::string> libs_done;
-  for (const auto& tool : options.tools) {
-    TRACEBED_ASSIGN_OR_RETURN(fs::path host, find_tool(tool.string()));
-    TRACEBED_ASSIGN_OR_RETURN(std::string data, base::read_file(host));
-    w.file("/opt/tracebed/bin/" + host.filename().string(), data, 0755);
-    TRACEBED_ASSIGN_OR_RETURN(ProcessResult ldd, run_process({"ldd", host.string()}, 60s));
-    if (ldd.status != 0 && ldd.output.find("not a dynamic executable") == std::string::npos)
-      return Error{fmt::format("ldd {}: {}", host.string(), ldd.output)};
-    // "libfoo.so.1 => /lib/x86_64-linux-gnu/libfoo.so.1 (0x...)" and the
-    // interpreter line "/lib64/ld-linux-x86-64.so.2 (0x...)".
-    static const std::regex lib_re(R"(=>\s*(/\S+)\s*\(|^\s*(/\S+)\s*\()");
-    std::stringstream ss(ldd.output);
-    for (std::string line; std::getline(ss, line);) {
-      if (line.find("not found") != std::string::npos)
-        return Error{fmt::format("tool {}: ldd cannot find {}", host.string(), line)};
-      std::smatch m;
-      if (!std::regex_search(line, m, lib_re)) continue;
-      bool interpreter = !m[2].str().empty();
-      fs::path lib = interpreter ? m[2].str() : m[1].str();
-      std::string guest = interpreter ? lib.string() : "/opt/tracebed/lib/" + lib.filename().string();
-      if (!libs_done.insert(guest).second) continue;
-      TRACEBED_ASSIGN_OR_RETURN(std::string lib_bytes, base::read_file(fs::canonical(lib)));
-      add_parents(w, made, guest);
-      w.file(guest, lib_bytes, 0755);
-    }
-  }
+  return {};
+}
 
-  std::string archive = w.finish();
+// The archive gzipped into the cache under its own hash; a cached file of
+// that name is used if it inflates to the archive.
+Result<fs::path> write_cached_image(const KernelFiles& kernel, const std::string& archive) {
   fs::path out = cache_dir() / "images" / fmt::format("{}-{}.cpio.gz", kernel.name, content_hash(archive));
   if (fs::exists(out)) {
-    // The name is the archive's hash: a cached file that does not inflate
-    // to the archive (a disk error, a torn copy) is written again.
+    // A cached file that does not inflate to the archive (a disk error, a
+    // torn copy) is written again.
     auto cached = base::read_file(out);
     std::optional<std::string> inflated = cached ? gunzip(*cached) : std::nullopt;
     if (inflated && *inflated == archive) return out;
@@ -407,6 +423,24 @@ Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& 
   }
   TRACEBED_TRY(write_file_atomic(out, gzip(archive)));
   return out;
+}
+
+}  // namespace
+
+Result<fs::path> build_initramfs(const KernelFiles& kernel, const ImageOptions& options) {
+  TRACEBED_ASSIGN_OR_RETURN(GuestPrograms programs, guest_programs(options));
+  CpioWriter w;
+  std::set<std::string> made;
+  TRACEBED_TRY(add_base(w, made, programs));
+  TRACEBED_TRY(add_modules(w, made, kernel));
+  for (const auto& p : options.files) {
+    TRACEBED_ASSIGN_OR_RETURN(std::string data, base::read_file(p.host));
+    add_parents(w, made, p.guest);
+    w.file(p.guest, data, p.mode ? p.mode : file_mode(p.host));
+  }
+  std::set<std::string> libs_done;
+  for (const auto& tool : options.tools) TRACEBED_TRY(add_tool(w, made, libs_done, tool));
+  return write_cached_image(kernel, w.finish());
 }
 
 }  // namespace tracebed::vm
