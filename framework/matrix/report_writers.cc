@@ -199,11 +199,9 @@ std::string write_markdown(const Matrix& m) {
   return out;
 }
 
-std::string write_html(const Matrix& m) {
-  Grid g = grid_of(m);
-  Counts all = all_totals(m);
-  const bool unresolved = any_unresolved(m);
-  std::string out = R"(<!DOCTYPE html>
+namespace {
+
+constexpr std::string_view kHtmlHead = R"(<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -228,11 +226,13 @@ code { font-size: 12px; }
 <body>
 <h1>tracebed matrix</h1>
 )";
-  out += fmt::format("<p>{} kernel(s), {} test(s): {}", m.kernels.size(), g.tests.size(), all.text());
-  if (!m.filter.empty()) out += fmt::format("; filter <code>{}</code>", html_escape(m.filter));
-  out += fmt::format(".</p>\n<h2>Kernels</h2>\n<table id=\"kernels\">\n<tr><th>kernel</th><th>release</th>"
-                     "<th>accelerator</th><th>pass</th><th>skip</th>{}<th>fail</th><th>wall time</th></tr>\n",
-                     unresolved ? "<th>unresolved</th>" : "");
+
+// The table of kernels: release, accelerator, counts and a bar of wall time.
+std::string html_kernels(const Matrix& m, bool unresolved) {
+  std::string out = fmt::format(
+      "<h2>Kernels</h2>\n<table id=\"kernels\">\n<tr><th>kernel</th><th>release</th>"
+      "<th>accelerator</th><th>pass</th><th>skip</th>{}<th>fail</th><th>wall time</th></tr>\n",
+      unresolved ? "<th>unresolved</th>" : "");
   double widest = max_wall(m);
   for (const auto& k : m.kernels) {
     double pct = widest > 0 ? k.wall_seconds / widest * 100 : 0;
@@ -244,13 +244,18 @@ code { font-size: 12px; }
         c.pass, c.skip, unresolved ? fmt::format("<td class=\"num\">{}</td>", c.unresolved) : "", c.fail, pct * 3,
         duration(k.wall_seconds));
   }
-  out += "</table>\n";
-  auto header = [&](std::string_view first) {
-    std::string h = fmt::format("<tr><th>{}</th>", first);
-    for (const auto& k : m.kernels) h += fmt::format("<th>{}</th>", html_escape(k.kernel));
-    return h + "</tr>\n";
-  };
-  out += "<h2>Suites</h2>\n<table id=\"suites\">\n" + header("suite");
+  return out + "</table>\n";
+}
+
+std::string html_header_row(const Matrix& m, std::string_view first) {
+  std::string h = fmt::format("<tr><th>{}</th>", first);
+  for (const auto& k : m.kernels) h += fmt::format("<th>{}</th>", html_escape(k.kernel));
+  return h + "</tr>\n";
+}
+
+// A suite per row, a kernel per column, each cell its counts.
+std::string html_suites(const Matrix& m, const Grid& g) {
+  std::string out = "<h2>Suites</h2>\n<table id=\"suites\">\n" + html_header_row(m, "suite");
   for (const auto& s : g.suites) {
     out += fmt::format("<tr><td>{}</td>", html_escape(s));
     for (const auto& k : m.kernels) {
@@ -260,7 +265,12 @@ code { font-size: 12px; }
     }
     out += "</tr>\n";
   }
-  out += "</table>\n<h2>Tests</h2>\n<table id=\"grid\">\n" + header("test");
+  return out + "</table>\n";
+}
+
+// A test per row, a kernel per column, each cell its result and reason.
+std::string html_tests(const Matrix& m, const Grid& g) {
+  std::string out = "<h2>Tests</h2>\n<table id=\"grid\">\n" + html_header_row(m, "test");
   for (const auto& [suite, full] : g.tests) {
     out += fmt::format("<tr><td><code>{}</code></td>", html_escape(full));
     for (const auto& cells : g.cells) {
@@ -279,7 +289,12 @@ code { font-size: 12px; }
     }
     out += "</tr>\n";
   }
-  out += "</table>\n";
+  return out + "</table>\n";
+}
+
+// The skips and unresolved cases as lists, each failure with its message
+// and console.
+std::string html_details(const Matrix& m) {
   std::string skips, undecided, failures;
   for (const auto& k : m.kernels) {
     for (const auto& t : k.tests) {
@@ -296,9 +311,26 @@ code { font-size: 12px; }
       }
     }
   }
+  std::string out;
   if (!skips.empty()) out += "<h2>Skips</h2>\n<ul>\n" + skips + "</ul>\n";
   if (!undecided.empty()) out += "<h2>Unresolved (ran, could not decide)</h2>\n<ul>\n" + undecided + "</ul>\n";
   if (!failures.empty()) out += "<h2>Failures</h2>\n" + failures;
+  return out;
+}
+
+}  // namespace
+
+std::string write_html(const Matrix& m) {
+  Grid g = grid_of(m);
+  Counts all = all_totals(m);
+  std::string out(kHtmlHead);
+  out += fmt::format("<p>{} kernel(s), {} test(s): {}", m.kernels.size(), g.tests.size(), all.text());
+  if (!m.filter.empty()) out += fmt::format("; filter <code>{}</code>", html_escape(m.filter));
+  out += ".</p>\n";
+  out += html_kernels(m, any_unresolved(m));
+  out += html_suites(m, g);
+  out += html_tests(m, g);
+  out += html_details(m);
   out += "</body>\n</html>\n";
   return out;
 }
