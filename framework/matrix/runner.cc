@@ -129,17 +129,20 @@ std::vector<TestResult> suite_results(const std::string& suite_binary, const fs:
   return out;
 }
 
-Result<Matrix> run_matrix(const RunOptions& o) {
-  std::error_code ec;
-  fs::create_directories(o.out / "runs", ec);
-  if (ec) return Error{fmt::format("{}: cannot create: {}", (o.out / "runs").string(), ec.message())};
+namespace {
+
+fs::path run_record(const RunOptions& o, const std::string& kernel) {
+  return o.out / "runs" / (file_name_for(kernel) + ".json");
+}
+
+// The kernels whose recorded results are not current, each started in m;
+// the current ones are taken into m as they were.
+std::vector<size_t> kernels_to_run(const RunOptions& o, Matrix& m) {
   std::vector<fs::path> inputs = o.suites;
   inputs.insert(inputs.end(), o.stamp_files.begin(), o.stamp_files.end());
-  std::string hash = suites_hash(inputs);
-  Matrix m;
-  m.filter = o.filter;
-  m.kernels.resize(o.kernels.size());
+  const std::string hash = suites_hash(inputs);
   std::vector<size_t> todo;
+  std::error_code ec;
   for (size_t i = 0; i < o.kernels.size(); ++i) {
     const auto& job = o.kernels[i];
     // The launcher flags change where the suites ran: part of the accelerator's stamp.
@@ -147,7 +150,7 @@ Result<Matrix> run_matrix(const RunOptions& o) {
     for (const auto& a : o.suite_args) accel += " " + a;
     for (const auto& a : job.suite_args) accel += " " + a;
     std::string stamp = stamp_for(job, hash, o.filter, accel, o.suite_timeout);
-    fs::path record = o.out / "runs" / (file_name_for(job.kernel) + ".json");
+    fs::path record = run_record(o, job.kernel);
     if (!o.force && fs::exists(record, ec)) {
       auto text = base::read_file(record);
       auto run = text ? read_kernel_run(*text, record.string()) : Result<KernelRun>(text.error());
@@ -164,9 +167,13 @@ Result<Matrix> run_matrix(const RunOptions& o) {
     m.kernels[i].stamp_start();
     todo.push_back(i);
   }
-  // Each kernel boots once first: one that cannot is its column's one
-  // result ("did not boot"), and the others go on.
-  std::vector<std::string> errors(o.kernels.size());
+  return todo;
+}
+
+// Each kernel boots once first: one that cannot is its column's one result
+// ("did not boot"), recorded, and leaves todo; the others go on.
+void drop_kernels_that_do_not_boot(const RunOptions& o, Matrix& m, std::vector<size_t>& todo,
+                                   std::vector<std::string>& errors) {
   std::erase_if(todo, [&](size_t i) {
     std::vector<std::string> args = o.suite_args;
     args.insert(args.end(), o.kernels[i].suite_args.begin(), o.kernels[i].suite_args.end());
@@ -178,12 +185,17 @@ Result<Matrix> run_matrix(const RunOptions& o) {
     run.tests = {did_not_boot(run.kernel, booted.error())};
     run.stamp.clear();  // not current: the next run tries the boot again
     say(fmt::format("{}: did not boot, its suites are not run: {}", run.kernel, booted.error().message));
-    fs::path record = o.out / "runs" / (file_name_for(run.kernel) + ".json");
-    if (Status st = vm::write_file_atomic(record, write_kernel_run(run)); !st) errors[i] = st.error().message;
+    if (Status st = vm::write_file_atomic(run_record(o, run.kernel), write_kernel_run(run)); !st)
+      errors[i] = st.error().message;
     return true;
   });
-  // One pool for all kernels: their suites share the machine's guests.
+}
+
+// One pool for all the kernels to run: their suites share the machine's
+// guests, and each kernel is recorded as it finishes.
+void run_kernels(const RunOptions& o, Matrix& m, const std::vector<size_t>& todo, std::vector<std::string>& errors) {
   PoolOptions pool;
+  std::error_code ec;
   for (size_t i : todo) {
     pool.kernels.push_back({o.kernels[i].kernel, o.kernels[i].suite_args});
     fs::remove_all(o.out / "logs" / file_name_for(o.kernels[i].kernel), ec);
@@ -212,13 +224,26 @@ Result<Matrix> run_matrix(const RunOptions& o) {
     }
     run.wall_seconds = wall;
     say(fmt::format("{}: done in {:.1f} s: {}", run.kernel, run.wall_seconds, run.counts().text()));
-    fs::path record = o.out / "runs" / (file_name_for(run.kernel) + ".json");
-    if (Status st = vm::write_file_atomic(record, write_kernel_run(run)); !st) errors[i] = st.error().message;
+    if (Status st = vm::write_file_atomic(run_record(o, run.kernel), write_kernel_run(run)); !st)
+      errors[i] = st.error().message;
   };
-  if (!todo.empty()) {
-    say(fmt::format("{} suites on {} kernels, {} guests at a time", o.suites.size(), todo.size(), pool.jobs));
-    (void)run_suite_pool(pool);
-  }
+  say(fmt::format("{} suites on {} kernels, {} guests at a time", o.suites.size(), todo.size(), pool.jobs));
+  (void)run_suite_pool(pool);
+}
+
+}  // namespace
+
+Result<Matrix> run_matrix(const RunOptions& o) {
+  std::error_code ec;
+  fs::create_directories(o.out / "runs", ec);
+  if (ec) return Error{fmt::format("{}: cannot create: {}", (o.out / "runs").string(), ec.message())};
+  Matrix m;
+  m.filter = o.filter;
+  m.kernels.resize(o.kernels.size());
+  std::vector<size_t> todo = kernels_to_run(o, m);
+  std::vector<std::string> errors(o.kernels.size());
+  drop_kernels_that_do_not_boot(o, m, todo, errors);
+  if (!todo.empty()) run_kernels(o, m, todo, errors);
   for (const auto& e : errors)
     if (!e.empty()) return Error{e};
   return m;
