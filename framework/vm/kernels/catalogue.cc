@@ -322,75 +322,64 @@ Result<std::string> bzimage_release(const fs::path& image) {
   return std::string(v);
 }
 
-Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& spec) {
-  KernelFiles files;
-  files.name = spec.name;
-  files.modules = spec.modules;
-  if (spec.local()) {
-    files.vmlinuz = spec.local_image;
-    TRACEBED_ASSIGN_OR_RETURN(files.release, bzimage_release(spec.local_image));
-    files.modules_dir = spec.local_modules_dir;
-    if (!files.modules_dir.empty() && fs::exists(files.modules_dir / files.release))
-      files.modules_dir /= files.release;
-    // A kernel build tree keeps .config beside arch/x86/boot/bzImage.
-    for (auto dir = spec.local_image.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
-      if (fs::exists(dir / ".config")) {
-        files.config = dir / ".config";
-        break;
-      }
-    if (!files.modules_dir.empty() && fs::exists(files.modules_dir / "config")) files.config = files.modules_dir / "config";
-    files.carry_modules = spec.local_carry_modules && !files.modules_dir.empty();
-    return files;
-  }
-  fs::path root = kernel_root(spec);
-  if (spec.build) {
-    // The guest needs nothing loaded at boot; the modules it was built with
-    // (lib/modules/REL, when MODULES=y) go into the image for tests to load.
-    files.modules.clear();
-    files.vmlinuz = root / "bzImage";
-    files.config = root / "config";
-    auto release = base::read_file(root / ".complete");
-    if (!release)
-      return Error{fmt::format("{} is built from source and is not built yet (no {}): run `tracebed kernels build {}` "
-                               "(15-50 minutes on two cores)",
-                               spec.name, root.string(), spec.name)};
-    files.release = release->substr(0, release->find('\n'));
-    if (auto whole = check_cache_entry(root, kBuiltKernelFiles); !whole) {
-      // Hours of work, so not started here: the next build starts afresh.
-      std::error_code ec;
-      fs::remove(root / ".complete", ec);
-      return Error{fmt::format("{}: the cached build is damaged ({}); `tracebed kernels build {}` builds it again",
-                               spec.name, whole.error().message, spec.name)};
-    }
-    if (fs::path dir = root / "lib" / "modules" / files.release; fs::is_directory(dir)) {
-      files.modules_dir = dir;
-      files.carry_modules = true;
-    }
-    return files;
-  }
-  files.release = spec.release;
-  files.vmlinuz = root / spec.vmlinuz;
-  files.config = root / spec.config;
-  files.modules_dir = spec.modules_dir.empty() ? fs::path() : root / spec.modules_dir;
-  const std::vector<fs::path> hashed = {spec.vmlinuz, spec.config};
-  if (fs::exists(root / ".complete") && check_cache_entry(root, hashed)) return files;
+namespace {
 
-  // Two test binaries may fetch the same kernel at once: one downloads, the
-  // other waits and then finds it complete.
-  TRACEBED_ASSIGN_OR_RETURN(base::LockFile lock, base::LockFile::acquire(root.parent_path() / ".lock"));
-  std::error_code ec;
-  if (fs::exists(root / ".complete")) {
-    auto whole = check_cache_entry(root, hashed);
-    if (whole) return files;
-    progress(fmt::format("{}: {}; unpacking the kernel again", spec.name, whole.error().message));
+// A bzImage of the user's: its release from the image, its modules and
+// the .config of the build tree it sits in.
+Result<KernelFiles> local_kernel(const KernelSpec& spec, KernelFiles files) {
+  files.vmlinuz = spec.local_image;
+  TRACEBED_ASSIGN_OR_RETURN(files.release, bzimage_release(spec.local_image));
+  files.modules_dir = spec.local_modules_dir;
+  if (!files.modules_dir.empty() && fs::exists(files.modules_dir / files.release)) files.modules_dir /= files.release;
+  // A kernel build tree keeps .config beside arch/x86/boot/bzImage.
+  for (auto dir = spec.local_image.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path())
+    if (fs::exists(dir / ".config")) {
+      files.config = dir / ".config";
+      break;
+    }
+  if (!files.modules_dir.empty() && fs::exists(files.modules_dir / "config")) files.config = files.modules_dir / "config";
+  files.carry_modules = spec.local_carry_modules && !files.modules_dir.empty();
+  return files;
+}
+
+// A kernel built from a recipe: what `tracebed kernels build` left in the
+// cache, checked whole.
+Result<KernelFiles> built_kernel(const KernelSpec& spec, const fs::path& root, KernelFiles files) {
+  // The guest needs nothing loaded at boot; the modules it was built with
+  // (lib/modules/REL, when MODULES=y) go into the image for tests to load.
+  files.modules.clear();
+  files.vmlinuz = root / "bzImage";
+  files.config = root / "config";
+  auto release = base::read_file(root / ".complete");
+  if (!release)
+    return Error{fmt::format("{} is built from source and is not built yet (no {}): run `tracebed kernels build {}` "
+                             "(15-50 minutes on two cores)",
+                             spec.name, root.string(), spec.name)};
+  files.release = release->substr(0, release->find('\n'));
+  if (auto whole = check_cache_entry(root, kBuiltKernelFiles); !whole) {
+    // Hours of work, so not started here: the next build starts afresh.
+    std::error_code ec;
     fs::remove(root / ".complete", ec);
+    return Error{fmt::format("{}: the cached build is damaged ({}); `tracebed kernels build {}` builds it again",
+                             spec.name, whole.error().message, spec.name)};
   }
+  if (fs::path dir = root / "lib" / "modules" / files.release; fs::is_directory(dir)) {
+    files.modules_dir = dir;
+    files.carry_modules = true;
+  }
+  return files;
+}
 
+// The packages downloaded and unpacked beside root, then moved to it with
+// the completion marker of the files that must not change.
+Status unpack_packages(const Catalogue& catalogue, const KernelSpec& spec, const fs::path& root,
+                       const std::vector<fs::path>& hashed) {
   std::vector<fs::path> deb_paths;
   for (const auto& pkg : spec.packages) {
     TRACEBED_ASSIGN_OR_RETURN(fs::path deb, fetch_deb(catalogue, spec.name, spec.suite, pkg));
     deb_paths.push_back(deb);
   }
+  std::error_code ec;
   fs::path tmp = root;
   tmp += fmt::format(".partial{}", getpid());
   fs::remove_all(tmp, ec);
@@ -413,6 +402,36 @@ Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& s
   if (ec) return Error{fmt::format("{}: {}", root.string(), ec.message())};
   TRACEBED_TRY(write_file_atomic(root / ".complete", marker));
   progress(fmt::format("{}: ready ({})", spec.name, spec.release));
+  return {};
+}
+
+}  // namespace
+
+Result<KernelFiles> fetch_kernel(const Catalogue& catalogue, const KernelSpec& spec) {
+  KernelFiles files;
+  files.name = spec.name;
+  files.modules = spec.modules;
+  if (spec.local()) return local_kernel(spec, std::move(files));
+  fs::path root = kernel_root(spec);
+  if (spec.build) return built_kernel(spec, root, std::move(files));
+  files.release = spec.release;
+  files.vmlinuz = root / spec.vmlinuz;
+  files.config = root / spec.config;
+  files.modules_dir = spec.modules_dir.empty() ? fs::path() : root / spec.modules_dir;
+  const std::vector<fs::path> hashed = {spec.vmlinuz, spec.config};
+  if (fs::exists(root / ".complete") && check_cache_entry(root, hashed)) return files;
+
+  // Two test binaries may fetch the same kernel at once: one downloads, the
+  // other waits and then finds it complete.
+  TRACEBED_ASSIGN_OR_RETURN(base::LockFile lock, base::LockFile::acquire(root.parent_path() / ".lock"));
+  if (fs::exists(root / ".complete")) {
+    auto whole = check_cache_entry(root, hashed);
+    if (whole) return files;
+    progress(fmt::format("{}: {}; unpacking the kernel again", spec.name, whole.error().message));
+    std::error_code ec;
+    fs::remove(root / ".complete", ec);
+  }
+  TRACEBED_TRY(unpack_packages(catalogue, spec, root, hashed));
   return files;
 }
 
