@@ -79,11 +79,11 @@ TEST(EventFormat, FieldTypesFlagsAndLayout) {
     ASSERT_TRUE(f);
     EXPECT_EQ(f->flags & c.has, c.has);
     EXPECT_EQ(f->flags & c.lacks, 0u);
-    if (c.type) EXPECT_EQ(f->type, c.type);
-    if (c.offset) EXPECT_EQ(f->offset, *c.offset);
-    if (c.size) EXPECT_EQ(f->size, *c.size);
-    if (c.elem_size) EXPECT_EQ(f->elem_size, *c.elem_size);
-    if (c.array_len) EXPECT_EQ(f->array_len, *c.array_len);
+    if (c.type) { EXPECT_EQ(f->type, c.type); }
+    if (c.offset) { EXPECT_EQ(f->offset, *c.offset); }
+    if (c.size) { EXPECT_EQ(f->size, *c.size); }
+    if (c.elem_size) { EXPECT_EQ(f->elem_size, *c.elem_size); }
+    if (c.array_len) { EXPECT_EQ(f->array_len, *c.array_len); }
   }
 }
 

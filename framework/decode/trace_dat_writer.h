@@ -27,6 +27,11 @@
 
 namespace tracebed::decode {
 
+// The first bytes of every trace.dat (before "tracing"), and the flag of a
+// compressed v7 section (TRACECMD_SEC_FL_COMPRESS).
+inline constexpr uint8_t kTraceDatMagic[] = {0x17, 0x08, 0x44};
+inline constexpr uint16_t kTraceDatSectionCompressed = 1;
+
 // Option ids (trace-cmd.dat.v7.5, OPTIONS SECTION).
 enum class TraceDatOptionId : uint16_t {
   done = 0,
