@@ -18,6 +18,9 @@ class ContentsReader {
   Result<TraceDatContents> read(TraceDatWriteOptions* format);
 
  private:
+  Status read_v6(ByteReader& r);
+  Result<std::vector<std::pair<std::string, uint64_t>>> v6_options(ByteReader& r);
+  Status read_v7(ByteReader& r);
   Result<ByteReader> at(uint64_t offset, std::string_view what) const {
     if (offset > file_.size())
       return error_at(offset, fmt::format("{} lies beyond the end of the file ({} bytes)", what,
@@ -260,76 +263,95 @@ Result<TraceDatContents> ContentsReader::read(TraceDatWriteOptions* format) {
   TRACEBED_ASSIGN_OR_RETURN(c_.page_size, r.read<uint32_t>("page size"));
 
   if (format_.version == 6) {
-    TRACEBED_TRY(headers(r));
-    TRACEBED_TRY(ftrace_events(r));
-    TRACEBED_TRY(event_formats(r));
-    TRACEBED_TRY(kallsyms(r));
-    TRACEBED_TRY(printk(r));
-    TRACEBED_TRY(cmdlines(r));
-    TRACEBED_ASSIGN_OR_RETURN(c_.cpu_count, r.read<uint32_t>("cpu count"));
-    std::vector<std::pair<std::string, uint64_t>> instances;
-    for (;;) {
-      uint64_t tag_at = r.file_offset();
-      TRACEBED_ASSIGN_OR_RETURN(Bytes tag, r.read_bytes(10, "data type"));
-      std::string_view t(reinterpret_cast<const char*>(tag.data()), 9);
-      if (t == "flyrecord") break;
-      if (t == "latency  ") return error_at(tag_at, "latency files are not supported");
-      if (t != "options  ") return error_at(tag_at, "expected \"options\" or \"flyrecord\"");
-      for (;;) {
-        uint64_t opt_at = r.file_offset();
-        TRACEBED_ASSIGN_OR_RETURN(uint16_t id, r.read<uint16_t>("option id"));
-        if (id == 0) break;
-        TRACEBED_ASSIGN_OR_RETURN(uint32_t size, r.read<uint32_t>("option size"));
-        TRACEBED_ASSIGN_OR_RETURN(Bytes data, r.read_bytes(size, "option data"));
-        if (id == static_cast<uint16_t>(TraceDatOptionId::buffer)) {
-          ByteReader d(data, endian_, opt_at + 6);
-          TRACEBED_ASSIGN_OR_RETURN(uint64_t off, d.read<uint64_t>("BUFFER offset"));
-          TRACEBED_ASSIGN_OR_RETURN(std::string_view name, d.read_cstring("BUFFER name"));
-          instances.emplace_back(std::string(name), off);
-        } else {
-          c_.options.push_back({id, std::vector<uint8_t>(data.begin(), data.end())});
-        }
-      }
-    }
-    auto table = [&](ByteReader& t, TraceDatBufferData& b) -> Status {
-      for (uint32_t cpu = 0; cpu < c_.cpu_count; ++cpu) {
-        TRACEBED_ASSIGN_OR_RETURN(uint64_t off, t.read<uint64_t>("cpu data offset"));
-        TRACEBED_ASSIGN_OR_RETURN(uint64_t size, t.read<uint64_t>("cpu data size"));
-        if (!size) continue;
-        TraceDatCpuData d;
-        d.cpu = static_cast<int>(cpu);
-        TRACEBED_ASSIGN_OR_RETURN(d.pages, cpu_data(false, off, size, fmt::format("cpu {} data", cpu)));
-        b.cpus.push_back(std::move(d));
-      }
-      return {};
-    };
-    TraceDatBufferData top;
-    TRACEBED_TRY(table(r, top));
-    // trace-cmd follows the table with the trace_clock file (size + text).
-    if (r.remaining() >= 8) {
-      TRACEBED_ASSIGN_OR_RETURN(c_.v6_trace_clock, text(r, 8, "trace clock"));
-    }
-    auto clock_of = [](std::string_view s) -> std::string {
-      auto open = s.find('[');
-      auto close = s.find(']', open == std::string_view::npos ? 0 : open);
-      if (open == std::string_view::npos || close == std::string_view::npos) return "local";
-      return std::string(s.substr(open + 1, close - open - 1));
-    };
-    top.clock = clock_of(c_.v6_trace_clock);
-    c_.buffers.push_back(std::move(top));
-    for (auto& [name, off] : instances) {
-      TRACEBED_ASSIGN_OR_RETURN(ByteReader t, at(off, "instance table"));
-      TRACEBED_TRY(expect(t, "flyrecord", fmt::format("instance \"{}\"", name)));
-      TraceDatBufferData b;
-      b.name = name;
-      b.clock = c_.buffers[0].clock;
-      TRACEBED_TRY(table(t, b));
-      c_.buffers.push_back(std::move(b));
-    }
-    if (format) *format = format_;
-    return std::move(c_);
+    TRACEBED_TRY(read_v6(r));
+  } else {
+    TRACEBED_TRY(read_v7(r));
   }
+  if (format) *format = format_;
+  return std::move(c_);
+}
 
+// v6: the options blocks up to "flyrecord"; the instances' BUFFER options
+// (name, offset of their table) are kept apart from the others.
+Result<std::vector<std::pair<std::string, uint64_t>>> ContentsReader::v6_options(ByteReader& r) {
+  std::vector<std::pair<std::string, uint64_t>> instances;
+  for (;;) {
+    uint64_t tag_at = r.file_offset();
+    TRACEBED_ASSIGN_OR_RETURN(Bytes tag, r.read_bytes(10, "data type"));
+    std::string_view t(reinterpret_cast<const char*>(tag.data()), 9);
+    if (t == "flyrecord") break;
+    if (t == "latency  ") return error_at(tag_at, "latency files are not supported");
+    if (t != "options  ") return error_at(tag_at, "expected \"options\" or \"flyrecord\"");
+    for (;;) {
+      uint64_t opt_at = r.file_offset();
+      TRACEBED_ASSIGN_OR_RETURN(uint16_t id, r.read<uint16_t>("option id"));
+      if (id == 0) break;
+      TRACEBED_ASSIGN_OR_RETURN(uint32_t size, r.read<uint32_t>("option size"));
+      TRACEBED_ASSIGN_OR_RETURN(Bytes data, r.read_bytes(size, "option data"));
+      if (id == static_cast<uint16_t>(TraceDatOptionId::buffer)) {
+        ByteReader d(data, endian_, opt_at + 6);
+        TRACEBED_ASSIGN_OR_RETURN(uint64_t off, d.read<uint64_t>("BUFFER offset"));
+        TRACEBED_ASSIGN_OR_RETURN(std::string_view name, d.read_cstring("BUFFER name"));
+        instances.emplace_back(std::string(name), off);
+      } else {
+        c_.options.push_back({id, std::vector<uint8_t>(data.begin(), data.end())});
+      }
+    }
+  }
+  return instances;
+}
+
+// v6: the metadata in file order, the options, then the top buffer's CPU
+// table, its trace_clock and each instance's table.
+Status ContentsReader::read_v6(ByteReader& r) {
+  TRACEBED_TRY(headers(r));
+  TRACEBED_TRY(ftrace_events(r));
+  TRACEBED_TRY(event_formats(r));
+  TRACEBED_TRY(kallsyms(r));
+  TRACEBED_TRY(printk(r));
+  TRACEBED_TRY(cmdlines(r));
+  TRACEBED_ASSIGN_OR_RETURN(c_.cpu_count, r.read<uint32_t>("cpu count"));
+  TRACEBED_ASSIGN_OR_RETURN(auto instances, v6_options(r));
+  auto table = [&](ByteReader& t, TraceDatBufferData& b) -> Status {
+    for (uint32_t cpu = 0; cpu < c_.cpu_count; ++cpu) {
+      TRACEBED_ASSIGN_OR_RETURN(uint64_t off, t.read<uint64_t>("cpu data offset"));
+      TRACEBED_ASSIGN_OR_RETURN(uint64_t size, t.read<uint64_t>("cpu data size"));
+      if (!size) continue;
+      TraceDatCpuData d;
+      d.cpu = static_cast<int>(cpu);
+      TRACEBED_ASSIGN_OR_RETURN(d.pages, cpu_data(false, off, size, fmt::format("cpu {} data", cpu)));
+      b.cpus.push_back(std::move(d));
+    }
+    return {};
+  };
+  TraceDatBufferData top;
+  TRACEBED_TRY(table(r, top));
+  // trace-cmd follows the table with the trace_clock file (size + text).
+  if (r.remaining() >= 8) {
+    TRACEBED_ASSIGN_OR_RETURN(c_.v6_trace_clock, text(r, 8, "trace clock"));
+  }
+  auto clock_of = [](std::string_view s) -> std::string {
+    auto open = s.find('[');
+    auto close = s.find(']', open == std::string_view::npos ? 0 : open);
+    if (open == std::string_view::npos || close == std::string_view::npos) return "local";
+    return std::string(s.substr(open + 1, close - open - 1));
+  };
+  top.clock = clock_of(c_.v6_trace_clock);
+  c_.buffers.push_back(std::move(top));
+  for (auto& [name, off] : instances) {
+    TRACEBED_ASSIGN_OR_RETURN(ByteReader t, at(off, "instance table"));
+    TRACEBED_TRY(expect(t, "flyrecord", fmt::format("instance \"{}\"", name)));
+    TraceDatBufferData b;
+    b.name = name;
+    b.clock = c_.buffers[0].clock;
+    TRACEBED_TRY(table(t, b));
+    c_.buffers.push_back(std::move(b));
+  }
+  return {};
+}
+
+// v7: the compression, the option chain, then each buffer's CPU data.
+Status ContentsReader::read_v7(ByteReader& r) {
   TRACEBED_ASSIGN_OR_RETURN(std::string_view zname, r.read_cstring("compression name"));
   TRACEBED_ASSIGN_OR_RETURN(std::string_view zversion, r.read_cstring("compression version"));
   if (zname == "none") format_.compression = TraceDatCompression::none;
@@ -368,8 +390,7 @@ Result<TraceDatContents> ContentsReader::read(TraceDatWriteOptions* format) {
     if (b.data.page_size == c_.page_size) b.data.page_size = 0;
     c_.buffers.push_back(std::move(b.data));
   }
-  if (format) *format = format_;
-  return std::move(c_);
+  return {};
 }
 
 }  // namespace
