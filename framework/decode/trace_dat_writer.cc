@@ -217,6 +217,8 @@ class V7Writer {
       : c_(c), o_(o), s_(c.endian), compress_(o.compression != TraceDatCompression::none) {}
 
   Result<std::vector<uint8_t>> write();
+  Status buffers(size_t done_at);
+  Status strings_section();
 
  private:
   uint32_t add_string(std::string_view str) {
@@ -356,7 +358,16 @@ Result<std::vector<uint8_t>> V7Writer::write() {
   TRACEBED_ASSIGN_OR_RETURN(uint64_t first_options, section(Id::done, "options", false, opts.bytes()));
   size_t done_at = first_options + 16 + done_in_opts;
 
-  // One flyrecord section per buffer, then the BUFFER options describing them.
+  TRACEBED_TRY(buffers(done_at));
+  TRACEBED_TRY(strings_section());
+  return std::move(s_.bytes());
+}
+
+// One flyrecord section per buffer, then the second options section: the
+// BUFFER options describing them, whose place the first one's DONE at
+// done_at points to.
+Status V7Writer::buffers(size_t done_at) {
+  using Id = TraceDatOptionId;
   Sink buf_opts(c_.endian);
   for (const auto& b : c_.buffers) {
     uint64_t at = 0;
@@ -383,11 +394,15 @@ Result<std::vector<uint8_t>> V7Writer::write() {
   s_.patch_u64(done_at, s_.size());
   TRACEBED_TRY(section(Id::done, "options", false, buf_opts.bytes()));
 
-  // The strings section names every section, itself included; readers find
-  // it by walking the section chain from the first section.
+  return {};
+}
+
+// The strings section names every section, itself included; readers find
+// it by walking the section chain from the first section.
+Status V7Writer::strings_section() {
   uint32_t own = add_string("strings");
   std::vector<uint8_t> strings(strings_.begin(), strings_.end());
-  s_.u16(static_cast<uint16_t>(Id::strings));
+  s_.u16(static_cast<uint16_t>(TraceDatOptionId::strings));
   s_.u16(compress_ ? kTraceDatSectionCompressed : 0);
   s_.u32(own);
   if (compress_) {
@@ -400,7 +415,7 @@ Result<std::vector<uint8_t>> V7Writer::write() {
     s_.u64(strings.size());
     s_.raw(strings);
   }
-  return std::move(s_.bytes());
+  return {};
 }
 
 
