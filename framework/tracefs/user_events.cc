@@ -162,6 +162,66 @@ std::optional<std::string> UserEventDef::problem() const {
   return fmt::format("user event \"{}\": {}", name_, fmt::join(p, "; "));
 }
 
+namespace {
+
+// One field of user_event_parse_fields ("u32 count", "struct foo bar 24",
+// "__rel_loc char[] msg"), or why the kernel refuses it.
+Result<UserEventField> parse_user_field(std::string_view field) {
+  // Types with a space in them end at the next space after the prefix.
+  static constexpr std::string_view prefixes[] = {"unsigned ", "struct ", "__data_loc unsigned ", "__data_loc ",
+                                                  "__rel_loc unsigned ", "__rel_loc "};
+  std::string_view type, tail = field;
+  int depth = 0;
+  bool is_struct = false;
+  for (std::string_view p : prefixes) {
+    if (!starts_with(field, p)) continue;
+    size_t sp = field.find(' ', p.size());
+    if (sp == std::string_view::npos) return Error{"no name after the type"};
+    type = field.substr(0, sp);
+    tail = field.substr(sp + 1);
+    depth = 1;
+    is_struct = p == "struct ";
+    break;
+  }
+  std::string_view fname;
+  std::optional<uint32_t> struct_size;
+  // Single spaces only: the kernel splits with strsep(" "), so a double
+  // or trailing space makes an extra (refused) part.
+  for (;;) {
+    size_t sp = tail.find(' ');
+    std::string_view part = tail.substr(0, sp);
+    switch (depth++) {
+      case 0: type = part; break;
+      case 1: fname = part; break;
+      case 2: {
+        if (!is_struct) return Error{"a size is only allowed after a struct"};
+        auto n = parse_kernel_uint(part, 10);
+        if (!n) return Error{fmt::format("struct size \"{}\" is not a decimal number", part)};
+        struct_size = static_cast<uint32_t>(*n);
+        break;
+      }
+      default: return Error{"too many words"};
+    }
+    if (sp == std::string_view::npos) break;
+    tail.remove_prefix(sp + 1);
+  }
+  if (depth < 2) return Error{"no name after the type"};
+  UserEventField f;
+  f.type = std::string(type);
+  f.name = std::string(fname);
+  if (struct_size) {
+    f.size = *struct_size;
+  } else {
+    auto size = user_field_size(type);
+    if (!size) return size.error();
+    f.size = *size;
+  }
+  if (f.size == 0) return Error{"size 0"};
+  return f;
+}
+
+}  // namespace
+
 Result<UserEventDef> UserEventDef::parse(std::string_view text) {
   std::string_view whole = text;
   auto bad = [&](std::string_view why) { return Error{fmt::format("user event definition \"{}\": {}", whole, why)}; };
@@ -187,58 +247,9 @@ Result<UserEventDef> UserEventDef::parse(std::string_view text) {
     std::string_view field = base::trim_left(rest.substr(0, semi));
     ++index;
     if (!field.empty()) {
-      auto fbad = [&](std::string_view why) { return bad(fmt::format("field {} \"{}\": {}", index, field, why)); };
-      // Types with a space in them end at the next space after the prefix.
-      static constexpr std::string_view prefixes[] = {"unsigned ", "struct ", "__data_loc unsigned ", "__data_loc ",
-                                                      "__rel_loc unsigned ", "__rel_loc "};
-      std::string_view type, tail = field;
-      int depth = 0;
-      bool is_struct = false;
-      for (std::string_view p : prefixes) {
-        if (!starts_with(field, p)) continue;
-        size_t sp = field.find(' ', p.size());
-        if (sp == std::string_view::npos) return fbad("no name after the type");
-        type = field.substr(0, sp);
-        tail = field.substr(sp + 1);
-        depth = 1;
-        is_struct = p == "struct ";
-        break;
-      }
-      std::string_view fname;
-      std::optional<uint32_t> struct_size;
-      // Single spaces only: the kernel splits with strsep(" "), so a double
-      // or trailing space makes an extra (refused) part.
-      for (;;) {
-        size_t sp = tail.find(' ');
-        std::string_view part = tail.substr(0, sp);
-        switch (depth++) {
-          case 0: type = part; break;
-          case 1: fname = part; break;
-          case 2: {
-            if (!is_struct) return fbad("a size is only allowed after a struct");
-            auto n = parse_kernel_uint(part, 10);
-            if (!n) return fbad(fmt::format("struct size \"{}\" is not a decimal number", part));
-            struct_size = static_cast<uint32_t>(*n);
-            break;
-          }
-          default: return fbad("too many words");
-        }
-        if (sp == std::string_view::npos) break;
-        tail.remove_prefix(sp + 1);
-      }
-      if (depth < 2) return fbad("no name after the type");
-      UserEventField f;
-      f.type = std::string(type);
-      f.name = std::string(fname);
-      if (struct_size) {
-        f.size = *struct_size;
-      } else {
-        auto size = user_field_size(type);
-        if (!size) return fbad(size.error().message);
-        f.size = *size;
-      }
-      if (f.size == 0) return fbad("size 0");
-      def.add(std::move(f));
+      auto f = parse_user_field(field);
+      if (!f) return bad(fmt::format("field {} \"{}\": {}", index, field, f.error().message));
+      def.add(std::move(*f));
     }
     if (semi == std::string_view::npos) break;
     rest.remove_prefix(semi + 1);
