@@ -27,6 +27,44 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// TSC2NSEC: mult and shift that make a stamp 1/3 of the raw clock, and an
+// offset, which trace-cmd 3.1.6 does not apply.
+TraceDatOption tsc2nsec_option() {
+  TraceDatOption tsc;
+  tsc.id = static_cast<uint16_t>(TraceDatOptionId::tsc2nsec);
+  for (uint64_t v : {uint64_t{1398101}, uint64_t{22}}) {
+    for (int i = 0; i < 4; ++i) tsc.data.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  for (int i = 0; i < 8; ++i) tsc.data.push_back(0);
+  return tsc;
+}
+
+// TIME_SHIFT: u64 trace id, u32 flags, u32 cpus; per CPU u32 count, then
+// count times, offsets, scalings; then count fractions per CPU.
+TraceDatOption time_shift_option(uint32_t flags) {
+  TraceDatOption o;
+  o.id = static_cast<uint16_t>(TraceDatOptionId::time_shift);
+  auto put = [&](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) o.data.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  };
+  put(0x1234, 8);
+  put(flags, 4);
+  put(2, 4);
+  const std::vector<std::vector<int64_t>> cpu0 = {{4400000000, 4300000000, 4600000000},  // unsorted on purpose
+                                                 {-7000, 1000, 250000},
+                                                 {1, 1, 3}};
+  put(3, 4);
+  for (const auto& v : cpu0)
+    for (int64_t x : v) put(static_cast<uint64_t>(x), 8);
+  put(1, 4);  // CPU 1: one sample, a plain offset
+  put(4000000000, 8);
+  put(static_cast<uint64_t>(int64_t{-123}), 8);
+  put(1, 8);
+  for (int64_t f : {0, 0, 1}) put(static_cast<uint64_t>(f), 8);
+  put(0, 8);
+  return o;
+}
+
 // OFFSET, DATE and TSC2NSEC options change every stamp; trace-cmd report on
 // a copy of a real file with those options added is the oracle.
 TEST(TraceDat, TimeOptionsMatchTraceCmd) {
@@ -46,44 +84,13 @@ TEST(TraceDat, TimeOptionsMatchTraceCmd) {
     const char* name;
     std::vector<TraceDatOption> options;
   };
-  TraceDatOption tsc;
-  tsc.id = static_cast<uint16_t>(TraceDatOptionId::tsc2nsec);
-  for (uint64_t v : {uint64_t{1398101}, uint64_t{22}}) {  // mult, shift: 1/3 of the raw clock
-    for (int i = 0; i < 4; ++i) tsc.data.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  for (int i = 0; i < 8; ++i) tsc.data.push_back(0);  // offset, which trace-cmd 3.1.6 does not apply
-  // TIME_SHIFT: u64 trace id, u32 flags, u32 cpus; per CPU u32 count, then
-  // count times, offsets, scalings; then count fractions per CPU.
-  auto time_shift = [](uint32_t flags) {
-    TraceDatOption o;
-    o.id = static_cast<uint16_t>(TraceDatOptionId::time_shift);
-    auto put = [&](uint64_t v, int n) {
-      for (int i = 0; i < n; ++i) o.data.push_back(static_cast<uint8_t>(v >> (8 * i)));
-    };
-    put(0x1234, 8);
-    put(flags, 4);
-    put(2, 4);
-    const std::vector<std::vector<int64_t>> cpu0 = {{4400000000, 4300000000, 4600000000},  // unsorted on purpose
-                                                   {-7000, 1000, 250000},
-                                                   {1, 1, 3}};
-    put(3, 4);
-    for (const auto& v : cpu0)
-      for (int64_t x : v) put(static_cast<uint64_t>(x), 8);
-    put(1, 4);  // CPU 1: one sample, a plain offset
-    put(4000000000, 8);
-    put(static_cast<uint64_t>(int64_t{-123}), 8);
-    put(1, 8);
-    for (int64_t f : {0, 0, 1}) put(static_cast<uint64_t>(f), 8);
-    put(0, 8);
-    return o;
-  };
   const std::vector<Case> cases = {
-      {"time_shift", {time_shift(0)}},
-      {"time_shift_interpolated", {time_shift(1), TraceDatOption::text(TraceDatOptionId::offset, "77")}},
+      {"time_shift", {time_shift_option(0)}},
+      {"time_shift_interpolated", {time_shift_option(1), TraceDatOption::text(TraceDatOptionId::offset, "77")}},
       {"offset", {TraceDatOption::text(TraceDatOptionId::offset, "123456789")}},
       {"negative_offset", {TraceDatOption::text(TraceDatOptionId::offset, "-4000000000")}},
       {"date", {TraceDatOption::text(TraceDatOptionId::date, "0x100")}},
-      {"tsc2nsec", {tsc, TraceDatOption::text(TraceDatOptionId::offset, "1000")}},
+      {"tsc2nsec", {tsc2nsec_option(), TraceDatOption::text(TraceDatOptionId::offset, "1000")}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
