@@ -94,5 +94,23 @@ TEST_F(DynEventClear, TruncatingOneKindsFileLeavesTheOthers) {
   EXPECT_THAT(listed(), UnorderedElementsAre(s1_, s2_));
 }
 
+// A write is read as lines: a blank line, a comment line and a comment
+// after a definition are skipped (trace.c trace_parse_run_command cuts each
+// line at '#'; an empty command makes no event and is no error,
+// trace_probe.c trace_probe_create). One write of a blank line, a comment,
+// a definition with a comment after it, another blank line and a second
+// definition defines both, in kprobe_events and in dynamic_events alike.
+TEST_F(DynEventClear, BlankLinesAndCommentsAreSkipped) {
+  for (const char* file : {"kprobe_events", "dynamic_events"}) {
+    SCOPED_TRACE(file);
+    const std::string text = "\n# written by tracebed\n" + def_p1() + " # the entry\n\n" + def_r2() + "\n";
+    ASSERT_OK(top().files().append(file, text));
+    EXPECT_THAT(listed(), UnorderedElementsAre(p1_, r2_));
+    ASSERT_OK(top().files().append("dynamic_events", "-:" + p1_));
+    ASSERT_OK(top().files().append("dynamic_events", "-:" + r2_));
+    EXPECT_THAT(listed(), IsEmpty());
+  }
+}
+
 }  // namespace
 }  // namespace tracebed::suites

@@ -141,6 +141,33 @@ TEST_F(ModulesProbes, TprobeOnModuleTracepointDefinedBeforeLoadFires) {
   EXPECT_OK(t.files().write("dynamic_events", ""));
 }
 
+// A tprobe on a tracepoint that no loaded module has waits for the module
+// that has it, though another module's tracepoints are there: the sample
+// module's thread hits its own every second (trace_fprobe.c
+// __find_tracepoint_module_cb takes a tracepoint by its name only; an
+// `||` for its `&&` would bind the tprobe to the first module tracepoint
+// it meets). Nothing is recorded until tracebed_events loads, then each of
+// its 30 flags lines once.
+TEST_F(ModulesProbes, TprobeWaitsForItsModuleBesideAnotherModulesTracepoints) {
+  TRACEBED_REQUIRE(features::tprobes);
+  TRACEBED_REQUIRE(features::trace_events_sample_module);
+  const Instance& t = top();
+  load("trace-events-sample");
+  ASSERT_OK(t.files().append("dynamic_events", "t:waiting tb_flags"));
+  ASSERT_OK(t.files().write("events/tracepoints/waiting/enable", "1"));
+  ASSERT_OK(t.clear_trace());
+  // Two of the sample thread's rounds of its tracepoints.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_EQ(lines_with(trace_lines(t), "waiting:"), 0u) << "the tprobe fired before its module was loaded";
+  load(kModule);
+  emit_flags(30);
+  EXPECT_EQ(lines_with(trace_lines(t), "waiting:"), 30u) << "hits of the tprobe on tb_flags once its module loaded";
+  unload(kModule);
+  unload("trace-events-sample");
+  EXPECT_OK(t.files().write("events/tracepoints/waiting/enable", "0"));
+  EXPECT_OK(t.files().write("dynamic_events", ""));
+}
+
 // ftracetest dynevent/add_remove_fprobe_module.tc: an fprobe on a module's
 // functions puts them in enabled_functions and takes them out when the
 // module goes; it does not come back by itself, and an fprobe on a kernel
