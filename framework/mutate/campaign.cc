@@ -304,8 +304,8 @@ class CampaignRun {
                                               const std::string& filter);
   Status test_unmutated(const std::vector<const Mutant*>& pending, const std::set<std::string>& files);
   Result<MutantResult> judge_mutant(const Mutant& m);
-  void test_mutant(const Mutant& m, const fs::path& kernel, bool ftracetest_only, bool judged_again,
-                   MutantResult& r, Status& error);
+  Status test_mutant(const Mutant& m, const fs::path& kernel, bool ftracetest_only, bool judged_again,
+                     MutantResult& r);
 
   const CampaignOptions& o_;
   const fs::path work_;
@@ -376,8 +376,8 @@ Status CampaignRun::test_unmutated(const std::vector<const Mutant*>& pending, co
 
 // A built mutant's tests: the two sides' guests side by side (each is one
 // TCG guest, and the build that needed both cores is done).
-void CampaignRun::test_mutant(const Mutant& m, const fs::path& kernel, bool ftracetest_only, bool judged_again,
-                              MutantResult& r, Status& error) {
+Status CampaignRun::test_mutant(const Mutant& m, const fs::path& kernel, bool ftracetest_only, bool judged_again,
+                                MutantResult& r) {
   // Named after the mutant, not its place in this run: a run of one
   // mutant (--mutant) must not write over the sample's logs.
   std::string name = m.id();
@@ -389,6 +389,7 @@ void CampaignRun::test_mutant(const Mutant& m, const fs::path& kernel, bool ftra
     return std::pair{std::move(run), since(t1)};
   };
   std::future<std::pair<Result<SideRun>, double>> ks_side;
+  Status error;  // returned once both sides are done
   // Judged again for tracebed's sake: ftracetest's tests did not change.
   const bool ks_known = judged_again && r.kselftest.verdict != Verdict::not_run;
   if (o_.also_kselftest && !ks_known)
@@ -404,6 +405,7 @@ void CampaignRun::test_mutant(const Mutant& m, const fs::path& kernel, bool ftra
     if (!ks) error = ks.error();
     else r.kselftest = judge(*ks, baseline_theirs_, ks_seconds);
   }
+  return error;
 }
 
 // One mutant applied, built, compared with the unmutated code, tested, and
@@ -446,7 +448,7 @@ Result<MutantResult> CampaignRun::judge_mutant(const Mutant& m) {
     r.tracebed = {Verdict::equivalent, {}, 0, "compiles to the same object code"};
     r.kselftest.verdict = o_.also_kselftest ? Verdict::equivalent : Verdict::not_run;
   } else {
-    test_mutant(m, built->kernel_dir, ftracetest_only, judged_again, r, error);
+    error = test_mutant(m, built->kernel_dir, ftracetest_only, judged_again, r);
   }
   TRACEBED_TRY(base::write_file_atomic(work_ / m.file, original));
   if (!error) return error.error();
