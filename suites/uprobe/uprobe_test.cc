@@ -268,6 +268,30 @@ TEST_F(Uprobe, FilterOnAnArgumentMatchesOneCall) {
   EXPECT_THAT(add_calls(r), ::testing::Contains(AddCall{12, 9, 21}));
 }
 
+// perf counts a uprobe event bound to one task (perf_event_open with a
+// pid, as `perf stat -e` opens it): the event's mm filter lets exactly
+// that task's calls in. Twice in a row, so the filter's open and close
+// leave it usable for the next task; the trace buffer stays empty, as
+// perf alone uses the event.
+TEST_F(Uprobe, PerfCountsATaskBoundUprobeOncePerCall) {
+  // perf_event_open is ENOSYS without CONFIG_PERF_EVENTS.
+  if (!fs().ops().exists("/proc/sys/kernel/perf_event_paranoid"))
+    GTEST_SKIP() << "needs perf events: no /proc/sys/kernel/perf_event_paranoid (CONFIG_PERF_EVENTS)";
+  auto ev = create(at(unique("perf"), "tracebed_target_add").arg(FetchArg::reg("di").name("a")));
+  ASSERT_OK(ev);
+  auto id = ev->event(inst()).id();
+  ASSERT_OK(id);
+  for (int run : {1, 2}) {
+    const long calls = run == 1 ? 300 : 301;
+    ProbeRun r = target({"perf-add", std::to_string(*id), "7", "8", std::to_string(calls)});
+    ASSERT_THAT(r.lines_of("add"), SizeIs(calls)) << "run " << run;
+    auto counted = r.lines_of("perf-add");
+    ASSERT_THAT(counted, SizeIs(1)) << "run " << run;
+    EXPECT_EQ(counted[0].at(1), std::to_string(calls)) << "run " << run << ": perf's count (or -errno)";
+  }
+  EXPECT_THAT(decoded(*ev), IsEmpty()) << "the event was never enabled in the instance";
+}
+
 // Two uprobes at one offset each see every call.
 TEST_F(Uprobe, TwoProbesAtOneOffsetBothFire) {
   auto a = create_enabled(

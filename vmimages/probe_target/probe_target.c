@@ -19,6 +19,8 @@
  *   tracebed-probe-target poll in|pri|out FILE MS [unread]
  *                                                    poll FILE REVENTS_HEX ELAPSED_MS
  *   tracebed-probe-target write SIZE COUNT...        write FD SIZE COUNT   (per SIZE)
+ *   tracebed-probe-target perf-add ID A B COUNT      add ... (per call), then
+ *                                                    perf-add ID COUNTED_OR_-ERRNO
  *
  * The probed functions are global, never inlined and kept in the symbol
  * table (the binary is not stripped): uprobe offsets come from the ELF
@@ -28,11 +30,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -276,10 +280,42 @@ static int cmd_write(int argc, char** argv) {
   return 0;
 }
 
+/* perf_event_open on tracepoint ID (a probe event's id), bound to this
+ * task on any CPU, as `perf stat -e` binds a command's events: the counter
+ * runs around COUNT calls of tracebed_target_add, and what it read is
+ * printed. Task-bound events are the ones a uprobe event filters by mm. */
+static int cmd_perf_add(int argc, char** argv) {
+  long id, a, b, count;
+  if (argc < 4 || parse_long(argv[0], &id) || parse_long(argv[1], &a) || parse_long(argv[2], &b) ||
+      parse_long(argv[3], &count))
+    return 2;
+  struct perf_event_attr pe;
+  memset(&pe, 0, sizeof pe);
+  pe.type = PERF_TYPE_TRACEPOINT;
+  pe.size = sizeof pe;
+  pe.config = (uint64_t)id;
+  pe.disabled = 1;
+  int fd = (int)syscall(SYS_perf_event_open, &pe, 0, -1, -1, 0);
+  if (fd < 0) {
+    printf("perf-add %ld %d\n", id, -errno);
+    return 0;
+  }
+  uint64_t counted = 0;
+  if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) return 1;
+  for (long i = 0; i < count; i++) {
+    long sum = tracebed_target_add(a + i, b);
+    printf("add %ld %ld -> %ld\n", a + i, b, sum);
+  }
+  if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) || read(fd, &counted, sizeof counted) != sizeof counted) return 1;
+  close(fd);
+  printf("perf-add %ld %" PRIu64 "\n", id, counted);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) {
-    fprintf(stderr, "usage: tracebed-probe-target pid|add|mix|open|lseek|readlink|sleep|wake|getpid|poll|write ARGS...\n");
+    fprintf(stderr, "usage: tracebed-probe-target pid|add|mix|open|lseek|readlink|sleep|wake|getpid|poll|write|perf-add ARGS...\n");
     return 2;
   }
   const char* cmd = argv[1];
@@ -298,6 +334,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(cmd, "getpid")) status = cmd_getpid(n, args);
   else if (!strcmp(cmd, "poll")) status = cmd_poll(n, args);
   else if (!strcmp(cmd, "write")) status = cmd_write(n, args);
+  else if (!strcmp(cmd, "perf-add")) status = cmd_perf_add(n, args);
   else {
     fprintf(stderr, "tracebed-probe-target: unknown command %s\n", cmd);
     return 2;
