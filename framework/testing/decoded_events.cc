@@ -155,6 +155,20 @@ std::vector<Probed> probed_from(const std::vector<DecodedEvent>& by_page, std::s
   return out;
 }
 
+std::vector<const DecodedEvent*> unprobed_sources(const std::vector<DecodedEvent>& by_page, std::string_view source,
+                                                  std::string_view probe) {
+  std::vector<const DecodedEvent*> out;
+  std::map<int, const DecodedEvent*> open;  // cpu -> its source record waiting for a probe record
+  for (const DecodedEvent& e : by_page) {
+    if (is_event(e, source)) {
+      if (const DecodedEvent* before = std::exchange(open[e.cpu], &e)) out.push_back(before);
+    } else if (is_event(e, probe)) {
+      open[e.cpu] = nullptr;
+    }
+  }
+  return out;
+}
+
 std::string str_field(const DecodedEvent& e, const std::string& name) {
   auto it = e.fields.find(name);
   if (it == e.fields.end() || !std::holds_alternative<std::string>(it->second)) {

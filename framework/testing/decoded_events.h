@@ -79,6 +79,14 @@ struct Probed {
 std::vector<Probed> probed_from(const std::vector<DecodedEvent>& by_page, std::string_view source,
                                 std::string_view probe);
 
+// The `source` records no `probe` record follows on their CPU (in page
+// order), but for a CPU's last record of the two: tracing stopped between
+// one tracepoint call's two writes leaves that one alone. A probe that
+// misses calls of its event shows here; probed_from only sees the records
+// it made.
+std::vector<const DecodedEvent*> unprobed_sources(const std::vector<DecodedEvent>& by_page, std::string_view source,
+                                                  std::string_view probe);
+
 struct DecodedEvents {
   std::vector<DecodedEvent> events;  // per CPU in page order, CPUs ascending
   uint64_t unknown = 0;              // records of events not asked for (counted, not fatal)

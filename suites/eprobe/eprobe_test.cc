@@ -111,6 +111,8 @@ TEST_F(Eprobe, SchedSwitchFieldsEqualTheAttachedEvent) {
   ASSERT_OK(ep);
   ASSERT_OK(sw().enable());
   ASSERT_OK(ep->enable(inst()));
+  // The window starts with both on: no sched_switch before the probe was.
+  ASSERT_OK(inst().clear_trace());
   ProbeRun probe = run_target({"sleep", "2", "3"});
   ASSERT_OK(inst().set_tracing_on(false));
 
@@ -128,6 +130,7 @@ TEST_F(Eprobe, SchedSwitchFieldsEqualTheAttachedEvent) {
   }
   // The target slept three times: it was switched out at least that often.
   EXPECT_GE(of_target, 3u);
+  EXPECT_THAT(unprobed_sources(events, "sched_switch", name), IsEmpty()) << "sched_switch records the eprobe missed";
 }
 
 // A typecast field: hrtimer_start's `hrtimer` pointer read as a struct

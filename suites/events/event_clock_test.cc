@@ -35,13 +35,13 @@ class EventClock : public TracefsTest {
   }
 };
 
-// A hist on common_timestamp turns the instance's buffer to absolute time
-// stamps: every record is a TIME_STAMP and the event after it, whose own
-// delta is 0 (ring_buffer.c rb_add_timestamp). The hist takes each event's
-// stamp from the writer's side (ring_buffer_event_time_stamp), `trace`
-// from the buffer: the probe target's 300 getpid(2)s are in both, each
-// event's stamp in `trace` is a key of the hist, hit once, and the raw
-// pages decode to the same stamps.
+// The hist takes each event's stamp from the writer's side
+// (ring_buffer_event_time_stamp: the stamp saved when the record was
+// reserved), `trace` from the buffer: the probe target's 300 getpid(2)s
+// are in both, each event's stamp in `trace` is a key of the hist, hit
+// once, and the raw pages decode to the same stamps. (Kernels that turn
+// the buffer to absolute stamps for such a hist write a TIME_STAMP before
+// every record; 7.2 no longer does.)
 TEST_F(EventClock, TraceStampsAreTheOnesAHistOnCommonTimestampSaw) {
   TRACEBED_REQUIRE(features::hist_triggers);
   TRACEBED_REQUIRE(features::sys_enter_getpid);
@@ -66,12 +66,51 @@ TEST_F(EventClock, TraceStampsAreTheOnesAHistOnCommonTimestampSaw) {
   std::sort(keys.begin(), keys.end());
   EXPECT_GE(in_text.size(), 300u);
   EXPECT_THAT(in_text, ElementsAreArray(keys)) << "the stamps in trace against the hist's keys";
-  // The raw pages say the same: each event's own delta after its
-  // TIME_STAMP is 0, which the kernel's reader skips but a reader of the
-  // pages (libtraceevent's kbuffer, trace-cmd, this decoder) adds.
+  // The raw pages say the same: where a TIME_STAMP comes before a record,
+  // the record's own delta is 0, which the kernel's reader skips but a
+  // reader of the pages (libtraceevent's kbuffer, trace-cmd, this decoder)
+  // adds.
   std::vector<uint64_t> in_pages;
   for (const DecodedEvent& e : decoded(ev)) in_pages.push_back(e.ts);
   EXPECT_THAT(in_pages, ElementsAreArray(in_text)) << "the stamps in the raw pages against trace";
+}
+
+// A record more than 2^27 ticks after the one before it on its CPU needs
+// a TIME_EXTEND first (ring_buffer.c test_time_stamp), and the record's
+// own delta is then 0: its stamp is the extend's. In a nanosecond clock,
+// 12 getpid(2)s 150 ms apart are 11 such gaps; the hist's keys are the
+// writer's stamps to the nanosecond, and the raw pages decode to exactly
+// those. A delta left behind the extend would put every later record on
+// the page a nanosecond further off.
+TEST_F(EventClock, StampsAfterTimeExtendsAreTheWritersToTheNanosecond) {
+  TRACEBED_REQUIRE(features::hist_triggers);
+  TRACEBED_REQUIRE(features::sys_enter_getpid);
+  ASSERT_OK(inst().set_trace_clock("global"));
+  Event ev = inst().event("syscalls", "sys_enter_getpid");
+  ASSERT_OK(ev.add_trigger(HistTrigger().key("common_timestamp").clock("global").trigger()));
+  ASSERT_OK(ev.enable());
+  constexpr int kCalls = 12;
+  run_target_only({"getpid", std::to_string(kCalls), "150"});
+  ASSERT_OK(inst().set_tracing_on(false));
+
+  auto file = tracefs::read_hist(ev);
+  ASSERT_OK(file);
+  ASSERT_THAT(file->sections, SizeIs(1));
+  std::vector<uint64_t> keys;
+  for (const auto& e : file->sections[0].entries) {
+    ASSERT_THAT(e.keys, SizeIs(1));
+    ASSERT_TRUE(e.keys[0].number) << e.keys[0].text;
+    keys.push_back(*e.keys[0].number);
+  }
+  std::sort(keys.begin(), keys.end());
+  // The shell that execs the target makes a getpid(2) or two of its own
+  // first; the target's are the last kCalls.
+  ASSERT_GE(keys.size(), static_cast<size_t>(kCalls));
+  for (size_t i = keys.size() - kCalls + 1; i < keys.size(); ++i)
+    EXPECT_GT(keys[i] - keys[i - 1], uint64_t{1} << 27) << "the calls are a time extend apart";
+  std::vector<uint64_t> in_pages;
+  for (const DecodedEvent& e : decoded(ev)) in_pages.push_back(e.ts);
+  EXPECT_THAT(in_pages, ElementsAreArray(keys)) << "the stamps in the raw pages against the writer's";
 }
 
 // A filtered event is built in a per-CPU buffer and copied into the ring

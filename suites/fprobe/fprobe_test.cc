@@ -284,8 +284,10 @@ TEST_F(Tprobe, SchedSwitchFieldsEqualTheEvent) {
   ASSERT_OK(ev);
   ASSERT_OK(inst().event("sched", "sched_switch").enable());
   ASSERT_OK(ev->enable(inst()));
+  ASSERT_OK(inst().clear_trace());  // both on from the window's start
   ProbeRun run = run_target({"sleep", "2", "3"});
   std::vector<DecodedEvent> events = decoded({{"sched", "sched_switch"}, *ev}, Order::page);
+  EXPECT_THAT(unprobed_sources(events, "sched_switch", name), IsEmpty()) << "sched_switch records the tprobe missed";
   // Both are probes on one tracepoint, called in the order they were
   // registered: per CPU the tprobe record follows its sched_switch record.
   std::vector<Probed> probed = probed_from(events, "sched_switch", name);

@@ -39,6 +39,7 @@ class FunctionGraph : public TracefsTest {
          "port_fops_read", "fill_readbuf", "shmem_file_read_iter", "touch_atime", "atime_needs_update"})));
     EXPECT_OK(graph().set_graph_function(std::vector<std::string>{"vfs_read"}));
     EXPECT_OK(graph().clear_trace());
+    EXPECT_OK(graph().set_tracing_on(true));  // a run before this one stopped it
     EXPECT_OK(graph().set_tracer("function_graph"));
     sh("cat /proc/version > /dev/null");
     EXPECT_OK(graph().set_tracing_on(false));

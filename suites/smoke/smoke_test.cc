@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <random>
 
 #include <gmock/gmock.h>
@@ -123,13 +124,23 @@ TEST(Smoke, TracePipeRawPagesComeBack) {
   ASSERT_EQ(*a.write_file(fmt::format("{}/trace", kTracing), ""), 0);
   ASSERT_EQ(*a.write_file(fmt::format("{}/tracing_on", kTracing), "1"), 0);
   // Pin the writer to CPU 0 so the marker lands in cpu0's buffer.
-  auto r = guest().sh(fmt::format("taskset 1 sh -c 'echo {} > {}/trace_marker'", unique_marker(), kTracing));
+  const std::string marker = unique_marker();
+  auto r = guest().sh(fmt::format("taskset 1 sh -c 'echo {} > {}/trace_marker'", marker, kTracing));
   ASSERT_OK(r);
   ASSERT_TRUE(r->ok()) << r->err;
   auto pages = a.read_pages(kTracing, 0, 4096, 16, std::chrono::milliseconds(2000));
   ASSERT_OK(pages);
   ASSERT_FALSE(pages->empty());
   EXPECT_EQ(pages->size() % 4096, 0u);
+  // The marker's text is in the page's data (a print record's buf), after
+  // the 16-byte header of stamp and commit (x86-64: two u64s), whose
+  // commit counts at least the marker's bytes.
+  const size_t at = pages->find(marker);
+  ASSERT_NE(at, std::string::npos) << "the marker is not in cpu0's page";
+  EXPECT_GE(at, 16u);
+  uint64_t commit = 0;
+  std::memcpy(&commit, pages->data() + 8, sizeof commit);
+  EXPECT_GE(commit & 0xfffff, at - 16 + marker.size()) << "the page's commit ends before the marker";
 }
 
 TEST(Smoke, CopyInAndOut) {

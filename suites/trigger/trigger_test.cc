@@ -196,6 +196,114 @@ TEST_F(Triggers, DisableEventTurnsAnotherEventOff) {
   EXPECT_THAT(pids_of(of_runs(decoded(exit), pids)), ElementsAreArray(pids.begin(), pids.begin() + 9));
 }
 
+// Each counted trigger spends its count exactly N times and then does
+// nothing. A run of four, the second by the marked path the trigger's
+// filter picks, is one firing; between runs the test puts the state back
+// by hand, so that every firing acts (enable_event and disable_event only
+// count a firing that changes the event's state).
+
+// enable_event:...:3 arms the exit event three times (turned off by hand
+// after each); the fourth marked run finds the count spent.
+TEST_F(Triggers, EnableEventCountArmsTheEventExactlyNTimes) {
+  const std::string m = marked();
+  tracefs::Event exit = exit_event();
+  ASSERT_OK(exec().add_trigger(
+      Trigger::enable_event("sched", "sched_process_exit").count(3).filter(filename_is(m))));
+  ASSERT_EQ(exit.enable_state().value(), "0*");
+  std::vector<int> recorded, all;
+  for (uint64_t left : {2u, 1u, 0u, 0u}) {
+    SCOPED_TRACE("count left " + std::to_string(left));
+    const bool fires = recorded.size() < 9;
+    std::vector<int> pids = exec_runs(4, {1});
+    ASSERT_THAT(pids, SizeIs(4));
+    all.insert(all.end(), pids.begin(), pids.end());
+    if (fires) recorded.insert(recorded.end(), pids.begin() + 1, pids.end());
+    EXPECT_EQ(exit.enable_state().value(), fires ? "1*" : "0*");
+    EXPECT_EQ(exec().triggers().value().at(0).count, left);
+    ASSERT_OK(exit.disable());
+    EXPECT_EQ(exit.enable_state().value(), "0*");
+  }
+  EXPECT_THAT(pids_of(of_runs(decoded(exit), all)), ElementsAreArray(recorded))
+      << "the exits from each marked run on, in the three rounds that fired";
+}
+
+// disable_event:...:2 turns the exit event off twice (on again by hand
+// after each); in the third round every exit is there.
+TEST_F(Triggers, DisableEventCountTurnsTheEventOffExactlyNTimes) {
+  const std::string m = marked();
+  tracefs::Event exit = exit_event();
+  ASSERT_OK(exit.enable());
+  ASSERT_OK(exec().add_trigger(
+      Trigger::disable_event("sched", "sched_process_exit").count(2).filter(filename_is(m))));
+  ASSERT_EQ(exit.enable_state().value(), "1*");
+  std::vector<int> recorded, all;
+  for (uint64_t left : {1u, 0u, 0u}) {
+    SCOPED_TRACE("count left " + std::to_string(left));
+    const bool fires = all.size() < 8;
+    std::vector<int> pids = exec_runs(4, {1});
+    ASSERT_THAT(pids, SizeIs(4));
+    all.insert(all.end(), pids.begin(), pids.end());
+    recorded.insert(recorded.end(), pids.begin(), fires ? pids.begin() + 1 : pids.end());
+    EXPECT_EQ(exit.enable_state().value(), fires ? "0*" : "1*");
+    EXPECT_EQ(exec().triggers().value().at(0).count, left);
+    ASSERT_OK(exit.enable());
+  }
+  EXPECT_THAT(pids_of(of_runs(decoded(exit), all)), ElementsAreArray(recorded))
+      << "the exits before each marked run, then every exit once the count is spent";
+}
+
+// traceon:2 starts the stopped buffer twice (stopped by hand after each);
+// the third marked run leaves it off. The runs after each start are
+// recorded, and nothing of the third round is.
+TEST_F(Triggers, TraceonCountStartsTheBufferExactlyNTimes) {
+  const std::string m = marked();
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_OK(exec().add_trigger(Trigger::traceon().count(2).filter(filename_is(m))));
+  ASSERT_OK(exec().enable());
+  std::vector<int> recorded, all;
+  for (uint64_t left : {1u, 0u, 0u}) {
+    SCOPED_TRACE("count left " + std::to_string(left));
+    const bool fires = all.size() < 8;
+    std::vector<int> pids = exec_runs(4, {1});
+    ASSERT_THAT(pids, SizeIs(4));
+    all.insert(all.end(), pids.begin(), pids.end());
+    // The marked exec itself went to the temporary buffer with tracing off.
+    if (fires) recorded.insert(recorded.end(), pids.begin() + 2, pids.end());
+    EXPECT_EQ(inst().tracing_on().value(), fires);
+    EXPECT_EQ(exec().triggers().value().at(0).count, left);
+    ASSERT_OK(inst().set_tracing_on(false));
+  }
+  EXPECT_THAT(pids_of(of_runs(decoded(exec()), all)), ElementsAreArray(recorded));
+}
+
+// snapshot:3 swaps the live and snapshot buffers three times, and a swap
+// keeps both buffers' contents (trace_snapshot.c update_max_tr): with a
+// marker written before each of four marked runs, the swaps leave rounds
+// 1 and 3 in the snapshot and 2 and 4 live. A fourth swap would leave
+// 2 and 4 in the snapshot, a count of 1 would leave 1 alone there.
+TEST_F(Triggers, SnapshotCountSwapsTheBuffersExactlyNTimes) {
+  TRACEBED_REQUIRE(features::snapshot_trigger);
+  const std::string m = marked();
+  ASSERT_OK(exec().add_trigger(Trigger::snapshot().count(3).filter(filename_is(m))));
+  for (int round = 1; round <= 4; ++round) {
+    ASSERT_OK(inst().write_marker("tracebed-round-" + std::to_string(round)));
+    ASSERT_THAT(exec_runs(1, {0}), SizeIs(1));
+  }
+  ASSERT_OK(inst().set_tracing_on(false));
+  EXPECT_EQ(exec().triggers().value().at(0).count, 0u);
+  auto snap = inst().read_snapshot();
+  ASSERT_OK(snap);
+  std::vector<std::string> in_snapshot;
+  for (std::string_view l : tracefs::split_lines(*snap))
+    if (auto at = l.find("tracebed-round-"); at != std::string_view::npos)
+      in_snapshot.push_back(std::string(tracefs::trim(l.substr(at))));
+  EXPECT_THAT(in_snapshot, ElementsAre("tracebed-round-1", "tracebed-round-3"));
+  std::vector<std::string> live;
+  for (const std::string& b : str_fields(decoded(EventRef{"ftrace", "print"}), "buf"))
+    live.push_back(std::string(tracefs::trim(b)));
+  EXPECT_THAT(live, ElementsAre("tracebed-round-2", "tracebed-round-4"));
+}
+
 // trigger-filter.tc: a trigger whose `if` never matches never fires: 30
 // runs pass it, tracing stays on and each run's exec is recorded.
 TEST_F(Triggers, FilterThatNeverMatchesNeverFires) {

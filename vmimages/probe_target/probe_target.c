@@ -15,7 +15,7 @@
  *   tracebed-probe-target readlink PATH...           readlink PATH LEN_OR_-ERRNO
  *   tracebed-probe-target sleep MS [COUNT]           sleep MS
  *   tracebed-probe-target wake COUNT                 wake WAKER_PID SLEEPER_PID
- *   tracebed-probe-target getpid COUNT               getpid COUNT
+ *   tracebed-probe-target getpid COUNT [MS]          getpid COUNT   (MS apart)
  *   tracebed-probe-target poll in|pri|out FILE MS [unread]
  *                                                    poll FILE REVENTS_HEX ELAPSED_MS
  *   tracebed-probe-target write SIZE COUNT...        write FD SIZE COUNT   (per SIZE)
@@ -211,10 +211,14 @@ static int cmd_wake(int argc, char** argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* COUNT getpid(2)s, MS milliseconds apart when MS is given. */
 static int cmd_getpid(int argc, char** argv) {
-  long count;
-  if (argc < 1 || parse_long(argv[0], &count)) return 2;
-  for (long i = 0; i < count; i++) KEEP(syscall(SYS_getpid));
+  long count, ms = 0;
+  if (argc < 1 || parse_long(argv[0], &count) || (argc > 1 && parse_long(argv[1], &ms))) return 2;
+  for (long i = 0; i < count; i++) {
+    if (i > 0 && ms > 0) sleep_ms(ms);
+    KEEP(syscall(SYS_getpid));
+  }
   printf("getpid %ld\n", count);
   return 0;
 }
