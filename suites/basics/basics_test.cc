@@ -1,5 +1,6 @@
 // ftracetest 00basic, in spirit, through the control layer.
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <regex>
 #include <set>
@@ -426,19 +427,34 @@ TEST_F(Basics, RawPagesAreWholeSubBuffers) {
 }
 
 // tracing_cpumask (ftrace/func_cpumask.tc, in spirit): with only CPU 0
-// in the mask, every recorded event comes from CPU 0.
+// in the mask, 100 markers written from CPU 0 are all there and 100 from
+// CPU 1 none; with CPU 1 back in the mask, its next 100 are there too.
 TEST_F(Basics, CpumaskLimitsRecordingToThoseCpus) {
   TRACEBED_COVERS("ftracetest: ftrace/func_cpumask.tc");
   TRACEBED_REQUIRE(tracefs::features::tracing_cpumask);
   std::vector<int> cpus = inst().cpus().value();
   if (cpus.size() < 2) GTEST_SKIP() << "needs 2 CPUs: the guest has " << cpus.size();
+  const std::string marker = inst().files().path("trace_marker");
+  // 100 markers from a shell pinned to `cpu`, each "TAG-N".
+  auto write_from = [&](int cpu, const std::string& tag) {
+    sh(fmt::format("taskset {0:x} sh -c 'i=0; while [ $i -lt 100 ]; do echo {1}-$i > {2}; i=$((i+1)); done'",
+                   1u << cpu, tag, marker));
+  };
+  auto expected = [](const std::string& tag) {
+    std::vector<std::string> out;
+    for (int i = 0; i < 100; ++i) out.push_back(tag + "-" + std::to_string(i));
+    return out;
+  };
   ASSERT_OK(inst().set_tracing_cpumask("1"));
-  ASSERT_OK(inst().event("sched", "sched_switch").enable());
-  sh("for i in 1 2 3; do sleep 0.02; done");
-  ASSERT_OK(inst().set_tracing_on(false));
-  auto lines = trace_lines(inst());
-  ASSERT_THAT(lines, Not(IsEmpty()));
-  EXPECT_THAT(lines, Each(HasSubstr("[000]")));
+  write_from(0, "tb-cpu0");
+  write_from(1, "tb-cpu1");
+  ASSERT_OK(inst().set_tracing_cpumask("3"));
+  write_from(1, "tb-cpu1-again");
+  std::map<int, std::vector<std::string>> per_cpu;
+  for (const DecodedEvent& e : decoded(EventRef{"ftrace", "print"}))
+    per_cpu[e.cpu].push_back(std::string(tracefs::trim(str_field(e, "buf"))));
+  EXPECT_THAT(per_cpu[0], ElementsAreArray(expected("tb-cpu0")));
+  EXPECT_THAT(per_cpu[1], ElementsAreArray(expected("tb-cpu1-again"))) << "CPU 1's markers out of the mask";
 }
 
 // saved_cmdlines maps each traced pid to its comm: the probe target run

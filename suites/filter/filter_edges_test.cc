@@ -6,6 +6,7 @@
 // record one run of the workload, so what each lets through is counted
 // against what the workload says it did.
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <string>
@@ -24,6 +25,7 @@ namespace {
 const Feature kExec = Feature::event("sched", "sched_process_exec");
 const Feature kNewtask = Feature::event("task", "task_newtask");
 const Feature kOpenatExit = Feature::event("syscalls", "sys_exit_openat");
+const Feature kLseek = Feature::event("syscalls", "sys_enter_lseek");
 
 class FilterEdge : public TracefsTest {
  public:
@@ -198,6 +200,64 @@ TEST_F(FilterEdge, LongComparesSignedAtTheValueAndOneEitherSide) {
     auto events = decoded(filtered_[i], {{"syscalls", "sys_exit_openat"}});
     EXPECT_THAT(events, Each(FromPid(run.pid)));
     EXPECT_THAT(int_fields(events, "ret"), UnorderedElementsAreArray(holding(rets, rows[i])));
+  }
+}
+
+// Sixty-four bits each way, on lseek(2): sys_enter_lseek's offset is
+// unsigned (trace_syscalls.c defines every entry argument so), its return
+// a signed long. The probe target seeks to both sides of 2^31, 2^32 and
+// 2^63 and to -1 (lseek_edge_args); each comparison at those edges passes
+// exactly the calls it holds for, as the target said it made them. A
+// compare cut to 32 bits, or a sign taken from the wrong side, shows.
+TEST_F(FilterEdge, SixtyFourBitComparesAcrossTheEdgesOfTheirRange) {
+  TRACEBED_REQUIRE(kLseek);
+  const std::string guard = " && comm == \"tracebed-probe-\"";
+  const std::vector<std::pair<std::string, std::function<bool(uint64_t)>>> offsets = {
+      {"offset == 4294967296", [](uint64_t v) { return v == 4294967296u; }},
+      {"offset > 4294967295", [](uint64_t v) { return v > 4294967295u; }},
+      {"offset >= 2147483648", [](uint64_t v) { return v >= 2147483648u; }},
+      {"offset < 2147483648", [](uint64_t v) { return v < 2147483648u; }},
+      {"offset >= 9223372036854775808", [](uint64_t v) { return v >= 9223372036854775808u; }},
+      {"offset == 18446744073709551615", [](uint64_t v) { return v == UINT64_MAX; }},
+  };
+  const std::vector<NumberRow> rets = {
+      {"ret == 9223372036854775807", [](int64_t v) { return v == INT64_MAX; }},
+      {"ret > 2147483647", [](int64_t v) { return v > 2147483647; }},
+      {"ret >= 4294967296", [](int64_t v) { return v >= 4294967296; }},
+      {"ret > 4294967295 && ret < 9223372036854775807", [](int64_t v) { return v > 4294967295 && v < INT64_MAX; }},
+      {"ret < 0", [](int64_t v) { return v < 0; }},
+      {"ret == -22", [](int64_t v) { return v == -22; }},
+  };
+  std::vector<std::string> enter_filters;
+  for (const auto& [f, _] : offsets) enter_filters.push_back(f + guard);
+  ASSERT_NO_FATAL_FAILURE(make_filtered({"syscalls", "sys_enter_lseek"}, enter_filters));
+  ASSERT_NO_FATAL_FAILURE(make_filtered({"syscalls", "sys_exit_lseek"}, filters_of(rets, guard)));
+  ProbeRun run = run_target(testlib::lseek_edge_args(5));
+  std::vector<uint64_t> offs;
+  std::vector<int64_t> results;
+  for (const auto& line : run.lines_of("lseek")) {
+    offs.push_back(static_cast<uint64_t>(std::stoll(line.at(0))));
+    results.push_back(std::stoll(line.at(2)));
+  }
+  ASSERT_THAT(results, SizeIs(60));
+  ASSERT_THAT(results, Contains(INT64_MAX));
+  ASSERT_THAT(results, Contains(-22));
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    SCOPED_TRACE(offsets[i].first);
+    std::vector<int64_t> want;
+    for (uint64_t v : offs)
+      if (offsets[i].second(v)) want.push_back(static_cast<int64_t>(v));
+    ASSERT_THAT(want, Not(IsEmpty()));
+    auto events = decoded(filtered_[i], {{"syscalls", "sys_enter_lseek"}});
+    EXPECT_THAT(events, Each(FromPid(run.pid)));
+    EXPECT_THAT(int_fields(events, "offset"), UnorderedElementsAreArray(want));
+  }
+  for (size_t i = 0; i < rets.size(); ++i) {
+    SCOPED_TRACE(rets[i].filter);
+    ASSERT_THAT(holding(results, rets[i]), Not(IsEmpty()));
+    auto events = decoded(filtered_[offsets.size() + i], {{"syscalls", "sys_exit_lseek"}});
+    EXPECT_THAT(events, Each(FromPid(run.pid)));
+    EXPECT_THAT(int_fields(events, "ret"), UnorderedElementsAreArray(holding(results, rets[i])));
   }
 }
 

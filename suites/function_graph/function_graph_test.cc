@@ -1,5 +1,6 @@
 // The function_graph tracer, with a graph function set first so only its
 // calls are recorded (function_graph_fixture.h).
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -33,58 +34,102 @@ TEST_F(FunctionGraph, GraphFunctionIsTheRootOfEveryCall) {
   }
 }
 
-// max_graph_depth bounds the depth.
+// max_graph_depth bounds the depth: the same read traced unlimited, then
+// at depths 1, 2 and 3, is cut at one level less than each (0: vfs_read
+// alone), or not cut where it was never that deep, and vfs_read is the
+// root every time.
 TEST_F(FunctionGraph, MaxGraphDepthBoundsTheDepth) {
   TRACEBED_REQUIRE(features::max_graph_depth);
   if (!graph().files().has("max_graph_depth")) GTEST_SKIP() << "needs max_graph_depth in this instance";
-  ASSERT_OK(graph().set_max_graph_depth(2));
-  EXPECT_EQ(graph().max_graph_depth().value(), 2u);
-  auto lines = trace_vfs_read();
-  ASSERT_OK(graph().set_max_graph_depth(0));
-  ASSERT_THAT(lines, Not(IsEmpty()));
-  size_t deepest = 0;
-  for (const std::string& l : lines) {
-    std::string call = call_part(l);
-    if (!call.empty()) deepest = std::max(deepest, depth_of(call));
+  auto deepest_of = [](const std::vector<std::string>& lines) {
+    size_t deepest = 0;
+    for (const std::string& l : lines) {
+      std::string call = call_part(l);
+      if (!call.empty()) deepest = std::max(deepest, depth_of(call));
+    }
+    return deepest;
+  };
+  const auto whole = trace_vfs_read();
+  ASSERT_THAT(whole, Contains(HasSubstr("vfs_read() {")));
+  const size_t natural = deepest_of(whole);
+  ASSERT_GE(natural, 2u) << "vfs_read's graph is too shallow to cut";
+  for (uint32_t limit : {1u, 2u, 3u}) {
+    SCOPED_TRACE(::testing::Message() << "max_graph_depth " << limit);
+    ASSERT_OK(graph().set_max_graph_depth(limit));
+    EXPECT_EQ(graph().max_graph_depth().value(), limit);
+    auto lines = trace_vfs_read();
+    EXPECT_THAT(lines, Contains(HasSubstr("vfs_read")));
+    EXPECT_EQ(deepest_of(lines), std::min<size_t>(limit - 1, natural));
   }
-  EXPECT_EQ(deepest, 1u);  // depth 2: vfs_read and its direct callees
+  ASSERT_OK(graph().set_max_graph_depth(0));
 }
 
-// A glob, so the compiler's clones (rw_verify_area.constprop.0, .part.0,
-// .isra.0, which vfs_read calls on some builds) are left out too.
-// The same read traced first without it shows the subtree (rw_verify_area
-// and the LSM hook under it), so its absence is the notrace's doing; the
-// rest of vfs_read's graph (the /proc reader) is still there.
-TEST_F(FunctionGraph, GraphNotraceHidesASubtree) {
-  if (traceable({"rw_verify_area"}).empty()) GTEST_SKIP() << "needs rw_verify_area in available_filter_functions";
-  // Without an LSM, security_file_permission is an inline stub.
-  const bool hook = !traceable({"security_file_permission"}).empty();
-  auto whole = trace_vfs_read();
-  ASSERT_THAT(whole, Contains(HasSubstr("rw_verify_area"))) << "the subtree without graph_notrace";
-  if (hook) {
-    ASSERT_THAT(whole, Contains(HasSubstr("security_file_permission")));
-  }
-  ASSERT_OK(graph().set_graph_notrace(std::vector<std::string>{"rw_verify_area*"}));
-  auto lines = trace_vfs_read();
-  ASSERT_OK(graph().set_graph_notrace({}));
-  EXPECT_THAT(lines, Contains(HasSubstr("vfs_read() {")));
-  // The rest of vfs_read's graph: a callee outside the subtree that the
-  // first run showed (the readers of /proc or of the agent's port).
-  std::set<std::string> outside;
-  for (const std::string& l : whole) {
+// One call of the graph: its depth under vfs_read, the function's name
+// (empty for a closing brace) and whether it opens a block of callees.
+struct GraphCall {
+  size_t depth;
+  std::string name;
+  bool opens;
+};
+std::vector<GraphCall> graph_calls(const std::vector<std::string>& lines) {
+  std::vector<GraphCall> out;
+  for (const std::string& l : lines) {
     std::string call = call_part(l);
-    size_t name_at = call.find_first_not_of(' ');
-    if (name_at == std::string::npos || depth_of(call) != 1) continue;
-    std::string name = call.substr(name_at, call.find('(', name_at) - name_at);
-    if (!name.starts_with("rw_verify_area")) outside.insert(name);
+    size_t at = call.find_first_not_of(' ');
+    if (at == std::string::npos) continue;
+    if (call[at] == '}') {
+      out.push_back({depth_of(call), "", false});
+      continue;
+    }
+    out.push_back({depth_of(call), call.substr(at, call.find('(', at) - at), call.ends_with("{")});
   }
-  ASSERT_THAT(outside, Not(IsEmpty())) << "vfs_read called nothing traced beside rw_verify_area";
+  return out;
+}
+
+// graph_notrace on a direct callee of vfs_read that has callees of its own
+// (rw_verify_area where the kernel calls it, else the agent port's reader):
+// the run without it shows the subtree, the run with it has neither the
+// function nor what it alone called, and vfs_read's other callees stay. A
+// glob, so the compiler's clones (rw_verify_area.constprop.0, .part.0,
+// .isra.0) are left out too.
+TEST_F(FunctionGraph, GraphNotraceHidesASubtree) {
+  const std::vector<GraphCall> whole = graph_calls(trace_vfs_read());
+  std::string hidden;
+  for (const GraphCall& c : whole)
+    if (c.depth == 1 && c.opens && (hidden.empty() || c.name.starts_with("rw_verify_area"))) hidden = c.name;
+  ASSERT_FALSE(hidden.empty()) << "vfs_read called nothing traced that calls more";
+  const std::string root = hidden.substr(0, hidden.find('.'));
+  // What the subtree alone calls, and vfs_read's other callees.
+  std::set<std::string> under, elsewhere, siblings;
+  for (size_t i = 0; i < whole.size(); ++i) {
+    if (whole[i].depth == 1 && !whole[i].name.empty() && !whole[i].name.starts_with(root))
+      siblings.insert(whole[i].name);
+    if (!(whole[i].depth == 1 && whole[i].opens && whole[i].name.starts_with(root))) {
+      if (whole[i].depth > 1 && !whole[i].name.empty()) elsewhere.insert(whole[i].name);
+      continue;
+    }
+    for (++i; i < whole.size() && whole[i].depth > 1; ++i)
+      if (!whole[i].name.empty()) under.insert(whole[i].name);
+  }
+  std::set<std::string> only_under;
+  for (const std::string& n : under)
+    if (!elsewhere.contains(n)) only_under.insert(n);
+  ASSERT_THAT(only_under, Not(IsEmpty())) << root << " calls nothing that vfs_read's other callees do not";
+
+  ASSERT_OK(graph().set_graph_notrace(std::vector<std::string>{root + "*"}));
+  const std::vector<GraphCall> cut = graph_calls(trace_vfs_read());
+  ASSERT_OK(graph().set_graph_notrace({}));
+  std::set<std::string> seen;
+  for (const GraphCall& c : cut) seen.insert(c.name);
+  EXPECT_TRUE(seen.contains("vfs_read")) << "vfs_read itself is still traced";
+  for (const std::string& n : seen) EXPECT_FALSE(n.starts_with(root)) << n << " under graph_notrace " << root << "*";
+  for (const std::string& n : only_under) EXPECT_FALSE(seen.contains(n)) << n << " is called only under " << root;
+  // Where vfs_read calls more than the one (6.12: the /proc reader too).
   size_t kept = 0;
-  for (const std::string& l : lines)
-    for (const std::string& name : outside) kept += call_part(l).find(name + "(") != std::string::npos;
-  EXPECT_GT(kept, 0u) << "none of vfs_read's other callees is left: " << ::testing::PrintToString(outside);
-  EXPECT_THAT(lines, Not(Contains(HasSubstr("rw_verify_area"))));
-  EXPECT_THAT(lines, Not(Contains(HasSubstr("security_file_permission")))) << "a call under the notrace function";
+  for (const std::string& n : siblings) kept += seen.contains(n);
+  if (!siblings.empty()) {
+    EXPECT_GT(kept, 0u) << "none of vfs_read's other callees is left: " << ::testing::PrintToString(siblings);
+  }
 }
 
 TEST_F(FunctionGraph, GraphFunctionReadsBack) {

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -134,7 +136,11 @@ TEST_F(Synthetic, OnmaxSavesTheLargestLatency) {
 }
 
 // onchange($var).save(...) keeps, per key, the value it last changed to
-// and the fields saved with it: per prev_pid, the last decoded prev_prio.
+// and the fields saved with it, and saves nothing while the value stays:
+// a shell renices itself to 5, 2, 5 and 9, sleeping at each, then execs
+// the probe target under another name (same pid, same nice), which
+// sleeps too. The saved value is the last prev_prio it changed to and
+// the comm of that switch, the shell's, not the later program's.
 TEST_F(Synthetic, OnchangeKeepsTheLastChangedValue) {
   TRACEBED_COVERS("ftracetest: trigger/inter-event/trigger-onchange-action-hist.tc");
   TRACEBED_REQUIRE(features::hist_onchange);
@@ -143,19 +149,41 @@ TEST_F(Synthetic, OnchangeKeepsTheLastChangedValue) {
   h.key("prev_pid").var("prio", "prev_prio").action(HistAction::onchange("prio").save({"prev_comm"}));
   ASSERT_OK(ev.add_trigger(h.trigger()));
   ASSERT_OK(ev.enable());
-  ProbeRun probe = run_target({"sleep", "2", "5"});
+  const std::string name = "tb-onchange";
+  const std::string out = sh(fmt::format(
+      "ln -sf {0} /tmp/{1}; echo $$; for n in 5 2 5 9; do renice $n -p $$ > /dev/null; sleep 0.05; sleep 0.05; done; "
+      "exec /tmp/{1} sleep 50 3",
+      kProbeTarget, name));
   ASSERT_OK(inst().set_tracing_on(false));
+  const int pid = std::stoi(out);
   auto hist = tracefs::read_hist(ev);
   ASSERT_OK(hist);
   ASSERT_THAT(hist->sections, SizeIs(1));
-  // The probe target lives inside the window: all its switches are decoded.
-  std::optional<int64_t> last_prio;
-  for (const DecodedEvent& e : decoded({"sched", "sched_switch"}, Order::page))
-    if (int_field(e, "prev_pid") == probe.pid) last_prio = int_field(e, "prev_prio");
-  ASSERT_TRUE(last_prio.has_value()) << "no switch away from the probe target " << probe.pid;
-  EXPECT_THAT(hist->sections[0].entries,
-              Contains(AllOf(HistKeyEq("prev_pid", probe.pid),
-                             HistSavedThat("changed", static_cast<uint64_t>(*last_prio)))));
+  // The last change in the shell's own switches, and the program's after it.
+  std::optional<int64_t> prio;
+  std::string comm;
+  size_t program_switches = 0;
+  for (const DecodedEvent& e : decoded({"sched", "sched_switch"})) {
+    if (int_field(e, "prev_pid") != pid) continue;
+    if (int_field(e, "prev_prio") != prio) {
+      prio = int_field(e, "prev_prio");
+      comm = str_field(e, "prev_comm");
+    } else {
+      program_switches += str_field(e, "prev_comm") == name;
+    }
+  }
+  ASSERT_EQ(prio, 129) << "the shell's last nice, 9";
+  ASSERT_EQ(comm, "sh");
+  ASSERT_GE(program_switches, 3u) << "the program slept three times at the same prio";
+  const tracefs::HistEntry* entry = nullptr;
+  for (const auto& e : hist->sections[0].entries)
+    if (const auto* k = e.key("prev_pid"); k && k->number == static_cast<uint64_t>(pid)) entry = &e;
+  ASSERT_NE(entry, nullptr) << "no entry for prev_pid " << pid;
+  EXPECT_THAT(*entry, HistSavedThat("changed", 129u));
+  std::string saved_comm;
+  for (const tracefs::HistValue& v : entry->saved)
+    if (v.field == "prev_comm") saved_comm = v.text;
+  EXPECT_EQ(saved_comm, "sh") << "saved again though the prio did not change";
 }
 
 // Every field type the kernel accepts is in the format with the size of its

@@ -200,16 +200,21 @@ TEST_F(Uprobe, StringsOfEveryLengthAreRecordedWhole) {
   EXPECT_THAT(str_fields(events, "str"), ElementsAreArray(strs));
 }
 
-// The same string as ustring, where the kernel has the type.
+// The same strings as ustring, where the kernel has the type: every
+// length, each recorded whole, once per call, in order.
 TEST_F(Uprobe, UstringReadsTheSameUserString) {
   TRACEBED_REQUIRE(features::type_ustring);
   auto ev = create_enabled(at(unique("ustr"), "tracebed_target_mix")
                                .arg(FetchArg::reg("r8").deref(0).name("str").type(FetchType::ustring())));
   ASSERT_OK(ev);
-  ProbeRun r = target({"mix", "1", "2", "3", "4", "/a/user/string"});
-  auto lines = r.lines_of("mix");
-  ASSERT_THAT(lines, SizeIs(1));
-  EXPECT_THAT(decoded(*ev), ElementsAre(FieldEq("str", lines[0].at(4))));
+  const std::vector<std::string> strs = testlib::texts_of_every_length();
+  std::vector<std::string> args = {"mix", "1", "2", "3", "4"};
+  args.insert(args.end(), strs.begin(), strs.end());
+  ProbeRun r = target(args);
+  ASSERT_THAT(r.lines_of("mix"), SizeIs(strs.size()));
+  std::vector<DecodedEvent> events = decoded(*ev);
+  EXPECT_THAT(events, Each(FromPid(r.pid)));
+  EXPECT_THAT(str_fields(events, "str"), ElementsAreArray(strs));
 }
 
 // mix returns the string's length plus its first argument: the uretprobe
@@ -255,7 +260,9 @@ TEST_F(Uprobe, StackHoldsTheReturnAddressIntoTheCaller) {
               AllOf(SizeIs(3), Each(AllOf(FieldEq("__probe_ip", add.value), IntField("ret_addr", in_caller)))));
 }
 
-// An event filter on a register argument lets exactly one call in.
+// An event filter on a register argument lets exactly one call in; a
+// range on a signed 64-bit argument lets in exactly the calls inside it,
+// over 300 calls from -150 to 149, at and across both bounds.
 TEST_F(Uprobe, FilterOnAnArgumentMatchesOneCall) {
   auto ev = create(at(unique("filt"), "tracebed_target_add")
                        .arg(FetchArg::reg("di").name("a").type(FetchType::s64()))
@@ -266,6 +273,18 @@ TEST_F(Uprobe, FilterOnAnArgumentMatchesOneCall) {
   ProbeRun r = target({"add", "10", "9", "5"});
   EXPECT_THAT(decoded(*ev), ElementsAre(AllOf(FieldEq("a", 12), FieldEq("b", 9))));
   EXPECT_THAT(add_calls(r), ::testing::Contains(AddCall{12, 9, 21}));
+
+  ASSERT_OK(ev->disable(inst()));
+  ASSERT_OK(ev->event(inst()).set_filter("a >= -2 && a < 100"));
+  ASSERT_OK(inst().clear_trace());
+  ASSERT_OK(inst().set_tracing_on(true));  // decoded() stopped it
+  ASSERT_OK(ev->enable(inst()));
+  ProbeRun range = target({"add", "-150", "4", "300"});
+  std::vector<int64_t> inside;
+  for (const AddCall& c : add_calls(range))
+    if (c.a >= -2 && c.a < 100) inside.push_back(c.a);
+  ASSERT_THAT(inside, SizeIs(102));
+  EXPECT_THAT(int_fields(decoded(*ev), "a"), ElementsAreArray(inside));
 }
 
 // perf counts a uprobe event bound to one task (perf_event_open with a
