@@ -75,6 +75,7 @@ struct TestRunArgs {
   size_t jobs = 1;
   std::chrono::seconds timeout{std::chrono::hours(2)};
   bool verbose = false;  // each suite's own output on the terminal
+  bool fail_fast = false;  // no suite started after one that failed
 };
 
 // Runs the suites from matrix's pool of guests; one outcome per suite, in
@@ -96,6 +97,7 @@ std::vector<matrix::SuiteOutcome> run_suites(const std::vector<fs::path>& suites
   o.timeout = a.timeout;
   o.work_dir = tmp;
   o.stream_when_serial = a.verbose;
+  o.stop_after_failure = a.fail_fast;
   if (a.jobs > 1) fmt::print(stderr, "tracebed: {} suites on {}, {} at a time\n", suites.size(), a.kernel, a.jobs);
   o.on_run_done = [&](const matrix::PoolRun& r, size_t finished, size_t total) {
     if (a.jobs > 1 && a.verbose) {
@@ -179,7 +181,7 @@ namespace {
 struct TestArgs {
   std::string kernel, junit, table, filter, launcher, libvirt_uri, accel, cmdline;
   std::vector<std::string> suites;
-  bool local = false, ktap = false, no_snapshot = false, list = false, verbose = false;
+  bool local = false, ktap = false, no_snapshot = false, list = false, verbose = false, fail_fast = false;
   unsigned jobs = 0, timeout_seconds = 7200, boot_timeout_seconds = 0;
   TreeArgs tree;  // --kernel DIR: a source tree, built first
 };
@@ -212,6 +214,8 @@ void declare_test_options(CLI::App& cmd, TestArgs& args) {
   cmd.add_flag("--no-snapshot", args.no_snapshot,
                "boot every guest cold instead of restoring a saved one (also $TRACEBED_NO_SNAPSHOT=1)");
   cmd.add_flag("--ktap", args.ktap, "print KTAP on stdout (the summary goes to stderr)");
+  cmd.add_flag("--fail-fast", args.fail_fast,
+               "start no more suites once one has a failure (those running finish; the rest are left out)");
   cmd.add_flag("-v,--verbose", args.verbose,
                "each suite's own output on the terminal as it runs, and the whole table at the end");
   cmd.add_option("--launcher", args.launcher, "qemu or libvirt (default: $TRACEBED_LAUNCHER, else qemu)")
@@ -326,6 +330,7 @@ Exit run_test(TestArgs& args) {
   run_args.timeout = std::chrono::seconds(args.timeout_seconds);
   run_args.jobs = std::max<size_t>(1, args.jobs > 0 ? args.jobs : static_cast<size_t>(base::usable_cpus()));
   run_args.verbose = args.verbose;
+  run_args.fail_fast = args.fail_fast;
   if (run_args.local_problem.empty()) boot_before_suites(args, run_args.suite_args);
   RunFiles files = run_files(args);
   // gtest's XML report, read as `tracebed matrix` reads it: unlike its
@@ -348,6 +353,11 @@ Exit run_test(TestArgs& args) {
   // With --ktap, stdout carries only KTAP; people read the summary on stderr.
   FILE* out = args.ktap ? stderr : stdout;
   print_outcome(out, args, run, files, outcomes, run_args.jobs);
+  if (args.fail_fast && run.count(matrix::State::fail) > 0) {
+    size_t left_out = 0;
+    for (const auto& o : outcomes) left_out += o.tests.empty();
+    if (left_out > 0) fmt::print(out, "--fail-fast: {} suites were not started after the first failure\n", left_out);
+  }
   bool junit_failed = false;
   if (!args.junit.empty()) {
     if (Status st = vm::write_file_atomic(args.junit, matrix::write_junit(run)); st) {

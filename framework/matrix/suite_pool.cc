@@ -207,7 +207,9 @@ std::vector<std::vector<SuiteOutcome>> run_suite_pool(const PoolOptions& o) {
   std::mutex mutex;
   size_t finished = 0;
 
-  // Under the lock: the kernel's shards merged per suite, its timings kept.
+  std::atomic<bool> stopped{false};  // stop_after_failure: a run failed
+  // Under the lock: the kernel's shards merged per suite, its timings kept
+  // (unless runs were left out: a suite that did not run took no time).
   auto kernel_done = [&](size_t k) {
     for (size_t p = 0; p < plan.size(); ++p)
       if (plan[p].kernel == k) add_to(out[k][plan[p].run.suite], done[p].outcome);
@@ -217,7 +219,7 @@ std::vector<std::vector<SuiteOutcome>> run_suite_pool(const PoolOptions& o) {
       // Timed with the whole suite selected: a filtered run says little.
       if (o.filter.empty() && selected[s]) timings[o.suites[s].filename().string()] = out[k][s].wall_seconds;
     }
-    if (o.filter.empty()) (void)write_suite_timings(timings_file(o.kernels[k].name), timings);
+    if (o.filter.empty() && !stopped) (void)write_suite_timings(timings_file(o.kernels[k].name), timings);
     double wall = std::chrono::duration<double>(Clock::now() - first_start[k]).count();
     if (o.on_kernel_done) o.on_kernel_done(k, out[k], wall);
   };
@@ -225,11 +227,20 @@ std::vector<std::vector<SuiteOutcome>> run_suite_pool(const PoolOptions& o) {
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t p; (p = next++) < plan.size();) {
+      if (stopped) {
+        // Left out after a failure: counted as done, with nothing in it.
+        std::lock_guard lock(mutex);
+        done[p].kernel = plan[p].kernel;
+        done[p].suite = plan[p].run.suite;
+        if (--left[plan[p].kernel] == 0) kernel_done(plan[p].kernel);
+        continue;
+      }
       {
         std::lock_guard lock(mutex);
         first_start[plan[p].kernel] = std::min(first_start[plan[p].kernel], Clock::now());
       }
       PoolRun r = run_one(o, plan[p]);
+      if (o.stop_after_failure && r.outcome.count(State::fail) > 0) stopped = true;
       std::lock_guard lock(mutex);
       done[p] = std::move(r);
       if (o.on_run_done) o.on_run_done(done[p], ++finished, plan.size());

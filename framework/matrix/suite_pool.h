@@ -56,6 +56,9 @@ struct PoolOptions {
   std::filesystem::path work_dir;
   // With one job, each suite's output also goes to our stderr as it comes.
   bool stream_when_serial = false;
+  // Once a run has a failed test, runs not yet started are left out (their
+  // outcome stays empty): a yes/no answer, as `tracebed mutate` wants one.
+  bool stop_after_failure = false;
   // Called as each run ends and as each kernel's last run ends (under a
   // lock: callbacks never overlap).
   std::function<void(const PoolRun&, size_t finished, size_t total)> on_run_done;

@@ -161,6 +161,29 @@ TEST_F(SuitePool, ASuiteTheFilterEmptiesIsNotStarted) {
   EXPECT_FALSE(fs::exists(dir_ / "work/k1/tracebed_suite_a.log"));
 }
 
+// One job, three suites, the second failing: the third is never started,
+// and its outcome is empty. Without the option every suite runs.
+TEST_F(SuitePool, StopAfterFailureLeavesTheRestUnstarted) {
+  auto a = fake_suite("tracebed_suite_a", "A", {"One"});
+  auto b = fake_suite("tracebed_suite_b", "B", {"Two"}, 1);
+  auto c = fake_suite("tracebed_suite_c", "C", {"Three"});
+  auto o = options({a, b, c}, {"k1"}, 1);
+  // With no timings in this test's cache, the runs start in the listed order.
+  o.stop_after_failure = true;
+  size_t kernels_done = 0;
+  o.on_kernel_done = [&](size_t, const std::vector<SuiteOutcome>&, double) { ++kernels_done; };
+  auto out = run_suite_pool(o);
+  EXPECT_THAT(names(out[0][0]), ElementsAre("A.One"));
+  EXPECT_GT(out[0][1].count(State::fail), 0);
+  EXPECT_TRUE(out[0][2].tests.empty());
+  EXPECT_FALSE(fs::exists(dir_ / "work/k1/tracebed_suite_c.log"));
+  EXPECT_EQ(kernels_done, 1u) << "the kernel is done even with runs left out";
+
+  o.stop_after_failure = false;
+  out = run_suite_pool(o);
+  EXPECT_THAT(names(out[0][2]), ElementsAre("C.Three"));
+}
+
 TEST_F(SuitePool, MissingAndFailingSuitesBecomeFailedRows) {
   auto crash = fake_suite("tracebed_suite_crash", "Crash", {"X"}, 134);
   auto o = options({dir_ / "tracebed_suite_gone", crash}, {"k1"}, 1);

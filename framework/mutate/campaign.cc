@@ -46,8 +46,11 @@ struct SideRun {
   std::string output_tail;
 };
 
+// A mutant's run stops at its first failing suite (--fail-fast): one
+// failure is the verdict, and the unmutated tree's failures are left out
+// of the filter so that they cannot be that one.
 Result<SideRun> run_tests(const CampaignOptions& o, const fs::path& kernel, const std::string& suites,
-                          const std::string& filter, const fs::path& dir) {
+                          const std::string& filter, const fs::path& dir, bool fail_fast) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   // ftracetest's areas run in one suite binary for many minutes under TCG.
@@ -57,6 +60,7 @@ Result<SideRun> run_tests(const CampaignOptions& o, const fs::path& kernel, cons
                                    (dir / "results.xml").string(), "--timeout", std::to_string(timeout.count())};
   if (!suites.empty()) argv.insert(argv.end(), {"--suites", suites});
   if (!filter.empty()) argv.insert(argv.end(), {"--filter", filter});
+  if (fail_fast) argv.push_back("--fail-fast");
   base::ProcessOptions po;
   po.output = base::Output::to_file;
   po.log = dir / "test.log";
@@ -167,6 +171,13 @@ std::string suites_for(const CampaignOptions& o, const std::string& file) {
 }
 
 }  // namespace
+
+std::string filter_without(const std::string& filter, const std::set<std::string>& tests) {
+  if (tests.empty()) return filter;
+  std::string out = filter.empty() ? "*" : filter;
+  out += out.find('-') == std::string::npos ? "-" : ":";
+  return out + join(std::vector<std::string>(tests.begin(), tests.end()), ":");
+}
 
 bool is_git_tree(const fs::path& tree) {
   std::error_code ec;
@@ -322,7 +333,7 @@ Result<std::set<std::string>> CampaignRun::test_baseline(const fs::path& kernel,
   o_.say(fmt::format("testing the unmutated tree: {}{}", suites.empty() ? "the default suites" : suites,
                      filter.empty() ? "" : " --filter " + filter));
   fs::path dir = o_.out / "baseline" / (ks ? "ftracetest" : "tracebed");
-  TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o_, kernel, suites, filter, dir));
+  TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o_, kernel, suites, filter, dir, false));
   if (run.status == 125 || run.status == 124 || run.tests.empty())
     return Error{fmt::format("the unmutated tree did not test cleanly (tracebed test exited {}): {}", run.status,
                              run.output_tail)};
@@ -385,7 +396,7 @@ Status CampaignRun::test_mutant(const Mutant& m, const fs::path& kernel, bool ft
   const fs::path dir = o_.out / "mutants" / name;
   auto timed_side = [&](const std::string& s, const std::string& f, const fs::path& d) {
     auto t1 = Clock::now();
-    auto run = run_tests(o_, kernel, s, f, d);
+    auto run = run_tests(o_, kernel, s, f, d, true);
     return std::pair{std::move(run), since(t1)};
   };
   std::future<std::pair<Result<SideRun>, double>> ks_side;
@@ -393,10 +404,10 @@ Status CampaignRun::test_mutant(const Mutant& m, const fs::path& kernel, bool ft
   // Judged again for tracebed's sake: ftracetest's tests did not change.
   const bool ks_known = judged_again && r.kselftest.verdict != Verdict::not_run;
   if (o_.also_kselftest && !ks_known)
-    ks_side = std::async(std::launch::async, timed_side, std::string("kselftest"), kselftest_filter(owners_of(m.file)),
-                         dir / "kselftest");
+    ks_side = std::async(std::launch::async, timed_side, std::string("kselftest"),
+                         filter_without(kselftest_filter(owners_of(m.file)), baseline_theirs_), dir / "kselftest");
   if (!ftracetest_only) {
-    auto [run, seconds] = timed_side(suites_for(o_, m.file), o_.filter, dir / "tracebed");
+    auto [run, seconds] = timed_side(suites_for(o_, m.file), filter_without(o_.filter, baseline_ours_), dir / "tracebed");
     if (!run) error = run.error();
     else r.tracebed = judge(*run, baseline_ours_, seconds);
   }

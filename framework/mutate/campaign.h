@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,11 @@ Result<std::filesystem::path> work_copy(const CampaignOptions& options);
 // Builds and tests the unmutated work copy, then every mutant not already
 // in OUT/results.jsonl; returns every result, old and new, in mutant order.
 Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& options, const std::vector<Mutant>& mutants);
+
+// A GoogleTest filter that leaves these tests out: `filter` (all when
+// empty) with them as negative patterns. A mutant's tests run without the
+// ones that fail on the unmutated tree.
+std::string filter_without(const std::string& filter, const std::set<std::string>& tests);
 
 // One result as a JSON line, and back (resume).
 std::string result_line(const MutantResult& r);

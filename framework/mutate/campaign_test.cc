@@ -79,4 +79,14 @@ TEST(CampaignReport, ASurvivorReadAsEquivalentLeavesTheRateWithItsReason) {
 }
 
 }  // namespace
+// The unmutated tree's failures leave a mutant's filter as negative
+// patterns, after the user's own filter and its own negatives.
+TEST(CampaignFilter, TheUnmutatedTreesFailuresAreLeftOut) {
+  EXPECT_EQ(filter_without("", {}), "");
+  EXPECT_EQ(filter_without("Hist.*", {}), "Hist.*");
+  EXPECT_EQ(filter_without("", {"A.One", "B.Two"}), "*-A.One:B.Two");
+  EXPECT_EQ(filter_without("Hist.*:Synthetic.*", {"Hist.X"}), "Hist.*:Synthetic.*-Hist.X");
+  EXPECT_EQ(filter_without("*-Slow.*", {"Hist.X"}), "*-Slow.*:Hist.X");
+}
+
 }  // namespace tracebed::mutate
