@@ -3,6 +3,8 @@
 // Expected lists come from the kernel's available_filter_functions,
 // filtered here with a regex that says what each glob means.
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -55,6 +57,43 @@ constexpr GlobCase kGlobs[] = {
     {"mutex*unl*", "^mutex.*unl.*", false}, {"sch*ule", "^sch.*ule$", true},
     {"[Ss]y[Ss]_*", "^[Ss]y[Ss]_.*$", true}, {"sch?dule", "^sch.dule$", true},
 };
+
+const Feature kFilterFunctionsAddrs =
+    Feature::file("available_filter_functions_addrs", "available_filter_functions_addrs");
+
+// available_filter_functions_addrs (6.5+, ftrace.c ftrace_avail_addrs_open)
+// lists the functions of available_filter_functions, in the same order,
+// each with the address of its ftrace call site: where /proc/kallsyms puts
+// a function of that name, or a few bytes past it (an ENDBR first).
+TEST_F(Function, FilterFunctionsAddrsListsEachFunctionAtItsCallSite) {
+  TRACEBED_REQUIRE(kFilterFunctionsAddrs);
+  auto names = fs().available_filter_functions();
+  ASSERT_OK(names);
+  auto text = fs().ops().read(fs().root() + "/available_filter_functions_addrs");
+  ASSERT_OK(text);
+  auto kallsyms = fs().ops().read("/proc/kallsyms");
+  ASSERT_OK(kallsyms);
+  std::multimap<std::string, uint64_t> symbols;
+  for (std::string_view line : base::split_lines(*kallsyms)) {
+    auto w = base::split_words(line);
+    if (w.size() >= 3) symbols.emplace(std::string(w[2]), std::stoull(std::string(w[0]), nullptr, 16));
+  }
+  std::vector<std::string> listed;
+  size_t placed = 0, checked = 0;
+  for (std::string_view line : base::split_lines(*text)) {
+    auto w = base::split_words(line);
+    if (w.size() < 2) continue;
+    listed.emplace_back(w[1]);
+    const uint64_t addr = std::stoull(std::string(w[0]), nullptr, 16);
+    auto [from, to] = symbols.equal_range(std::string(w[1]));
+    if (from == to) continue;  // a name kallsyms keeps only with a suffix
+    ++checked;
+    placed += std::any_of(from, to, [&](const auto& s) { return addr >= s.second && addr < s.second + 16; });
+  }
+  EXPECT_EQ(listed, *names) << "the same functions as available_filter_functions, in its order";
+  ASSERT_GT(checked, names->size() / 2) << "kallsyms names most of them";
+  EXPECT_EQ(placed, checked) << "addresses away from their function's symbol";
+}
 
 // Every glob form selects exactly the functions the regex finds, in the
 // order the kernel lists them.

@@ -242,6 +242,28 @@ TEST_F(ModulesProbes, FunctionFilterModResolvesOnLoadAndEmptiesOnUnload) {
   EXPECT_THAT(tracefs::split_lines(top_file("set_ftrace_filter")), IsEmpty());
 }
 
+// A ":mod:" filter whose module is loaded takes its functions at once and
+// is not kept for later (ftrace.c ftrace_set_regex caches only a command
+// that matched nothing): listed as the function alone, with no ":mod:"
+// line; the unload empties the filter and a second load leaves it empty.
+TEST_F(ModulesProbes, FunctionFilterModOfALoadedModuleIsNotCached) {
+  TRACEBED_REQUIRE(features::dynamic_ftrace);
+  TRACEBED_REQUIRE(features::function_tracer);
+  const Instance& t = top();
+  load(kModule);
+  ASSERT_OK(t.files().write("set_ftrace_filter", fmt::format("tracebed_emit_flags:mod:{}", kModule)));
+  const std::string filter = top_file("set_ftrace_filter");  // the lines are views into it
+  std::vector<std::string> listed;
+  for (std::string_view l : tracefs::split_lines(filter))
+    if (!l.starts_with("#")) listed.emplace_back(l);
+  EXPECT_THAT(listed, ElementsAre(HasSubstr("tracebed_emit_flags"))) << "the function, and no cached :mod: line";
+  unload(kModule);
+  EXPECT_THAT(tracefs::split_lines(top_file("set_ftrace_filter")), IsEmpty());
+  load(kModule);
+  EXPECT_THAT(tracefs::split_lines(top_file("set_ftrace_filter")), IsEmpty()) << "a matched :mod: came back on load";
+  unload(kModule);
+}
+
 // set_event "SYSTEM:mod:" before the module loads: listed as the kernel
 // keeps it ('-' read as '_'), turned into the module's events when it
 // loads. Only the tracebed system: ":mod:" alone would enable the module's
