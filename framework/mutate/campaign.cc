@@ -428,8 +428,11 @@ Result<MutantResult> CampaignRun::judge_mutant(const Mutant& m) {
   MutantResult r;
   if (ftracetest_only || judged_again) r = done_.at(m.id());
   r.mutant = m;
+  // Only a .c file has an object of its own to compare; a header's code
+  // lands in the objects that include it, so its mutants are always tested.
+  const bool own_object = m.file.ends_with(".c");
   std::optional<std::string>& code_before = unmutated_code_[m.file];
-  if (!code_before) {
+  if (own_object && !code_before) {
     // Nothing of the file is in this kernel: no build tells more.
     r.tracebed = {Verdict::equivalent, {}, 0, "the file is not compiled in this configuration"};
     r.kselftest.verdict = o_.also_kselftest ? Verdict::equivalent : Verdict::not_run;
@@ -443,7 +446,7 @@ Result<MutantResult> CampaignRun::judge_mutant(const Mutant& m) {
   if (!ftracetest_only) r.build_seconds = since(t0);
   // A mutant already judged by tracebed was seen to change the code.
   std::optional<std::string> code_after;
-  if (built && !ftracetest_only) {
+  if (built && !ftracetest_only && own_object) {
     TRACEBED_ASSIGN_OR_RETURN(code_after, compiled_code(paths_.build, m.file));
   }
   Status error;
@@ -455,7 +458,7 @@ Result<MutantResult> CampaignRun::judge_mutant(const Mutant& m) {
       r.tracebed = {Verdict::stillborn, {}, 0, why};
       r.kselftest.verdict = o_.also_kselftest ? Verdict::stillborn : Verdict::not_run;
     }
-  } else if (!ftracetest_only && code_after == code_before) {
+  } else if (!ftracetest_only && own_object && code_after == code_before) {
     r.tracebed = {Verdict::equivalent, {}, 0, "compiles to the same object code"};
     r.kselftest.verdict = o_.also_kselftest ? Verdict::equivalent : Verdict::not_run;
   } else {
