@@ -4,6 +4,7 @@
 // runs in one guest shell, so that a count or a filter that is off by one
 // shows against the pids the shell printed.
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -54,6 +55,26 @@ class Triggers : public TracefsTest {
       if (word == "pid" && out >> pid) pids.push_back(pid);
     EXPECT_THAT(pids, SizeIs(n)) << "one pid line per run";
     return pids;
+  }
+
+  // Rounds of a counted trigger on the marked path: each is four runs, the
+  // second by the marked path, and should leave the count at the next of
+  // `lefts`; the first `firing` rounds are the ones that act. `round`
+  // checks what the round did and puts the state back by hand. Returns
+  // every run's pid, in order.
+  std::vector<int> counted_rounds(std::initializer_list<uint64_t> lefts, size_t firing,
+                                  const std::function<void(const std::vector<int>&, bool fires)>& round) {
+    std::vector<int> all;
+    size_t n = 0;
+    for (uint64_t left : lefts) {
+      SCOPED_TRACE("count left " + std::to_string(left));
+      std::vector<int> pids = exec_runs(4, {1});
+      if (pids.size() != 4) break;  // exec_runs failed the test
+      all.insert(all.end(), pids.begin(), pids.end());
+      EXPECT_EQ(exec().triggers().value().at(0).count, left);
+      round(pids, n++ < firing);
+    }
+    return all;
   }
 
   // The records of these tasks, in their order.
@@ -210,19 +231,13 @@ TEST_F(Triggers, EnableEventCountArmsTheEventExactlyNTimes) {
   ASSERT_OK(exec().add_trigger(
       Trigger::enable_event("sched", "sched_process_exit").count(3).filter(filename_is(m))));
   ASSERT_EQ(exit.enable_state().value(), "0*");
-  std::vector<int> recorded, all;
-  for (uint64_t left : {2u, 1u, 0u, 0u}) {
-    SCOPED_TRACE("count left " + std::to_string(left));
-    const bool fires = recorded.size() < 9;
-    std::vector<int> pids = exec_runs(4, {1});
-    ASSERT_THAT(pids, SizeIs(4));
-    all.insert(all.end(), pids.begin(), pids.end());
+  std::vector<int> recorded;
+  std::vector<int> all = counted_rounds({2, 1, 0, 0}, 3, [&](const std::vector<int>& pids, bool fires) {
     if (fires) recorded.insert(recorded.end(), pids.begin() + 1, pids.end());
     EXPECT_EQ(exit.enable_state().value(), fires ? "1*" : "0*");
-    EXPECT_EQ(exec().triggers().value().at(0).count, left);
-    ASSERT_OK(exit.disable());
+    EXPECT_OK(exit.disable());
     EXPECT_EQ(exit.enable_state().value(), "0*");
-  }
+  });
   EXPECT_THAT(pids_of(of_runs(decoded(exit), all)), ElementsAreArray(recorded))
       << "the exits from each marked run on, in the three rounds that fired";
 }
@@ -236,18 +251,12 @@ TEST_F(Triggers, DisableEventCountTurnsTheEventOffExactlyNTimes) {
   ASSERT_OK(exec().add_trigger(
       Trigger::disable_event("sched", "sched_process_exit").count(2).filter(filename_is(m))));
   ASSERT_EQ(exit.enable_state().value(), "1*");
-  std::vector<int> recorded, all;
-  for (uint64_t left : {1u, 0u, 0u}) {
-    SCOPED_TRACE("count left " + std::to_string(left));
-    const bool fires = all.size() < 8;
-    std::vector<int> pids = exec_runs(4, {1});
-    ASSERT_THAT(pids, SizeIs(4));
-    all.insert(all.end(), pids.begin(), pids.end());
+  std::vector<int> recorded;
+  std::vector<int> all = counted_rounds({1, 0, 0}, 2, [&](const std::vector<int>& pids, bool fires) {
     recorded.insert(recorded.end(), pids.begin(), fires ? pids.begin() + 1 : pids.end());
     EXPECT_EQ(exit.enable_state().value(), fires ? "0*" : "1*");
-    EXPECT_EQ(exec().triggers().value().at(0).count, left);
-    ASSERT_OK(exit.enable());
-  }
+    EXPECT_OK(exit.enable());
+  });
   EXPECT_THAT(pids_of(of_runs(decoded(exit), all)), ElementsAreArray(recorded))
       << "the exits before each marked run, then every exit once the count is spent";
 }
@@ -260,19 +269,13 @@ TEST_F(Triggers, TraceonCountStartsTheBufferExactlyNTimes) {
   ASSERT_OK(inst().set_tracing_on(false));
   ASSERT_OK(exec().add_trigger(Trigger::traceon().count(2).filter(filename_is(m))));
   ASSERT_OK(exec().enable());
-  std::vector<int> recorded, all;
-  for (uint64_t left : {1u, 0u, 0u}) {
-    SCOPED_TRACE("count left " + std::to_string(left));
-    const bool fires = all.size() < 8;
-    std::vector<int> pids = exec_runs(4, {1});
-    ASSERT_THAT(pids, SizeIs(4));
-    all.insert(all.end(), pids.begin(), pids.end());
+  std::vector<int> recorded;
+  std::vector<int> all = counted_rounds({1, 0, 0}, 2, [&](const std::vector<int>& pids, bool fires) {
     // The marked exec itself went to the temporary buffer with tracing off.
     if (fires) recorded.insert(recorded.end(), pids.begin() + 2, pids.end());
     EXPECT_EQ(inst().tracing_on().value(), fires);
-    EXPECT_EQ(exec().triggers().value().at(0).count, left);
-    ASSERT_OK(inst().set_tracing_on(false));
-  }
+    EXPECT_OK(inst().set_tracing_on(false));
+  });
   EXPECT_THAT(pids_of(of_runs(decoded(exec()), all)), ElementsAreArray(recorded));
 }
 
