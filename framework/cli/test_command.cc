@@ -353,11 +353,8 @@ Exit run_test(TestArgs& args) {
   // With --ktap, stdout carries only KTAP; people read the summary on stderr.
   FILE* out = args.ktap ? stderr : stdout;
   print_outcome(out, args, run, files, outcomes, run_args.jobs);
-  if (args.fail_fast && run.count(matrix::State::fail) > 0) {
-    size_t left_out = 0;
-    for (const auto& o : outcomes) left_out += o.tests.empty();
-    if (left_out > 0) fmt::print(out, "--fail-fast: {} suites were not started after the first failure\n", left_out);
-  }
+  const auto left_out = std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.left_out; });
+  if (left_out > 0) fmt::print(out, "--fail-fast: {} suites were not started after the first failure\n", left_out);
   bool junit_failed = false;
   if (!args.junit.empty()) {
     if (Status st = vm::write_file_atomic(args.junit, matrix::write_junit(run)); st) {

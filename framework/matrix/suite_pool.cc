@@ -149,6 +149,7 @@ PoolRun run_one(const PoolOptions& o, const PlannedRun& planned) {
 void add_to(SuiteOutcome& into, const SuiteOutcome& part) {
   into.tests.insert(into.tests.end(), part.tests.begin(), part.tests.end());
   into.wall_seconds += part.wall_seconds;
+  into.left_out |= part.left_out;
   if (into.release.empty()) into.release = part.release;
   if (into.accelerator.empty()) into.accelerator = part.accelerator;
 }
@@ -232,6 +233,7 @@ std::vector<std::vector<SuiteOutcome>> run_suite_pool(const PoolOptions& o) {
         std::lock_guard lock(mutex);
         done[p].kernel = plan[p].kernel;
         done[p].suite = plan[p].run.suite;
+        done[p].outcome.left_out = true;
         if (--left[plan[p].kernel] == 0) kernel_done(plan[p].kernel);
         continue;
       }

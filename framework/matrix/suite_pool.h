@@ -28,6 +28,7 @@ struct SuiteOutcome {
   std::vector<TestResult> tests;
   std::string release, accelerator;  // from the report's properties
   double wall_seconds = 0;           // summed over shards
+  bool left_out = false;             // not started: stop_after_failure after another run failed
 
   double start_seconds() const;  // guest boots and restores, summed
   int count(State s) const;

@@ -176,12 +176,15 @@ TEST_F(SuitePool, StopAfterFailureLeavesTheRestUnstarted) {
   EXPECT_THAT(names(out[0][0]), ElementsAre("A.One"));
   EXPECT_GT(out[0][1].count(State::fail), 0);
   EXPECT_TRUE(out[0][2].tests.empty());
+  EXPECT_TRUE(out[0][2].left_out);
+  EXPECT_FALSE(out[0][1].left_out);
   EXPECT_FALSE(fs::exists(dir_ / "work/k1/tracebed_suite_c.log"));
   EXPECT_EQ(kernels_done, 1u) << "the kernel is done even with runs left out";
 
   o.stop_after_failure = false;
   out = run_suite_pool(o);
   EXPECT_THAT(names(out[0][2]), ElementsAre("C.Three"));
+  EXPECT_FALSE(out[0][2].left_out);
 }
 
 TEST_F(SuitePool, MissingAndFailingSuitesBecomeFailedRows) {

@@ -78,7 +78,6 @@ TEST(CampaignReport, ASurvivorReadAsEquivalentLeavesTheRateWithItsReason) {
   EXPECT_EQ(bad.error().message, "eq.txt:2: a mutant id with no reason");
 }
 
-}  // namespace
 // The unmutated tree's failures leave a mutant's filter as negative
 // patterns, after the user's own filter and its own negatives.
 TEST(CampaignFilter, TheUnmutatedTreesFailuresAreLeftOut) {
@@ -89,4 +88,5 @@ TEST(CampaignFilter, TheUnmutatedTreesFailuresAreLeftOut) {
   EXPECT_EQ(filter_without("*-Slow.*", {"Hist.X"}), "*-Slow.*:Hist.X");
 }
 
+}  // namespace
 }  // namespace tracebed::mutate

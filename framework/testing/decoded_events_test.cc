@@ -6,7 +6,6 @@
 namespace tracebed::testlib {
 namespace {
 
-using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
 DecodedEvent record(int cpu, std::string name, uint64_t ts) {

@@ -286,13 +286,11 @@ static int cmd_write(int argc, char** argv) {
 
 /* perf_event_open on tracepoint ID (a probe event's id), bound to this
  * task on any CPU, as `perf stat -e` binds a command's events: the counter
- * runs around COUNT calls of tracebed_target_add, and what it read is
- * printed. Task-bound events are the ones a uprobe event filters by mm. */
+ * runs around `add A B COUNT` (cmd_add, its lines too), and what it read
+ * is printed. Task-bound events are the ones a uprobe event filters by mm. */
 static int cmd_perf_add(int argc, char** argv) {
-  long id, a, b, count;
-  if (argc < 4 || parse_long(argv[0], &id) || parse_long(argv[1], &a) || parse_long(argv[2], &b) ||
-      parse_long(argv[3], &count))
-    return 2;
+  long id;
+  if (argc != 4 || parse_long(argv[0], &id)) return 2;
   struct perf_event_attr pe;
   memset(&pe, 0, sizeof pe);
   pe.type = PERF_TYPE_TRACEPOINT;
@@ -306,10 +304,8 @@ static int cmd_perf_add(int argc, char** argv) {
   }
   uint64_t counted = 0;
   if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) return 1;
-  for (long i = 0; i < count; i++) {
-    long sum = tracebed_target_add(a + i, b);
-    printf("add %ld %ld -> %ld\n", a + i, b, sum);
-  }
+  int status = cmd_add(3, argv + 1);
+  if (status) return status;
   if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) || read(fd, &counted, sizeof counted) != sizeof counted) return 1;
   close(fd);
   printf("perf-add %ld %" PRIu64 "\n", id, counted);
