@@ -13,7 +13,8 @@ Owners owners_of(const std::string& file) {
       {"ring_buffer.c",
        {{"basics", "instances", "marker", "events", "tooling", "remotes", "bootparams"},
         {"00basic", "instances", "event"}}},
-      {"trace.c", {{"basics", "instances", "marker", "events", "trigger", "function", "bootparams"},
+      // latency: trace_min_max_write serves hwlat's and osnoise's knobs.
+      {"trace.c", {{"basics", "instances", "marker", "events", "trigger", "function", "bootparams", "latency"},
                    {"00basic", "instances", "ftrace", "event"}}},
       {"trace_output.c", {{"events", "marker", "basics", "kprobe"}, {"event", "00basic"}}},
       {"trace_seq.c", {{"events", "marker", "hist"}, {"event", "trigger"}}},

@@ -1,5 +1,6 @@
 // ftracetest 00basic, in spirit, through the control layer.
 #include <algorithm>
+#include <cerrno>
 #include <map>
 #include <numeric>
 #include <regex>
@@ -333,6 +334,95 @@ TEST_F(Basics, ZeroSizedBufferIsRejected) {
   auto err = inst().files().try_write("buffer_size_kb", "0");
   ASSERT_OK(err);
   EXPECT_EQ(*err, EINVAL);
+}
+
+// A size past the guest's memory (ring_buffer.c __rb_allocate_pages:
+// refused when si_mem_available() is short of it, before any page is
+// taken) fails with ENOMEM for every CPU and for one, and leaves the
+// buffer as it was: the same size, the 100 markers written before still
+// there, and the 100 written after recorded behind them.
+TEST_F(Basics, BufferLargerThanTheGuestsMemoryIsRefusedAndNothingLost) {
+  const int cpu = inst().cpus().value().front();
+  ASSERT_OK(inst().set_buffer_size_kb(128));
+  const auto before = inst().buffer_size(cpu).value().kb;
+  sh(marker_loop(inst(), "tbnomem-a", 100, cpu));
+  const std::string mem_kb = sh("awk '/^MemTotal:/ { print $2 }' /proc/meminfo");
+  const uint64_t too_big = 2 * std::stoull(mem_kb);
+  for (const std::string& file : {std::string("buffer_size_kb"), fmt::format("per_cpu/cpu{}/buffer_size_kb", cpu)}) {
+    SCOPED_TRACE(file);
+    auto err = inst().files().try_write(file, std::to_string(too_big));
+    ASSERT_OK(err);
+    EXPECT_EQ(*err, ENOMEM) << too_big << " KiB, twice the guest's memory";
+    EXPECT_EQ(inst().buffer_size(cpu).value().kb, before);
+  }
+  sh(marker_loop(inst(), "tbnomem-b", 100, cpu));
+  std::vector<std::string> want = marker_bufs("tbnomem-a", 100), after = marker_bufs("tbnomem-b", 100);
+  want.insert(want.end(), after.begin(), after.end());
+  EXPECT_THAT(str_fields(decoded({"ftrace", "print"}, Order::page), "buf"), ElementsAreArray(want));
+}
+
+// Truncating one CPU's trace file (trace.c tracing_open: O_TRUNC on
+// per_cpu/cpuN/trace resets that CPU's buffer alone) empties that CPU and
+// keeps every record of the others: 60 markers on each of two CPUs, CPU
+// a's file truncated, and then a holds none and b all 60, in order; 20
+// more on a afterwards are recorded from 0.
+TEST_F(Basics, TruncatingOneCpusTraceEmptiesThatCpuAlone) {
+  const std::vector<int> cpus = inst().cpus().value();
+  const int a = cpus.front();
+  sh(marker_loop(inst(), "tbtrunc-a", 60, a));
+  if (cpus.size() > 1) sh(marker_loop(inst(), "tbtrunc-b", 60, cpus[1]));
+  ASSERT_THAT(marker_numbers(trace_lines(inst()), "tbtrunc-a"), ElementsAreArray(upto(60)));
+  sh(": > " + inst().path(fmt::format("per_cpu/cpu{}/trace", a)));
+  const std::vector<std::string> lines = trace_lines(inst());
+  EXPECT_THAT(marker_numbers(lines, "tbtrunc-a"), IsEmpty()) << "CPU " << a << "'s trace truncated";
+  if (cpus.size() > 1) {
+    EXPECT_THAT(marker_numbers(lines, "tbtrunc-b"), ElementsAreArray(upto(60))) << "CPU " << cpus[1] << " lost records";
+  }
+  sh(marker_loop(inst(), "tbtrunc-c", 20, a));
+  auto own = inst().files().read(fmt::format("per_cpu/cpu{}/trace", a));
+  ASSERT_OK(own);
+  EXPECT_THAT(marker_numbers(trace_lines(*own), "tbtrunc-c"), ElementsAreArray(upto(20)));
+  EXPECT_THAT(marker_numbers(trace_lines(*own), "tbtrunc-a"), IsEmpty());
+}
+
+// The memory-mapped reader of trace_pipe_raw (ring_buffer.c
+// ring_buffer_map_get_reader): each TRACE_MMAP_IOCTL_GET_READER hands the
+// mapper the next sub-buffer and takes the one before as read. 600 markers
+// on one CPU (about six sub-buffers), read through the mapping alone: every
+// one is there once, in order, and the meta page counts 600 entries, 600
+// read and none overrun. A reader that stayed on a sub-buffer it had
+// finished, or skipped one, would lose whole pages of them.
+const tracefs::Feature kMappedBuffer =
+    tracefs::Feature::since_release("memory-mapped trace_pipe_raw (ring-buffer-map.rst, 6.10)", 6, 10);
+
+TEST_F(Basics, MemoryMappedReaderGetsEveryRecordOnceInOrder) {
+  TRACEBED_REQUIRE(kMappedBuffer);
+  const int cpu = inst().cpus().value().front();
+  ASSERT_OK(inst().set_buffer_size_kb(128));
+  sh(marker_loop(inst(), "tbmap", 600, cpu));
+  ProbeRun run = run_probe_target(*this, {"map-read", inst().path(fmt::format("per_cpu/cpu{}/trace_pipe_raw", cpu))});
+  ASSERT_THAT(run.lines_of("map"), IsEmpty()) << "mmap of trace_pipe_raw failed (the errno)";
+  std::string bytes;
+  const auto subbufs = run.lines_of("subbuf");
+  for (const auto& words : subbufs) {
+    ASSERT_GE(words.size(), 2u);
+    if (words.size() < 3) continue;  // nothing new on that sub-buffer
+    const std::string& hex = words[2];
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  }
+  std::vector<int64_t> seen;
+  const std::regex marker("tbmap-([0-9]+)\n");
+  for (auto it = std::sregex_iterator(bytes.begin(), bytes.end(), marker); it != std::sregex_iterator(); ++it)
+    seen.push_back(std::stoll((*it)[1]));
+  EXPECT_THAT(seen, ElementsAreArray(upto(600))) << subbufs.size() << " hand-overs";
+  EXPECT_GE(subbufs.size(), 4u) << "600 markers fill several sub-buffers";
+  const auto meta = run.lines_of("meta");
+  ASSERT_THAT(meta, SizeIs(1));
+  ASSERT_THAT(meta[0], SizeIs(5));
+  EXPECT_EQ(meta[0][0], "600") << "entries";
+  EXPECT_EQ(meta[0][1], "0") << "overrun";
+  EXPECT_EQ(meta[0][2], "600") << "read";
+  EXPECT_THAT(marker_numbers(trace_lines(inst()), "tbmap"), IsEmpty()) << "the mapped reader consumes, as trace_pipe";
 }
 
 // ringbuffer_subbuf_size.tc: the sub-buffer size can grow, and markers

@@ -22,7 +22,8 @@ namespace {
 // (the persistent ring buffer), and a second instance that is a copy of
 // the first as the boot found it (a backup: read-only, freed once read).
 constexpr const char* kParameters =
-    "traceoff_on_warning=1 reserve_mem=4M:4096:tbmem trace_instance=tbboot@tbmem trace_instance=tbbackup=tbboot";
+    "traceoff_on_warning=1 reserve_mem=4M:4096:tbmem trace_instance=tbboot@tbmem trace_instance=tbbackup=tbboot "
+    "trace_options=sym-addr,noannotate";
 // Declared before main(): GuestEnvironment boots with it.
 const bool booted_with_parameters_ = testlib::boot_with_cmdline(kParameters);
 
@@ -55,6 +56,21 @@ class BootParams : public TracefsTest {
 // and off) turns it on, as the sysctl shows.
 TEST_F(BootParams, TraceoffOnWarningOneTurnsItOn) {
   EXPECT_EQ(sh("cat /proc/sys/kernel/traceoff_on_warning"), "1\n");
+}
+
+// trace_options=sym-addr,noannotate (trace.c apply_trace_boot_options,
+// run once the top level's buffers exist): the top level's options then
+// have sym-addr set, which is off by default, and annotate cleared, which
+// is on; an option the command line did not name (print-parent) keeps
+// its default. Read through fs().top(): the fixture's top() would put the
+// defaults back afterwards, and then the next test would see them.
+TEST_F(BootParams, TraceOptionsSetsAndClearsTheOptionsItNames) {
+  const tracefs::Instance top = fs().top();
+  EXPECT_EQ(top.files().read("options/sym-addr").value(), "1\n");
+  EXPECT_EQ(top.files().read("options/annotate").value(), "0\n");
+  EXPECT_EQ(top.files().read("options/print-parent").value(), "1\n");
+  const std::vector<std::string> listed = trace_lines(top.files().read("trace_options").value());
+  EXPECT_THAT(listed, ::testing::IsSupersetOf({"sym-addr", "noannotate", "print-parent"}));
 }
 
 // A boot-mapped instance's per-CPU buffer_meta (ring_buffer.c rbm_show):

@@ -21,6 +21,9 @@
  *   tracebed-probe-target write SIZE COUNT...        write FD SIZE COUNT   (per SIZE)
  *   tracebed-probe-target perf-add ID A B COUNT      add ... (per call), then
  *                                                    perf-add ID COUNTED_OR_-ERRNO
+ *   tracebed-probe-target map-read TRACE_PIPE_RAW    map ERRNO (when mmap fails), or
+ *                                                    subbuf ID FROM HEX (per new data), then
+ *                                                    meta ENTRIES OVERRUN READ SUBBUF_SIZE NR_SUBBUFS
  *
  * The probed functions are global, never inlined and kept in the symbol
  * table (the binary is not stripped): uprobe offsets come from the ELF
@@ -37,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -312,10 +316,70 @@ static int cmd_perf_add(int argc, char** argv) {
   return 0;
 }
 
+/* The memory-mapped ring buffer (Documentation/trace/ring-buffer-map.rst,
+ * 6.10+): the meta page, then every sub-buffer by id; each
+ * TRACE_MMAP_IOCTL_GET_READER hands over the reader sub-buffer, and the
+ * kernel takes everything up to its commit as read. Prints the bytes of
+ * each sub-buffer's data that are new since the last call (from the
+ * previous end when the reader stayed on the same sub-buffer, else from
+ * 0), until a call brings nothing new; then the meta page's counts. The
+ * uapi header is 6.10's, newer than this build's: its layout is here. */
+struct map_meta {
+  uint32_t meta_page_size, meta_struct_len, subbuf_size, nr_subbufs;
+  uint64_t reader_lost_events;
+  uint32_t reader_id, reader_read;
+  uint64_t flags, entries, overrun, read;
+};
+#define TB_TRACE_MMAP_IOCTL_GET_READER _IO('R', 0x20)
+/* A sub-buffer: a u64 time stamp, then the commit (a long: the data's
+ * length, its top bits flags), then the data. */
+#define SUBBUF_DATA_OFFSET (8 + sizeof(long))
+#define SUBBUF_COMMIT_FLAGS (3UL << 30) /* RB_MISSED_EVENTS, RB_MISSED_STORED */
+
+static int cmd_map_read(int argc, char** argv) {
+  if (argc != 1) return 2;
+  int fd = open(argv[0], O_RDONLY | O_NONBLOCK);
+  if (fd < 0) return 1;
+  long page = sysconf(_SC_PAGESIZE);
+  const struct map_meta* meta = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
+  if (meta == MAP_FAILED) {
+    printf("map %d\n", errno);
+    return 0;
+  }
+  size_t data_len = (size_t)meta->subbuf_size * meta->nr_subbufs;
+  const unsigned char* data = mmap(NULL, data_len, PROT_READ, MAP_SHARED, fd, meta->meta_page_size);
+  if (data == MAP_FAILED) {
+    printf("map %d\n", errno);
+    return 0;
+  }
+  long last_id = -1;
+  unsigned long last_end = 0;
+  for (;;) {
+    if (ioctl(fd, TB_TRACE_MMAP_IOCTL_GET_READER) < 0) return 1;
+    const unsigned char* sub = data + (size_t)meta->subbuf_size * meta->reader_id;
+    unsigned long commit;
+    memcpy(&commit, sub + 8, sizeof commit);
+    commit &= ~SUBBUF_COMMIT_FLAGS;
+    unsigned long from = (long)meta->reader_id == last_id ? last_end : 0;
+    if ((long)meta->reader_id == last_id && commit <= last_end) break;
+    printf("subbuf %u %lu ", meta->reader_id, from);
+    for (unsigned long i = from; i < commit; ++i) printf("%02x", sub[SUBBUF_DATA_OFFSET + i]);
+    printf("\n");
+    last_id = meta->reader_id;
+    last_end = commit;
+  }
+  printf("meta %" PRIu64 " %" PRIu64 " %" PRIu64 " %u %u\n", meta->entries, meta->overrun, meta->read,
+         meta->subbuf_size, meta->nr_subbufs);
+  munmap((void*)data, data_len);
+  munmap((void*)meta, (size_t)page);
+  close(fd);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) {
-    fprintf(stderr, "usage: tracebed-probe-target pid|add|mix|open|lseek|readlink|sleep|wake|getpid|poll|write|perf-add ARGS...\n");
+    fprintf(stderr, "usage: tracebed-probe-target pid|add|mix|open|lseek|readlink|sleep|wake|getpid|poll|write|perf-add|map-read ARGS...\n");
     return 2;
   }
   const char* cmd = argv[1];
@@ -335,6 +399,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(cmd, "poll")) status = cmd_poll(n, args);
   else if (!strcmp(cmd, "write")) status = cmd_write(n, args);
   else if (!strcmp(cmd, "perf-add")) status = cmd_perf_add(n, args);
+  else if (!strcmp(cmd, "map-read")) status = cmd_map_read(n, args);
   else {
     fprintf(stderr, "tracebed-probe-target: unknown command %s\n", cmd);
     return 2;
