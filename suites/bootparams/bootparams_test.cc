@@ -23,7 +23,7 @@ namespace {
 // the first as the boot found it (a backup: read-only, freed once read).
 constexpr const char* kParameters =
     "traceoff_on_warning=1 reserve_mem=4M:4096:tbmem trace_instance=tbboot@tbmem trace_instance=tbbackup=tbboot "
-    "trace_options=sym-addr,noannotate";
+    "trace_options=sym-addr,noannotate trace_event=sched:sched_process_exec,signal:signal_deliver,sched:sched_process_free";
 // Declared before main(): GuestEnvironment boots with it.
 const bool booted_with_parameters_ = testlib::boot_with_cmdline(kParameters);
 
@@ -71,6 +71,33 @@ TEST_F(BootParams, TraceOptionsSetsAndClearsTheOptionsItNames) {
   EXPECT_EQ(top.files().read("options/print-parent").value(), "1\n");
   const std::vector<std::string> listed = trace_lines(top.files().read("trace_options").value());
   EXPECT_THAT(listed, ::testing::IsSupersetOf({"sym-addr", "noannotate", "print-parent"}));
+}
+
+// trace_event= with three events (trace_events.c __early_set_events,
+// which walks the list once early and once more when the events'
+// directories exist, putting back each comma it cut): all three are
+// enabled at the top level, and the rest of their systems is not.
+TEST_F(BootParams, TraceEventEnablesEveryEventItNames) {
+  const tracefs::Instance top = fs().top();
+  for (const char* event : {"sched/sched_process_exec", "signal/signal_deliver", "sched/sched_process_free"}) {
+    EXPECT_EQ(top.files().read(fmt::format("events/{}/enable", event)).value(), "1\n") << event;
+  }
+  EXPECT_EQ(top.files().read("events/sched/sched_switch/enable").value(), "0\n");
+  EXPECT_EQ(top.files().read("events/signal/signal_generate/enable").value(), "0\n");
+}
+
+// A backup instance is read-only (trace_array_is_readonly): its systems
+// have no enable or filter file (trace_events.c event_subsystem_dir),
+// where the instance it copies has both.
+TEST_F(BootParams, ReadOnlyBackupHasNoSystemEnableOrFilter) {
+  TRACEBED_BOOT_INSTANCE(boot, "tbboot");
+  TRACEBED_BOOT_INSTANCE(backup, "tbbackup");
+  EXPECT_TRUE(boot->files().has("events/sched/enable"));
+  EXPECT_TRUE(boot->files().has("events/sched/filter"));
+  EXPECT_TRUE(backup->files().has("events/sched/sched_switch/format"));
+  EXPECT_FALSE(backup->files().has("events/sched/enable"));
+  EXPECT_FALSE(backup->files().has("events/sched/filter"));
+  EXPECT_FALSE(backup->files().has("events/sched/sched_switch/enable"));
 }
 
 // A boot-mapped instance's per-CPU buffer_meta (ring_buffer.c rbm_show):

@@ -40,6 +40,59 @@ std::vector<std::pair<std::string, std::string>> printed_fields(const std::strin
   return out;
 }
 
+// A system's directory counts its events (trace_events.c
+// event_subsystem_dir: the first event makes it with one, each more adds
+// one, removing the last removes it): two kprobes in a group of their own
+// make events/GROUP at the top level and in an instance, with the
+// system's enable and filter files; it stays while one of them is left,
+// and goes from both once the second is removed.
+TEST_F(Events, SystemDirectoryGoesWithItsLastEvent) {
+  TRACEBED_REQUIRE(tracefs::features::kprobes);
+  const std::string group = unique("tbsys");
+  const std::string dir = "events/" + group;
+  std::vector<tracefs::DynamicEvent> probes;
+  for (const char* kind : {"a", "b"}) {
+    const std::string name = unique(kind);
+    auto p = create(tracefs::DynEventDef{tracefs::DynEventKind::kprobe, group, name,
+                                         "p:" + group + "/" + name + " vfs_read"});
+    ASSERT_OK(p);
+    probes.push_back(std::move(*p));
+  }
+  const tracefs::Instance top = fs().top();
+  const std::vector<const tracefs::Instance*> both = {&top, &inst()};
+  for (const tracefs::Instance* in : both) {
+    SCOPED_TRACE(in->is_top() ? "top level" : "instance");
+    EXPECT_TRUE(in->files().has(dir + "/enable"));
+    EXPECT_TRUE(in->files().has(dir + "/filter"));
+  }
+  ASSERT_OK(probes[0].destroy());
+  for (const tracefs::Instance* in : both) {
+    EXPECT_TRUE(in->files().has(dir + "/enable")) << (in->is_top() ? "top level" : "instance")
+                                                  << ": the group's directory went with its first event";
+  }
+  ASSERT_OK(probes[1].destroy());
+  for (const tracefs::Instance* in : both) {
+    EXPECT_FALSE(in->files().has(dir)) << (in->is_top() ? "top level" : "instance")
+                                       << ": the group's directory outlived its last event";
+  }
+}
+
+// The ftrace system (the tracer's own records: function, print, ...) has
+// event directories but none of a system's files (trace_events.c
+// event_subsystem_dir): no enable or filter under events/ftrace, at the
+// top level or in an instance, where events/sched has both.
+TEST_F(Events, FtraceSystemHasNoEnableOrFilterFile) {
+  const tracefs::Instance top = fs().top();
+  for (const tracefs::Instance* in : std::vector<const tracefs::Instance*>{&top, &inst()}) {
+    SCOPED_TRACE(in->is_top() ? "top level" : "instance");
+    EXPECT_TRUE(in->files().has("events/ftrace/print/format"));
+    EXPECT_FALSE(in->files().has("events/ftrace/enable"));
+    EXPECT_FALSE(in->files().has("events/ftrace/filter"));
+    EXPECT_TRUE(in->files().has("events/sched/enable"));
+    EXPECT_TRUE(in->files().has("events/sched/filter"));
+  }
+}
+
 // event-enable.tc: one event enabled, only it is recorded.
 TEST_F(Events, EnablingOneEventRecordsOnlyIt) {
   TRACEBED_COVERS("ftracetest: event/event-enable.tc");
