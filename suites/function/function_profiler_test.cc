@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -153,6 +154,64 @@ TEST_F(FunctionProfiler, WorksBesideTheFunctionGraphTracer) {
     }
   }
   EXPECT_GT(time, 0) << "the profile timed " << getpid_ << "'s calls as 0";
+}
+
+// The profile's columns (ftrace.c function_stat_show) against the graph
+// tracer's own time of each call, both hooked on the same nanosleep
+// function at once: sleeps of 10, 100, 200 and 400 ms, all on one CPU.
+// The profile's hits are that CPU's funcgraph_exit records, its time
+// their sum and its s^2 their sample variance (n*sum(x^2) - sum(x)^2) /
+// (n*(n-1)), in us^2. The two hooks stamp a call at nearly the same
+// moment, but a loaded host can stall the vCPU between them for
+// milliseconds: the spread of the sleeps keeps that within 8 %, where
+// n*n for n*(n-1) would be 25 % off.
+TEST_F(FunctionProfiler, VarianceIsTheSampleVarianceOfTheCallsTimes) {
+  TRACEBED_REQUIRE(tracefs::features::function_graph_tracer);
+  std::string fn;
+  auto functions = top().files().read("available_filter_functions");
+  ASSERT_OK(functions);
+  for (const char* c : {"hrtimer_nanosleep", "common_nsleep", "do_nanosleep"}) {
+    for (std::string_view line : base::split_lines(*functions)) {
+      auto w = base::split_words(line);
+      if (fn.empty() && !w.empty() && w[0] == c) fn = c;
+    }
+  }
+  ASSERT_FALSE(fn.empty()) << "available_filter_functions lists no nanosleep function";
+  ASSERT_OK(top().set_ftrace_filter(std::vector<std::string>{fn}));
+  ASSERT_OK(top().set_tracing_on(false));
+  ASSERT_OK(top().set_tracer("function_graph"));
+  ASSERT_OK(top().clear_trace());
+  ASSERT_OK(set_profiling(true));
+  ASSERT_OK(top().set_tracing_on(true));
+  const int cpu = top().cpus().value().front();
+  for (const char* ms : {"10", "100", "200", "400"})
+    sh(fmt::format("taskset {:x} {} sleep {} > /dev/null", 1u << cpu, kProbeTarget, ms));
+  ASSERT_OK(top().set_tracing_on(false));
+  ASSERT_OK(set_profiling(false));
+
+  std::map<int, std::vector<double>> us_per_cpu;  // each call's time, by the CPU it returned on
+  for (const DecodedEvent& e : decoded(top(), {{"ftrace", "funcgraph_exit"}}))
+    us_per_cpu[e.cpu].push_back(static_cast<double>(int_field(e, "rettime") - int_field(e, "calltime")) / 1000.0);
+  ASSERT_EQ(us_per_cpu.size(), 1u) << "calls returned on CPUs other than the one their task was pinned to";
+  const std::vector<double>& us = us_per_cpu[cpu];
+  ASSERT_EQ(us.size(), 4u) << "funcgraph_exit records of " << fn << " on CPU " << cpu;
+  SCOPED_TRACE(::testing::Message() << "calls of " << ::testing::PrintToString(us) << " us");
+  auto text = top().files().read("trace_stat/function" + std::to_string(cpu));
+  ASSERT_OK(text);
+  std::vector<std::string> row;
+  for (std::string_view line : base::split_lines(*text)) {
+    auto w = base::split_words(line);
+    if (!w.empty() && w[0] == fn) row.assign(w.begin(), w.end());
+  }
+  // name, hits, time "us", avg "us", s^2 "us"
+  ASSERT_EQ(row.size(), 8u) << *text;
+  const double n = static_cast<double>(us.size());
+  double sum = 0, squares = 0;
+  for (double x : us) sum += x, squares += x * x;
+  EXPECT_EQ(row[1], "4") << "hits";
+  EXPECT_NEAR(std::stod(row[2]), sum, sum * 0.02) << "time";
+  const double variance = (n * squares - sum * sum) / (n * (n - 1));
+  EXPECT_NEAR(std::stod(row[6]), variance, variance * 0.08) << "s^2";
 }
 
 }  // namespace
