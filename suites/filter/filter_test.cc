@@ -192,6 +192,32 @@ TEST_F(Filter, UnknownFieldIsExplainedByTheKernel) {
   ASSERT_EQ(log->size(), 1u);
   EXPECT_EQ((*log)[0].location, "event filter parse error");
   EXPECT_EQ((*log)[0].command, "no_such_field == 1");
+  EXPECT_EQ((*log)[0].error, "Field not found");
+  // Just past the field's name, plus one: predicate_parse hands parse_pred
+  // the position after the predicate's first character.
+  EXPECT_EQ((*log)[0].caret, 14u);
+}
+
+// A number operand has a buffer of 24 bytes (trace_events_filter.c
+// parse_pred's num_buf, "big enough to hold an address"): 23 characters
+// are taken (0x, twenty zeros, 1) and read back as written; 24 are
+// refused with "Operand too long", the caret just past them (plus one,
+// as for every predicate's error).
+TEST_F(Filter, NumberOperandOfTwentyFourCharactersIsTooLong) {
+  TRACEBED_REQUIRE(features::error_log);
+  tracefs::Event sw = inst().event("sched", "sched_switch");
+  const std::string fits = "prev_pid == 0x" + std::string(20, '0') + "1";
+  ASSERT_OK(sw.set_filter(fits));
+  EXPECT_EQ(sw.filter().value(), fits);
+  ASSERT_OK(sw.clear_filter());
+  const std::string too_long = "prev_pid == 0x" + std::string(21, '0') + "1";
+  ASSERT_FALSE(sw.set_filter(too_long).ok()) << too_long;
+  auto log = inst().error_log();
+  ASSERT_OK(log);
+  ASSERT_EQ(log->size(), 1u);
+  EXPECT_EQ((*log)[0].command, too_long);
+  EXPECT_EQ((*log)[0].error, "Operand too long");
+  EXPECT_EQ((*log)[0].caret, too_long.size() + 1);
 }
 
 TEST_F(Filter, ErrorLogCanBeCleared) {
