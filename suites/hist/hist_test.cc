@@ -162,6 +162,35 @@ TEST_F(Hist, ValuesSumTheDecodedField) {
               ElementsAre(Pointee(AllOf(HistValueThat("count", sum), HitCount(total_writes(writes))))));
 }
 
+// A unary minus (trace_events_hist.c parse_unary, hist_field_unary_minus)
+// in a variable, neg=-(count), followed by more of the trigger, tracked by
+// onmax($neg).save(count): as a u64, -(1) is the largest of the negated
+// sizes the probe target wrote, so the max is 2^64 - 1 and the count
+// saved with it 1. (A value expression such as vals=-(count) is counted
+// but not printed.) The same writes as ValuesSumTheDecodedField.
+TEST_F(Hist, UnaryMinusNegatesTheFieldItWraps) {
+  TRACEBED_REQUIRE(write_event);
+  TRACEBED_REQUIRE(hist_literals);
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  const std::vector<Writes> writes = {{100, 20}, {1, 20}, {10, 20}, {1000, 20}, {4096, 20}, {0, 20}, {4097, 1}};
+  ProbeRun probe;
+  record(ev,
+         {HistTrigger()
+              .key("common_pid")
+              .var("neg", "-(count)")
+              .action(tracefs::HistAction::onmax("neg").save({"count"}))
+              .filter(kOnWriteFd)},
+         [&] { probe = write_work(writes); });
+  HistFile file = hist_of(ev);
+  ASSERT_THAT(file.sections, SizeIs(1));
+  auto target = entries_of_pid(file.sections[0], probe.pid);
+  ASSERT_THAT(target, ElementsAre(Pointee(HitCount(total_writes(writes))))) << ev.files().read("hist").value();
+  std::map<std::string, std::string> saved;
+  for (const tracefs::HistValue& v : target[0]->saved) saved[v.field] = v.text;
+  EXPECT_EQ(saved["max"], "18446744073709551615") << ev.files().read("hist").value();
+  EXPECT_EQ(saved["count"], "1") << ev.files().read("hist").value();
+}
+
 // size=N gives the map N entries rounded up to a power of two, from 2^7
 // to 2^17 (trace_events_hist.c parse_map_size, TRACING_MAP_BITS_MIN and
 // _MAX): the trigger reads back with that size, and sizes on either side
