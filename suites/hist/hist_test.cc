@@ -191,6 +191,36 @@ TEST_F(Hist, UnaryMinusNegatesTheFieldItWraps) {
   EXPECT_EQ(saved["count"], "1") << ev.files().read("hist").value();
 }
 
+// keys=common_stacktrace (trace_events_hist.c event_hist_trigger: the
+// stack saved where the event fired, the key's frames one per line):
+// only the probe target's getpid(2)s count (its pid line's and 300), their
+// entries' hitcounts add up to the records decoded, and every entry's
+// stack is a system call's, through do_syscall_64.
+TEST_F(Hist, StacktraceKeysCountEveryCallUnderItsStack) {
+  TRACEBED_REQUIRE(getpid_event);
+  const tracefs::Feature common_stacktrace =
+      tracefs::Feature::readme("common_stacktrace", "can be any field, or the special string 'common_stacktrace'");
+  const std::string key = features().has(common_stacktrace) ? "common_stacktrace" : "stacktrace";
+  Event ev = inst().event("syscalls", "sys_enter_getpid");
+  ProbeRun probe;
+  record(ev, {HistTrigger().key(key)}, [&] { probe = work({"getpid", "300"}); });
+  HistFile file = hist_of(ev);
+  ASSERT_THAT(file.sections, SizeIs(1));
+  uint64_t hits = 0;
+  for (const tracefs::HistEntry& e : file.sections[0].entries) {
+    hits += e.hitcount();
+    const tracefs::HistKey* k = e.key(key);
+    ASSERT_NE(k, nullptr) << "an entry without its " << key << " key";
+    EXPECT_THAT(k->stack, Contains(StartsWith("do_syscall_64"))) << ::testing::PrintToString(k->stack);
+  }
+  // The decoded records are the independent count: the target's 301, and
+  // the shell's own getpid before it execs the target, where it makes one.
+  const size_t decoded_calls = of_pid(decoded(ev), probe.pid).size();
+  EXPECT_GE(decoded_calls, 301u);
+  EXPECT_EQ(hits, decoded_calls) << ev.files().read("hist").value();
+  EXPECT_EQ(file.sections[0].totals.hits, decoded_calls);
+}
+
 // size=N gives the map N entries rounded up to a power of two, from 2^7
 // to 2^17 (trace_events_hist.c parse_map_size, TRACING_MAP_BITS_MIN and
 // _MAX): the trigger reads back with that size, and sizes on either side
