@@ -28,6 +28,14 @@ namespace {
 
 using ::testing::Pointee;
 
+const tracefs::Feature kPercentAndGraph =
+    tracefs::Feature::readme("hist .percent and .graph", ".percent    display a number of percentage value");
+// Debian's 6.12 lists both modifiers in its README and refuses every
+// trigger with either, hitcount.percent too.
+const KnownKernelBug kPercentRefused{
+    "hist .percent and .graph listed in README but refused (\"Invalid field modifier\")",
+    {"Invalid field modifier"}, {7, 2}, "not seen on 7.2; Debian's 6.1 takes the same triggers"};
+
 // kernel/trace/trace_events_hist.c hist_field_log2: ilog2(roundup_pow_of_two(v)).
 uint32_t kernel_log2(uint64_t v) {
   if (v <= 1) return 0;
@@ -219,6 +227,43 @@ TEST_F(Hist, StacktraceKeysCountEveryCallUnderItsStack) {
   EXPECT_GE(decoded_calls, 301u);
   EXPECT_EQ(hits, decoded_calls) << ev.files().read("hist").value();
   EXPECT_EQ(file.sections[0].totals.hits, decoded_calls);
+}
+
+// .percent and .graph (trace_events_hist.c hist_trigger_print_val, 6.3+):
+// keyed on the write's size, count.percent is each key's share of the
+// sum over all keys, to two decimals as the kernel's integer division
+// gives it (val * 10000 / total), and count.graph a bar of 20 columns,
+// as long as the value's share of the largest. Writes of 1, 2 and 4
+// bytes, 10, 20 and 10 times: sums 10, 40 and 40 of 90, so 11.11 % and
+// 44.44 %, and bars of 5 and 20.
+TEST_F(Hist, PercentAndGraphShowEachKeysShare) {
+  TRACEBED_REQUIRE(write_event);
+  TRACEBED_REQUIRE(kPercentAndGraph);
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  const std::vector<Writes> writes = {{1, 10}, {2, 20}, {4, 10}};
+  for (const HistField& val : {HistField("count").percent(), HistField("count").graph()}) {
+    Status added = ev.add_trigger(HistTrigger().key("count").val(val).filter(kOnWriteFd).trigger());
+    if (!added) TRACEBED_SKIP_IF_KNOWN_BUG(kPercentRefused, added.error().message);
+    ASSERT_OK(added);
+  }
+  record(ev, {}, [&] { write_work(writes); });
+  HistFile file = hist_of(ev);
+  const std::string text = ev.files().read("hist").value();
+  ASSERT_THAT(file.sections, SizeIs(2)) << text;
+  std::map<uint64_t, std::string> percent, bar;
+  for (const tracefs::HistEntry& e : file.sections[0].entries) {
+    const tracefs::HistValue* v = e.value("count");
+    ASSERT_TRUE(e.key("count") && e.key("count")->number && v) << text;
+    percent[*e.key("count")->number] = v->text;
+  }
+  for (const tracefs::HistEntry& e : file.sections[1].entries) {
+    const tracefs::HistValue* v = e.value("count");
+    ASSERT_TRUE(e.key("count") && e.key("count")->number && v) << text;
+    bar[*e.key("count")->number] = v->text;
+  }
+  EXPECT_EQ(percent, (std::map<uint64_t, std::string>{{1, "11.11"}, {2, "44.44"}, {4, "44.44"}})) << text;
+  EXPECT_EQ(bar, (std::map<uint64_t, std::string>{{1, "#####"}, {2, std::string(20, '#')}, {4, std::string(20, '#')}}))
+      << text;
 }
 
 // size=N gives the map N entries rounded up to a power of two, from 2^7
