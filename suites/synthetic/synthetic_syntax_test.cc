@@ -33,6 +33,9 @@ void PrintTo(const Form& f, std::ostream* os) { *os << f.fields; }
 
 const std::vector<Form> kForms = {
     {"one_field", "u64 var1", "u64 var1", {"var1"}},
+    // The original form (histogram.rst's wakeup_latency): fields between
+    // spaces, no semicolons, taken while no field needs the newer syntax.
+    {"fields_without_semicolons", "u64 lat pid_t pid int prio", "u64 lat; pid_t pid; int prio", {"lat", "pid", "prio"}},
     {"trailing_semicolon", "u64 var1; u64 var2;", "u64 var1; u64 var2", {"var1", "var2"}},
     {"spaced_semicolons", "u64 var1 ; u64 var2 ;", "u64 var1; u64 var2", {"var1", "var2"}},
     {"semicolon_before_type", "u64 var1 ;u64 var2", "u64 var1; u64 var2", {"var1", "var2"}},
