@@ -163,5 +163,57 @@ TEST_F(ModulesSamples, FprobeSampleEnablesItsFunctionOnlyWhileLoaded) {
   EXPECT_FALSE(listed()) << top_file("enabled_functions");
 }
 
+// kernel/trace/synth_event_gen_test.c, the in-kernel synthetic event API
+// (synth_event_gen_cmd_start, synth_event_create, and the three ways of
+// tracing one: from an array, field after field between
+// synth_event_trace_start and _end, which nest in the ring buffer with
+// ring_buffer_nest_start, and all at once): its init makes three events,
+// enables them at the top level and traces six records, whose values are
+// in its source. Each record decodes to them, in that order, and the
+// events go with the module.
+TEST_F(ModulesSamples, SynthEventGenTestTracesTheValuesItsInitWrote) {
+  TRACEBED_REQUIRE(Feature::module("synth_event_gen_test"));
+  load("synth_event_gen_test");
+  struct Expected {
+    std::string event;
+    int64_t next_pid;
+    std::string next_comm, my_string;
+    int64_t my_int;
+    std::string dyn1 = "", dyn2 = "";
+  };
+  const std::vector<Expected> want = {
+      {"gen_synth_test", 777, "hula hoops", "thneed", 598},
+      {"gen_synth_test", 777, "slinky", "thneed_2.01", 395},
+      {"gen_synth_test", 777, "silly putty", "thneed_9", 3999},
+      {"empty_synth_test", 777, "tiddlywinks", "thneed_2.0", 399},
+      {"create_synth_test", 777, "tiddlywinks", "thneed", 398, "xrayspecs", "kerplunk"},
+      {"create_synth_test", 444, "clackers", "Thneed", 999, "viewmaster", "yoyos"},
+  };
+  const Instance& top_level = top();
+  const std::vector<DecodedEvent> got =
+      decoded(top_level, {top_level.event("synthetic", "gen_synth_test"), top_level.event("synthetic", "empty_synth_test"),
+                          top_level.event("synthetic", "create_synth_test")});
+  ASSERT_EQ(got.size(), want.size()) << ::testing::PrintToString(got);
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "record " << i << ": " << ::testing::PrintToString(got[i]));
+    const Expected& w = want[i];
+    EXPECT_EQ(got[i].name, w.event);
+    EXPECT_EQ(int_field(got[i], "next_pid_field"), w.next_pid);
+    EXPECT_EQ(str_field(got[i], "next_comm_field"), w.next_comm);
+    EXPECT_EQ(int_field(got[i], "ts_ns"), 1000000);
+    EXPECT_EQ(int_field(got[i], "ts_ms"), 1000);
+    EXPECT_EQ(int_field(got[i], "cpu"), got[i].cpu) << "the CPU it was traced on";
+    EXPECT_EQ(str_field(got[i], "my_string_field"), w.my_string);
+    EXPECT_EQ(int_field(got[i], "my_int_field"), w.my_int);
+    if (!w.dyn1.empty()) {
+      EXPECT_EQ(str_field(got[i], "dynstring_field_1"), w.dyn1);
+      EXPECT_EQ(str_field(got[i], "dynstring_field_2"), w.dyn2);
+    }
+  }
+  unload("synth_event_gen_test");
+  for (const char* e : {"gen_synth_test", "empty_synth_test", "create_synth_test"})
+    EXPECT_FALSE(fs().ops().exists(fs().root() + "/events/synthetic/" + e)) << e << " outlived its module";
+}
+
 }  // namespace
 }  // namespace tracebed::suites
