@@ -2,6 +2,7 @@
 // kernel/trace/preemptirq_delay_test.c) as ftracetest's module cases load
 // them, each asserting what the case asserts and, where the sample's work
 // can be counted, the count.
+#include <cerrno>
 #include <regex>
 
 #include <fmt/format.h>
@@ -213,6 +214,42 @@ TEST_F(ModulesSamples, SynthEventGenTestTracesTheValuesItsInitWrote) {
   unload("synth_event_gen_test");
   for (const char* e : {"gen_synth_test", "empty_synth_test", "create_synth_test"})
     EXPECT_FALSE(fs().ops().exists(fs().root() + "/events/synthetic/" + e)) << e << " outlived its module";
+}
+
+// kernel/trace/kprobe_event_gen_test.c, the in-kernel kprobe event API
+// (kprobe_event_gen_cmd_start, kprobe_event_add_fields,
+// kretprobe_event_gen_cmd_start): its init defines a kprobe and a
+// kretprobe on do_sys_open and enables both at the top level. Listed in
+// kprobe_events while it is loaded; the probe target's three open(2)s
+// are three hits of each, the kretprobe's value each fd or -errno the
+// target got; both go with the module.
+TEST_F(ModulesSamples, KprobeEventGenTestProbesEveryOpenWhileLoaded) {
+  TRACEBED_REQUIRE(Feature::module("kprobe_event_gen_test"));
+  load("kprobe_event_gen_test");
+  const Instance& top_level = top();
+  auto listed = [&] { return read(top_level, "kprobe_events"); };
+  EXPECT_THAT(listed(), AllOf(HasSubstr("kprobes/gen_kprobe_test do_sys_open"),
+                              HasSubstr("kprobes/gen_kretprobe_test do_sys_open")));
+  EXPECT_EQ(read(top_level, "events/kprobes/gen_kprobe_test/enable"), "1");
+  EXPECT_EQ(read(top_level, "events/kprobes/gen_kretprobe_test/enable"), "1");
+  ProbeRun run = run_target({"sys-open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
+  std::vector<int64_t> fds;
+  for (const auto& words : run.lines_of("sys-open")) fds.push_back(std::stoll(words.at(1)));
+  ASSERT_THAT(fds, SizeIs(3));
+  EXPECT_EQ(fds[1], -ENOENT);
+  const std::vector<DecodedEvent> got = of_pid(
+      decoded(top_level, {top_level.event("kprobes", "gen_kprobe_test"), top_level.event("kprobes", "gen_kretprobe_test")}),
+      run.pid);
+  std::vector<int64_t> returned;
+  size_t entries = 0;
+  for (const DecodedEvent& e : got) {
+    if (e.name == "gen_kprobe_test") ++entries;
+    else returned.push_back(int_field(e, "arg1"));
+  }
+  EXPECT_EQ(entries, 3u) << ::testing::PrintToString(got);
+  EXPECT_EQ(returned, fds) << ::testing::PrintToString(got);
+  unload("kprobe_event_gen_test");
+  EXPECT_THAT(listed(), Not(HasSubstr("gen_k"))) << "the module's probes outlived it";
 }
 
 }  // namespace

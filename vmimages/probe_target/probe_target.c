@@ -11,6 +11,7 @@
  *   tracebed-probe-target add A B [COUNT]            add A B -> SUM   (per call)
  *   tracebed-probe-target mix I8 U16 S32 U64 STR...  mix ... STR -> RET (per STR)
  *   tracebed-probe-target open PATH...               open PATH FD_OR_-ERRNO
+ *   tracebed-probe-target sys-open PATH...           sys-open PATH FD_OR_-ERRNO  (open(2) itself)
  *   tracebed-probe-target lseek FILE (OFF WHENCE)... lseek OFF WHENCE RET_OR_-ERRNO
  *   tracebed-probe-target readlink PATH...           readlink PATH LEN_OR_-ERRNO
  *   tracebed-probe-target sleep MS [COUNT]           sleep MS
@@ -143,6 +144,24 @@ static int cmd_open(int argc, char** argv) {
     if (fd >= 0) close(fd);
   }
   return 0;
+}
+
+/* open(2) itself, not openat(2): the syscall whose kernel side is
+ * do_sys_open (libc's open() makes an openat). x86-64 only has it. */
+static int cmd_sys_open(int argc, char** argv) {
+#ifdef SYS_open
+  for (int i = 0; i < argc; i++) {
+    int fd = (int)syscall(SYS_open, argv[i], O_RDONLY, 0);
+    printf("sys-open %s %d\n", argv[i], fd < 0 ? -errno : fd);
+    if (fd >= 0) close(fd);
+  }
+  return 0;
+#else
+  (void)argc;
+  (void)argv;
+  fprintf(stderr, "tracebed-probe-target sys-open: this architecture has no open(2)\n");
+  return 1;
+#endif
 }
 
 /* lseek(2) on FILE once per OFF WHENCE pair: a 64-bit offset or -errno,
@@ -379,7 +398,7 @@ static int cmd_map_read(int argc, char** argv) {
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2) {
-    fprintf(stderr, "usage: tracebed-probe-target pid|add|mix|open|lseek|readlink|sleep|wake|getpid|poll|write|perf-add|map-read ARGS...\n");
+    fprintf(stderr, "usage: tracebed-probe-target pid|add|mix|open|sys-open|lseek|readlink|sleep|wake|getpid|poll|write|perf-add|map-read ARGS...\n");
     return 2;
   }
   const char* cmd = argv[1];
@@ -391,6 +410,7 @@ int main(int argc, char** argv) {
   if (!strcmp(cmd, "add")) status = cmd_add(n, args);
   else if (!strcmp(cmd, "mix")) status = cmd_mix(n, args);
   else if (!strcmp(cmd, "open")) status = cmd_open(n, args);
+  else if (!strcmp(cmd, "sys-open")) status = cmd_sys_open(n, args);
   else if (!strcmp(cmd, "lseek")) status = cmd_lseek(n, args);
   else if (!strcmp(cmd, "readlink")) status = cmd_readlink(n, args);
   else if (!strcmp(cmd, "sleep")) status = cmd_sleep(n, args);
