@@ -408,6 +408,35 @@ TEST_F(Triggers, RemovedTriggerIsGone) {
   EXPECT_THAT(exec().triggers().value(), IsEmpty());
 }
 
+// A removed trigger's data is freed by one kernel thread
+// (trace_events_trigger.c trigger_data_free: "trigger_data_free", made on
+// the first free), which sleeps while it has nothing to free. Ten
+// triggers added and removed: the thread is there, and over the next
+// second it takes no more than a few ticks of CPU time, where one that
+// polled its list would take them all.
+TEST_F(Triggers, FreedTriggersAreCollectedByAThreadThatSleeps) {
+  // Older kernels free a trigger's data where it is removed.
+  if (sh("grep -qw trigger_kthread_fn /proc/kallsyms && echo yes || echo no") != "yes\n")
+    GTEST_SKIP() << "needs the trigger_data_free thread: no trigger_kthread_fn in /proc/kallsyms";
+  for (int i = 0; i < 10; ++i) {
+    Trigger t = Trigger::traceoff().count(i + 1);
+    ASSERT_OK(exec().add_trigger(t));
+    ASSERT_OK(exec().remove_trigger(t));
+  }
+  const std::string pid =
+      std::string(tracefs::trim(sh("grep -lx trigger_data_free /proc/[0-9]*/comm | cut -d/ -f3 || true")));
+  ASSERT_FALSE(pid.empty()) << "no trigger_data_free thread after ten triggers were freed";
+  // utime + stime, fields 14 and 15 of /proc/PID/stat, in clock ticks.
+  auto ticks = [&] {
+    return std::stol(sh("awk '{ print $14 + $15 }' /proc/" + pid + "/stat"));
+  };
+  const long before = ticks();
+  sh("sleep 1");
+  const long used = ticks() - before;
+  const long hz = std::stol(sh("getconf CLK_TCK 2>/dev/null || echo 100"));
+  EXPECT_LE(used, hz / 20) << "trigger_data_free ran " << used << " of " << hz << " ticks in a second with nothing to free";
+}
+
 TEST_F(Triggers, ResetRemovesEveryTrigger) {
   ASSERT_OK(exec().add_trigger(Trigger::traceoff().count(5)));
   ASSERT_OK(exec().add_trigger(Trigger::stacktrace()));
