@@ -165,6 +165,9 @@ TEST_F(Filter, ReadBackAndCleared) {
 // A system's filter is set on each of its events, and the system's own
 // file keeps only its comment lines, an error shown there only when no
 // event took the filter (trace_events_filter.c process_system_preds).
+// And it filters: a shell sets "common_pid == <its pid>" on the sched
+// system, then forks 5 children while sched_process_fork is on: exactly
+// its 5 forks are recorded, with every other task's filtered out.
 TEST_F(Filter, SystemFilterAppliesToItsEvents) {
   TRACEBED_REQUIRE(features::sched_events);
   ASSERT_OK(inst().files().write("events/sched/filter", "common_pid == 999999"));
@@ -173,6 +176,16 @@ TEST_F(Filter, SystemFilterAppliesToItsEvents) {
   auto system = inst().files().read("events/sched/filter");
   ASSERT_OK(system);
   EXPECT_THAT(trace_lines(*system), Each(StartsWith("#"))) << *system;
+
+  const tracefs::Event fork = inst().event("sched", "sched_process_fork");
+  ASSERT_OK(fork.enable());
+  const int shell = std::stoi(sh(fmt::format(
+      "sh -c 'echo \"common_pid == $$\" > {}; i=0; while [ $i -lt 5 ]; do (true); i=$((i+1)); done; echo $$'",
+      inst().path("events/sched/filter"))));
+  EXPECT_EQ(fork.filter().value(), "common_pid == " + std::to_string(shell));
+  const std::vector<DecodedEvent> forks = decoded(fork);
+  EXPECT_THAT(forks, SizeIs(5));
+  EXPECT_THAT(forks, Each(::testing::Field(&DecodedEvent::pid, shell)));
 }
 
 // filter-error-log (ftracetest ftrace/func-filter-*, trigger error logs):
