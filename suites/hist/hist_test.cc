@@ -366,14 +366,31 @@ TEST_F(Hist, TwoHistsOnOneEventBothCountEveryEvent) {
          [&] { probe = kmalloc_work(); });
   HistFile file = hist_of(ev);
   ASSERT_THAT(file.sections, SizeIs(2));
-  uint64_t n = of_pid(decoded(ev), probe.pid).size();
+  const std::vector<DecodedEvent> ours = of_pid(decoded(ev), probe.pid);
+  const uint64_t n = ours.size();
   EXPECT_GT(n, 0u);
+  // The second table, per bytes_req: its hits and its bytes_alloc sum,
+  // from the decoded records.
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> per_size;
+  for (const DecodedEvent& e : ours) {
+    auto& [hits, alloc] = per_size[static_cast<uint64_t>(int_field(e, "bytes_req"))];
+    ++hits;
+    alloc += static_cast<uint64_t>(int_field(e, "bytes_alloc"));
+  }
   for (const HistSection& s : file.sections) {
     SCOPED_TRACE(s.trigger_info);
     uint64_t hits = 0;
-    for (const auto* entry : entries_of_pid(s, probe.pid)) hits += entry->hitcount();
+    std::map<uint64_t, std::pair<uint64_t, uint64_t>> shown;
+    for (const auto* entry : entries_of_pid(s, probe.pid)) {
+      hits += entry->hitcount();
+      if (const tracefs::HistKey* k = entry->key("bytes_req"); k && k->number) {
+        const tracefs::HistValue* v = entry->value("bytes_alloc");
+        shown[*k->number] = {entry->hitcount(), v && v->number ? *v->number : 0};
+      }
+    }
     EXPECT_EQ(hits, n);
     EXPECT_EQ(s.totals.dropped, 0u);
+    if (s.trigger_info.find("bytes_req") != std::string::npos) EXPECT_EQ(shown, per_size);
   }
 }
 
