@@ -425,17 +425,30 @@ TEST_F(Basics, MemoryMappedReaderGetsEveryRecordOnceInOrder) {
   EXPECT_THAT(marker_numbers(trace_lines(inst()), "tbmap"), IsEmpty()) << "the mapped reader consumes, as trace_pipe";
 }
 
-// ringbuffer_subbuf_size.tc: the sub-buffer size can grow, and markers
-// still come back.
+// ringbuffer_subbuf_size.tc: the sub-buffer size can be set from a page
+// up, each size read back and used. At 4, 8 and 32 KiB, markers enough
+// for three sub-buffers on one CPU come back whole, in order, and that
+// CPU's raw pages (trace_pipe_raw) are whole sub-buffers of that size,
+// three or more of them.
 TEST_F(Basics, SubBufferSizeCanBeChanged) {
   TRACEBED_REQUIRE(features::subbuf_size);
-  auto before = inst().subbuf_size_kb();
-  ASSERT_OK(before);
-  ASSERT_OK(inst().set_subbuf_size_kb(8));
-  EXPECT_EQ(inst().subbuf_size_kb().value(), 8u);
-  EXPECT_EQ(inst().raw_page_size().value(), 8192u);
-  ASSERT_OK(inst().write_marker("tracebed-subbuf"));
-  EXPECT_THAT(trace_lines(inst()), Contains(HasSubstr("tracebed-subbuf")));
+  const int cpu = inst().cpus().value().front();
+  ASSERT_OK(inst().set_buffer_size_kb(512));
+  for (uint32_t kb : {4u, 8u, 32u}) {
+    SCOPED_TRACE(::testing::Message() << kb << " KiB sub-buffers");
+    ASSERT_OK(inst().set_subbuf_size_kb(kb));
+    EXPECT_EQ(inst().subbuf_size_kb().value(), kb);
+    EXPECT_EQ(inst().raw_page_size().value(), kb * 1024);
+    ASSERT_OK(inst().clear_trace());
+    // A marker "tbsub-N\n" is a 32-byte record or less.
+    const int n = static_cast<int>(kb * 1024 * 3 / 32);
+    sh(marker_loop(inst(), "tbsub", n, cpu));
+    EXPECT_THAT(marker_numbers(trace_lines(inst()), "tbsub"), ElementsAreArray(upto(n)));
+    auto pages = inst().read_raw_pages(cpu);
+    ASSERT_OK(pages);
+    EXPECT_EQ(pages->size() % (kb * 1024), 0u);
+    EXPECT_GE(pages->size() / (kb * 1024), 3u);
+  }
 }
 
 // snapshot.tc: a snapshot keeps what was in the buffer when it was taken.
