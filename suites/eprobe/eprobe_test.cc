@@ -8,6 +8,7 @@
 // while the attached record is still open: with both enabled, each eprobe
 // record comes right after its attached event's record on that CPU.
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -15,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -33,6 +35,7 @@ using decode::kFieldSigned;
 using decode::parse_event_format;
 
 const tracefs::Feature openat_event = tracefs::Feature::event("syscalls", "sys_enter_openat");
+const tracefs::Feature kOpenatExit = tracefs::Feature::event("syscalls", "sys_exit_openat");
 // README's eprobe line ends in "[if <filter>]" once eprobes take a filter.
 const tracefs::Feature eprobe_filter =
     tracefs::Feature::readme("eprobe filters", "<attached-group>.<attached-event> [<args>] [if <filter>]");
@@ -223,6 +226,45 @@ TEST_F(Eprobe, TypesShapeTheFormatAndTheText) {
   }
   EXPECT_GT(lines, 0);
   EXPECT_GE(of_target, 2);
+}
+
+// Types across the sign: sys_exit_openat's ret (a long) fetched as s64,
+// s32, u32 and x64 (trace_probe.c's fetch types cut and print it): the
+// probe target's three opens return 3, -ENOENT and 3, and each record of
+// the target is its open's result in every type, -2 as -2, -2,
+// 4294967294 and 0xfffffffffffffffe.
+TEST_F(Eprobe, TypesCutAndSignANegativeReturn) {
+  TRACEBED_REQUIRE(kOpenatExit);
+  std::string name = unique("neg");
+  DynEventDef def{DynEventKind::eprobe, "eprobes", name,
+                  "e:" + name + " syscalls/sys_exit_openat s=$ret:s64 s32=$ret:s32 u32=$ret:u32 x=$ret:x64"};
+  auto ep = create(def);
+  ASSERT_OK(ep);
+  ASSERT_OK(ep->enable(inst()));
+  ProbeRun probe = run_target({"open", "/etc/tracebed/release", "/nonexistent", "/proc/self/stat"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<int64_t> results;
+  for (const auto& words : probe.lines_of("open")) results.push_back(std::stoll(words.at(1)));
+  ASSERT_EQ(results, (std::vector<int64_t>{results[0], -ENOENT, results[2]}));
+  // `trace` first: decoding consumes the pages. A line's task is
+  // "comm-pid".
+  std::vector<std::string> want_text, got_text;
+  for (const std::string& line : trace_lines(inst()))
+    if (line.find(name + ":") != std::string::npos && line.find("-" + std::to_string(probe.pid) + " ") != std::string::npos)
+      got_text.push_back(line.substr(line.find(" s=") + 1));
+  std::vector<DecodedEvent> records = of_pid(decoded(*ep), probe.pid);
+  ASSERT_THAT(records, SizeIs(3));
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(::testing::PrintToString(records[i]));
+    const int64_t r = results[i];
+    EXPECT_EQ(int_field(records[i], "s"), r);
+    EXPECT_EQ(int_field(records[i], "s32"), static_cast<int32_t>(r));
+    EXPECT_EQ(static_cast<uint64_t>(int_field(records[i], "u32")), static_cast<uint32_t>(r));
+    EXPECT_EQ(static_cast<uint64_t>(int_field(records[i], "x")), static_cast<uint64_t>(r));
+    want_text.push_back(fmt::format("s={} s32={} u32={} x=0x{:x}", r, static_cast<int32_t>(r),
+                                    static_cast<uint32_t>(r), static_cast<uint64_t>(r)));
+  }
+  EXPECT_THAT(got_text, ElementsAreArray(want_text));
 }
 
 // "if <filter>" on the attached event's fields: only the probe target's
