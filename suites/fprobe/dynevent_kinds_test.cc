@@ -95,6 +95,16 @@ TEST_P(DynEventLimit, TakesAtMost128Arguments) {
   ASSERT_OK(err);
   EXPECT_EQ(*err, E2BIG);
   EXPECT_FALSE(fs().ops().exists(fs().root() + "/events/" + k.group + "/" + bad.event));
+  // Where the kernel says why (not 6.12's kprobes), it points at the
+  // first argument.
+  if (!features().has(features::error_log)) return;
+  auto log = fs().top().error_log();
+  ASSERT_OK(log);
+  if (log->empty()) return;
+  const tracefs::ErrorLogEntry& why = log->back();
+  EXPECT_EQ(why.error, "Too many arguments are specified");
+  EXPECT_EQ(why.command, bad.text);
+  EXPECT_EQ(why.caret, bad.text.find(" \\1") + 1) << "not at the first argument";
 }
 
 INSTANTIATE_TEST_SUITE_P(DynEvent, DynEventLimit, ::testing::ValuesIn(kKinds),
