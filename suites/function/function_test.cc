@@ -44,6 +44,16 @@ TEST_F(Function, NotraceRemovesFromTheFilter) {
   EXPECT_THAT(lines, Each(HasSubstr(" vfs_read <-")));
 }
 
+// Tracing sets itself up at boot without an allocation failing (trace.h
+// MEM_FAIL: each one prints an "ERROR: ..." line, as trace.c does when the
+// top level's function filter files cannot be made): the kernel's log
+// since boot has no such line, and the top level has those files.
+TEST_F(Function, BootSetUpTracingWithoutAnError) {
+  EXPECT_EQ(sh("dmesg | grep -c '] ERROR: ' || true"), "0\n") << sh("dmesg | grep '] ERROR: ' || true");
+  for (const char* f : {"set_ftrace_filter", "set_ftrace_notrace", "set_ftrace_pid"})
+    EXPECT_TRUE(fs().top().files().has(f)) << f;
+}
+
 TEST_F(Function, UnknownFunctionIsRejected) {
   auto err = inst().files().try_write("set_ftrace_filter", "tracebed_no_such_function");
   ASSERT_OK(err);
