@@ -1,9 +1,11 @@
 // The function_graph tracer, with a graph function set first so only its
 // calls are recorded (function_graph_fixture.h).
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -32,6 +34,47 @@ TEST_F(FunctionGraph, GraphFunctionIsTheRootOfEveryCall) {
       EXPECT_THAT(call, HasSubstr("vfs_read")) << l;
     }
   }
+}
+
+// trace_pipe read out page by page (trace.c tracing_read_pipe fills a
+// page-sized seq; trace_functions_graph.c keeps the entry that did not fit
+// and prints it first on the next read, marking its CPU's copy to be
+// skipped when the next record is another CPU's): two probe targets
+// pinned to two CPUs make 2000 getpid(2)s each at once, and each one's
+// pid has exactly its 2001 calls (the pid line's and 2000) as leaves:
+// none printed twice at a page's end, none lost.
+TEST_F(FunctionGraph, TracePipeReadPageByPagePrintsEveryCallOnce) {
+  std::string fn;
+  auto functions = fs().top().files().read("available_filter_functions");
+  ASSERT_OK(functions);
+  for (const char* c : {"__x64_sys_getpid", "__do_sys_getpid"})
+    for (std::string_view line : tracefs::split_lines(*functions))
+      if (fn.empty() && line == c) fn = c;
+  ASSERT_FALSE(fn.empty()) << "available_filter_functions lists no getpid function";
+  const std::vector<int> cpus = graph().cpus().value();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs: the guest has " << cpus.size();
+  ASSERT_OK(graph().set_buffer_size_kb(2048));
+  ASSERT_OK(graph().set_ftrace_filter(std::vector<std::string>{fn}));
+  ASSERT_OK(graph().set_option("funcgraph-proc", true));  // "comm-pid" on each line
+  ASSERT_OK(graph().set_tracer("function_graph"));
+  const std::string pids = sh(fmt::format(
+      "taskset {:x} {} getpid 2000 > /tmp/tb-a & taskset {:x} {} getpid 2000 > /tmp/tb-b; wait; "
+      "head -n 1 /tmp/tb-a; head -n 1 /tmp/tb-b",
+      1u << cpus[0], kProbeTarget, 1u << cpus[1], kProbeTarget));
+  ASSERT_OK(graph().set_tracing_on(false));
+  std::map<std::string, size_t> leaves;  // "-pid " of each target -> its leaf lines of fn
+  for (std::string_view line : tracefs::split_lines(pids))
+    if (line.starts_with("pid ")) leaves["-" + std::string(line.substr(4)) + " "] = 0;
+  ASSERT_THAT(leaves, SizeIs(2)) << pids;
+  auto text = graph().read_trace_pipe();
+  ASSERT_OK(text);
+  for (std::string_view line : tracefs::split_lines(*text)) {
+    if (line.find(fn + "();") == std::string_view::npos) continue;
+    for (auto& [pid, n] : leaves) n += line.find(pid) != std::string_view::npos;
+  }
+  for (const auto& [pid, n] : leaves) EXPECT_EQ(n, 2001u) << "leaves of the target" << pid << "in " << text->size() << " bytes";
+  ASSERT_OK(graph().set_option("funcgraph-proc", false));
+  ASSERT_OK(graph().set_tracer("nop"));
 }
 
 // max_graph_depth bounds the depth: the same read traced unlimited, then
