@@ -336,6 +336,58 @@ TEST_F(Basics, ZeroSizedBufferIsRejected) {
   EXPECT_EQ(*err, EINVAL);
 }
 
+// The hex option (trace.c print_hex_fmt): each record is its pid, CPU and
+// time stamp in hex, then what its event's own hex printer adds
+// (trace_output.c: the function tracer's ip and parent ip; for a marker,
+// which has none, trace_nop_print's "type: <id>"). The function tracer on getpid's function and the probe
+// target's 20 calls, and 10 markers, read from `trace` with hex on: every
+// line is one decoded record's fields, digit for digit.
+TEST_F(Basics, HexOptionPrintsEachRecordsFieldsInHex) {
+  TRACEBED_REQUIRE(tracefs::features::function_tracer);
+  TRACEBED_REQUIRE(tracefs::features::dynamic_ftrace);
+  std::string fn;
+  auto functions = fs().top().files().read("available_filter_functions");
+  ASSERT_OK(functions);
+  for (const char* c : {"__x64_sys_getpid", "__do_sys_getpid"})
+    for (std::string_view line : tracefs::split_lines(*functions))
+      if (fn.empty() && line == c) fn = c;
+  ASSERT_FALSE(fn.empty()) << "available_filter_functions lists no getpid function";
+  ASSERT_OK(inst().set_ftrace_filter(std::vector<std::string>{fn}));
+  ASSERT_OK(inst().set_tracer("function"));
+  const int target = run_target({"getpid", "20"}).pid;
+  sh(marker_loop(inst(), "tbhex", 10, inst().cpus().value().front()));
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_OK(inst().set_option("hex", true));
+  std::multiset<std::vector<std::string>> printed;
+  for (const std::string& l : trace_lines(inst())) {
+    auto words = tracefs::split_words(l);
+    printed.insert(std::vector<std::string>(words.begin(), words.end()));
+  }
+  ASSERT_OK(inst().set_option("hex", false));
+  const std::string print_id = std::to_string(inst().event("ftrace", "print").id().value());
+  std::multiset<std::vector<std::string>> want;
+  size_t functions_seen = 0, markers = 0;
+  for (const DecodedEvent& e : decoded({{"ftrace", "function"}, {"ftrace", "print"}})) {
+    std::vector<std::string> w = {fmt::format("{:08x}", static_cast<uint32_t>(e.pid)),
+                                  fmt::format("{:08x}", static_cast<uint32_t>(e.cpu)), fmt::format("{:016x}", e.ts)};
+    if (e.name == "function") {
+      functions_seen += e.pid == target;
+      w.push_back(fmt::format("{:016x}", static_cast<uint64_t>(int_field(e, "ip"))));
+      w.push_back(fmt::format("{:016x}", static_cast<uint64_t>(int_field(e, "parent_ip"))));
+    } else {
+      // trace_nop_print: "type: <the event's id>".
+      markers += str_field(e, "buf").starts_with("tbhex-");
+      w.push_back("type:");
+      w.push_back(print_id);
+    }
+    want.insert(w);
+  }
+  ASSERT_OK(inst().set_tracer("nop"));
+  EXPECT_EQ(functions_seen, 21u) << "the target's getpid calls: its pid line's and 20";
+  EXPECT_EQ(markers, 10u);
+  EXPECT_EQ(printed, want);
+}
+
 // A size past the guest's memory (ring_buffer.c __rb_allocate_pages:
 // refused when si_mem_available() is short of it, before any page is
 // taken) fails with ENOMEM for every CPU and for one, and leaves the

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@ using Events = TracefsTest;
 
 const tracefs::Feature fields_option = tracefs::Feature::option("fields");
 const tracefs::Feature irq_disable_event = tracefs::Feature::event("preemptirq", "irq_disable");
+const tracefs::Feature kExecEventFields = tracefs::Feature::event("sched", "sched_process_exec");
 
 // A line of `trace` printed with the fields option (trace_output.c
 // print_fields): "EVENT: name=value name=value ...", each name with the
@@ -287,6 +289,42 @@ TEST_F(Events, FieldsOptionPrintsEveryFieldAsItsRecordHoldsIt) {
     from_text.push_back(::testing::AllOfArray(each));
   }
   EXPECT_THAT(decoded_only({"sched", "sched_switch"}), UnorderedElementsAreArray(from_text));
+}
+
+// The fields option prints a dynamic string as it is while every byte is
+// printable ASCII, and else each byte as itself or '.', then all of them in
+// hex (trace_output.c print_fields): sched_process_exec's filename for an
+// exec of "/tmp/tb<TAB>x" (a link to true) prints "/tmp/tb.x." and the 11
+// bytes with its NUL, "(2f:74:6d:70:2f:74:62:09:78:00)" less one; one of
+// /bin/true prints as it is.
+TEST_F(Events, FieldsOptionShowsAStringsUnprintableBytesInHex) {
+  TRACEBED_REQUIRE(fields_option);
+  TRACEBED_REQUIRE(kExecEventFields);
+  ASSERT_OK(inst().event("sched", "sched_process_exec").enable());
+  sh("ln -sf /bin/true \"/tmp/tb$(printf '\\t')x\" && \"/tmp/tb$(printf '\\t')x\"; /bin/true; "
+     "rm -f \"/tmp/tb$(printf '\\t')x\"");
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_OK(inst().set_option("fields", true));
+  std::vector<std::string> filenames;
+  for (const std::string& l : trace_lines(inst()))
+    for (const auto& [field, value] : printed_fields(l, "sched_process_exec"))
+      if (field == "filename") filenames.push_back(value);
+  std::string with_tab = "/tmp/tb\tx";
+  std::string dotted, hex;
+  for (size_t i = 0; i <= with_tab.size(); ++i) {  // and its NUL
+    const unsigned char c = i < with_tab.size() ? static_cast<unsigned char>(with_tab[i]) : 0;
+    dotted += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '.';
+    hex += fmt::format("{}{:02x}", i ? ":" : "", c);
+  }
+  // print_fields learned this between 6.12 (which prints the tab as it
+  // is) and 7.2: before 7.2 either form is right.
+  const std::string shown = dotted + " (" + hex + ")";
+  if (features().release_version() < std::pair{7, 2}) {
+    EXPECT_THAT(filenames, AnyOf(Contains(shown), Contains(with_tab)));
+    EXPECT_THAT(filenames, Contains("/bin/true"));
+  } else {
+    EXPECT_THAT(filenames, ::testing::IsSupersetOf({shown, std::string("/bin/true")}));
+  }
 }
 
 // preemptirq's caller_offs and parent_offs are offsets from _stext (s32),
