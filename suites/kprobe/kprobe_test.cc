@@ -680,7 +680,9 @@ TEST_F(Kprobe, NoProbeKeepsMoreThan128Arguments) {
 // return probes support"), a kretprobe sees the path it was called with
 // beside the fd it returned. The entry handler saves each argument once
 // (trace_probe.c __store_entry_arg): $arg2 named twice is one slot read
-// twice, $arg1 a second slot, AT_FDCWD (-100) a 32-bit negative in it.
+// twice, $arg1 a second slot, AT_FDCWD (-100) a 32-bit negative in it,
+// and $arg3 a third, after the second: each new slot follows the last
+// one, so that a third argument cannot land on the second's.
 TEST_F(Kprobe, KretprobeSeesTheEntryArgumentsToo) {
   TRACEBED_COVERS("ftracetest: kprobe/kretprobe_entry_arg.tc");
   TRACEBED_REQUIRE(features::kretprobe_argn);
@@ -690,7 +692,8 @@ TEST_F(Kprobe, KretprobeSeesTheEntryArgumentsToo) {
                                .arg(FetchArg::arg(2).deref(0).name("path").type(FetchType::ustring()))
                                .arg(FetchArg::retval().name("ret").type(FetchType::s32()))
                                .arg(FetchArg::arg(2).deref(0).name("again").type(FetchType::ustring()))
-                               .arg(FetchArg::arg(1).name("dfd").type(FetchType::s32())));
+                               .arg(FetchArg::arg(1).name("dfd").type(FetchType::s32()))
+                               .arg(FetchArg::arg(3).name("third").type(FetchType::x64())));
   ASSERT_OK(ev);
   ProbeRun r = open(kPaths);
   using Seen = std::tuple<std::string, int64_t, std::string, int64_t>;
