@@ -704,6 +704,35 @@ TEST_F(Kprobe, KretprobeSeesTheEntryArgumentsToo) {
   EXPECT_EQ(got, want);
 }
 
+// An argument's expression may be MAX_ARGSTR_LEN characters long
+// (trace_probe.h: 63, 255 since the typecasts), not one more
+// (traceprobe_parse_probe_arg_body): a dereference whose offset is padded
+// with zeros to exactly that length is taken, and one more zero is
+// refused with "Argument expression is too long" and E2BIG.
+TEST_F(Kprobe, ArgumentExpressionMayBeAsLongAsTheLimitNotLonger) {
+  TRACEBED_REQUIRE(features::error_log);
+  const size_t max = features().has(features::probe_typecast) ? 255 : 63;
+  auto body = [](size_t len) { return "+" + std::string(len - 8, '0') + "(@1234)"; };
+  ASSERT_EQ(body(max).size(), max);
+  const std::string name = unique("longarg");
+  auto ok = create(DynEventDef{DynEventKind::kprobe, "kprobes", name, "p:kprobes/" + name + " vfs_read a=" + body(max)});
+  ASSERT_OK(ok);  // an expression of exactly the limit
+  const std::string too = unique("toolong");
+  const std::string line = "p:kprobes/" + too + " vfs_read a=" + body(max + 1);
+  std::string file = fs().top().files().has("dynamic_events") ? "dynamic_events" : "kprobe_events";
+  ASSERT_OK(fs().top().clear_error_log());
+  auto err = fs().top().files().try_write(file, line, true);
+  ASSERT_OK(err);
+  // 6.1 answers every refused kprobe with EINVAL.
+  if (features().release_version() < std::pair{6, 12}) EXPECT_THAT(*err, AnyOf(E2BIG, EINVAL));
+  else EXPECT_EQ(*err, E2BIG);
+  auto log = fs().top().error_log();
+  ASSERT_OK(log);
+  ASSERT_THAT(*log, SizeIs(1));
+  EXPECT_EQ(log->back().error, "Argument expression is too long");
+  EXPECT_EQ(log->back().caret, line.find("a=") + 2);
+}
+
 // One name, one probe: the exact same definition twice is refused, and so
 // is a return probe under an entry probe's name.
 TEST_F(Kprobe, DuplicateEventNamesAreRefused) {
