@@ -17,6 +17,10 @@ namespace {
 const Feature kMaxactive = features::kretprobe_maxactive;
 const Feature kPercentReturn = features::kprobe_percent_return;
 const Feature kBtf = features::btf_args;
+// Where $arg* on a function without parameters is NOSUP_BTFARG: 7.2 says
+// so, 6.12 did not (the version between is not looked up).
+const Feature kNoParamsIsNosupBtfarg =
+    Feature::since_release("$arg* without parameters refused as NOSUP_BTFARG (7.2)", 7, 2);
 
 // The kprobe-only rows, in the .tc's order; BAD_INSN_BNDRY and the
 // appending rows need an existing probe and are tests of their own below.
@@ -43,6 +47,17 @@ const std::vector<SyntaxErrorRow> kKprobeRows = {
     {"NO_BTFARG", "p vfs_read ^hoge", "This variable is not found at this probe point", kBtf},
     {"NO_BTFARG_index", "p kfree ^$arg10", "This variable is not found at this probe point", kBtf},
     {"NO_RETVAL", "r kfree ^$retval", "This function returns 'void' type", kBtf},
+    // schedule(void) has no parameters for $arg* to stand for: 7.2 says
+    // so (NOSUP_BTFARG), 6.12 left $arg* to the fetch-argument parser.
+    {.name = "NOSUP_BTFARG_no_params",
+     .marked = "p schedule ^$arg*",
+     .error = "BTF is not available or not supported",
+     .needs = kNoParamsIsNosupBtfarg},
+    {.name = "NOSUP_BTFARG_no_params_before_7_2",
+     .marked = "p schedule ^$arg*",
+     .error = "Invalid $-variable specified",
+     .needs = kBtf,
+     .unless = kNoParamsIsNosupBtfarg},
 };
 
 class KprobeSyntaxError : public SyntaxErrorTest {
