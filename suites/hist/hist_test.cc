@@ -418,6 +418,29 @@ TEST_F(Hist, SortOrdersTheEntries) {
   }
 }
 
+// Two sort keys (tracing_map.c sort_secondary: runs of entries equal in
+// the first are sorted again by the second): writes of 1 to 6 bytes, 3, 3,
+// 1, 3, 2 and 2 times, keyed on the size, sort=hitcount,count.descending:
+// by hitcount first, and within a hitcount the larger size first.
+TEST_F(Hist, SecondSortKeyOrdersEntriesTheFirstCallsEqual) {
+  TRACEBED_REQUIRE(write_event);
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  const std::vector<Writes> writes = {{1, 3}, {2, 3}, {3, 1}, {4, 3}, {5, 2}, {6, 2}};
+  record(ev,
+         {HistTrigger().key("count").sort(HistField("hitcount")).sort(HistField("count").descending()).filter(kOnWriteFd)},
+         [&] { write_work(writes); });
+  HistFile file = hist_of(ev);
+  ASSERT_THAT(file.sections, SizeIs(1));
+  std::vector<std::pair<uint64_t, uint64_t>> order;  // (hitcount, size) as printed
+  for (const auto& e : file.sections[0].entries) {
+    const tracefs::HistKey* k = e.key("count");
+    ASSERT_TRUE(k && k->number);
+    order.emplace_back(e.hitcount(), *k->number);
+  }
+  EXPECT_EQ(order, (std::vector<std::pair<uint64_t, uint64_t>>{{1, 3}, {2, 6}, {2, 5}, {3, 4}, {3, 2}, {3, 1}}))
+      << ev.files().read("hist").value();
+}
+
 // A filtered hist counts the matching events, every one: of writes of
 // 1 to 200 bytes, `count > 100` keeps 101, 102 and 200 with the number of
 // times each was written, and nothing at or below 100.
