@@ -251,7 +251,9 @@ TEST_F(ModulesProbes, FunctionFilterModOfALoadedModuleIsNotCached) {
   TRACEBED_REQUIRE(features::function_tracer);
   const Instance& t = top();
   load(kModule);
-  ASSERT_OK(t.files().write("set_ftrace_filter", fmt::format("tracebed_emit_flags:mod:{}", kModule)));
+  // The module's own name, as the kernel has it ('_' for the file's '-'):
+  // cache_mod() only looks up a module of that exact name.
+  ASSERT_OK(t.files().write("set_ftrace_filter", fmt::format("tracebed_emit_flags:mod:{}", module_name(kModule))));
   const std::string filter = top_file("set_ftrace_filter");  // the lines are views into it
   std::vector<std::string> listed;
   for (std::string_view l : tracefs::split_lines(filter))
