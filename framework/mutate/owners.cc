@@ -19,8 +19,10 @@ Owners owners_of(const std::string& file) {
       {"trace_output.c", {{"events", "marker", "basics", "kprobe"}, {"event", "00basic"}}},
       {"trace_seq.c", {{"events", "marker", "hist"}, {"event", "trigger"}}},
       // function: its enable_event/disable_event probes; modules: the events
-      // of modules and set_event's :mod: cache.
-      {"trace_events.c", {{"events", "instances", "filter", "trigger", "function", "modules"}, {"event", "instances"}}},
+      // of modules and set_event's :mod: cache; bootparams: trace_event=
+      // and the read-only backup instance's event directories.
+      {"trace_events.c",
+       {{"events", "instances", "filter", "trigger", "function", "modules", "bootparams"}, {"event", "instances"}}},
       {"trace_events_filter.c", {{"filter", "events", "function"}, {"event", "ftrace"}}},
       {"trace_events_trigger.c", {{"trigger", "hist"}, {"trigger"}}},
       {"trace_events_hist.c", {{"hist", "synthetic", "sqlhist"}, {"trigger"}}},
