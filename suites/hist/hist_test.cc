@@ -233,14 +233,15 @@ TEST_F(Hist, StacktraceKeysCountEveryCallUnderItsStack) {
 // keyed on the write's size, count.percent is each key's share of the
 // sum over all keys, to two decimals as the kernel's integer division
 // gives it (val * 10000 / total), and count.graph a bar of 20 columns,
-// as long as the value's share of the largest. Writes of 1, 2 and 4
-// bytes, 10, 20 and 10 times: sums 10, 40 and 40 of 90, so 11.11 % and
-// 44.44 %, and bars of 5 and 20.
+// as long as the value's share of the largest. Writes of 4, 5 and 8
+// bytes, 25, 20 and 25 times: sums 100, 100 and 200 of 400, so 25.00 %,
+// 25.00 % and 50.00 % (whole numbers, where a wrong divisor shows: 2500 /
+// 101 is 24), and bars of 10, 10 and 20.
 TEST_F(Hist, PercentAndGraphShowEachKeysShare) {
   TRACEBED_REQUIRE(write_event);
   TRACEBED_REQUIRE(kPercentAndGraph);
   Event ev = inst().event("syscalls", "sys_enter_write");
-  const std::vector<Writes> writes = {{1, 10}, {2, 20}, {4, 10}};
+  const std::vector<Writes> writes = {{4, 25}, {5, 20}, {8, 25}};
   for (const HistField& val : {HistField("count").percent(), HistField("count").graph()}) {
     Status added = ev.add_trigger(HistTrigger().key("count").val(val).filter(kOnWriteFd).trigger());
     if (!added) TRACEBED_SKIP_IF_KNOWN_BUG(kPercentRefused, added.error().message);
@@ -261,8 +262,9 @@ TEST_F(Hist, PercentAndGraphShowEachKeysShare) {
     ASSERT_TRUE(e.key("count") && e.key("count")->number && v) << text;
     bar[*e.key("count")->number] = v->text;
   }
-  EXPECT_EQ(percent, (std::map<uint64_t, std::string>{{1, "11.11"}, {2, "44.44"}, {4, "44.44"}})) << text;
-  EXPECT_EQ(bar, (std::map<uint64_t, std::string>{{1, "#####"}, {2, std::string(20, '#')}, {4, std::string(20, '#')}}))
+  EXPECT_EQ(percent, (std::map<uint64_t, std::string>{{4, "25.00"}, {5, "25.00"}, {8, "50.00"}})) << text;
+  EXPECT_EQ(bar, (std::map<uint64_t, std::string>{{4, std::string(10, '#')}, {5, std::string(10, '#')},
+                                                  {8, std::string(20, '#')}}))
       << text;
 }
 
