@@ -44,14 +44,19 @@ TEST_F(Function, NotraceRemovesFromTheFilter) {
   EXPECT_THAT(lines, Each(HasSubstr(" vfs_read <-")));
 }
 
-// Tracing sets itself up at boot without an allocation failing (trace.h
-// MEM_FAIL: each one prints an "ERROR: ..." line, as trace.c does when the
-// top level's function filter files cannot be made): the kernel's log
-// since boot has no such line, and the top level has those files.
-TEST_F(Function, BootSetUpTracingWithoutAnError) {
+// Tracing sets up the top level at boot and an instance when it is made
+// without an allocation failing (trace.h MEM_FAIL: each failure prints an
+// "ERROR: ..." line, as trace.c does when an instance's function filter
+// files cannot be made): with an instance made, the kernel's log has no
+// such line, and the top level and the instance have those files.
+TEST_F(Function, TracingSetsUpWithoutAnAllocationError) {
+  const tracefs::Instance top = fs().top();
+  for (const tracefs::Instance* in : std::vector<const tracefs::Instance*>{&top, &inst()}) {
+    SCOPED_TRACE(in->is_top() ? "top level" : "instance");
+    for (const char* f : {"set_ftrace_filter", "set_ftrace_notrace", "set_ftrace_pid"})
+      EXPECT_TRUE(in->files().has(f)) << f;
+  }
   EXPECT_EQ(sh("dmesg | grep -c '] ERROR: ' || true"), "0\n") << sh("dmesg | grep '] ERROR: ' || true");
-  for (const char* f : {"set_ftrace_filter", "set_ftrace_notrace", "set_ftrace_pid"})
-    EXPECT_TRUE(fs().top().files().has(f)) << f;
 }
 
 TEST_F(Function, UnknownFunctionIsRejected) {
