@@ -10,8 +10,9 @@ Owners owners_of(const std::string& file) {
       // remotes: the test remote's buffer is ring_buffer.c's only remote (desc) buffer.
       // bootparams: the persistent (boot-mapped) buffers and their backups,
       // and the command line's tracing parameters.
+      // modules: synth_event_gen_test.ko is ring_buffer_nest_start's one caller.
       {"ring_buffer.c",
-       {{"basics", "instances", "marker", "events", "tooling", "remotes", "bootparams"},
+       {{"basics", "instances", "marker", "events", "tooling", "remotes", "bootparams", "modules"},
         {"00basic", "instances", "event"}}},
       // latency: trace_min_max_write serves hwlat's and osnoise's knobs.
       {"trace.c", {{"basics", "instances", "marker", "events", "trigger", "function", "bootparams", "latency"},
@@ -27,7 +28,8 @@ Owners owners_of(const std::string& file) {
       {"trace_events_trigger.c", {{"trigger", "hist"}, {"trigger"}}},
       {"trace_events_hist.c", {{"hist", "synthetic", "sqlhist"}, {"trigger"}}},
       {"tracing_map.c", {{"hist", "sqlhist"}, {"trigger"}}},
-      {"trace_events_synth.c", {{"synthetic", "sqlhist", "hist"}, {"trigger", "dynevent"}}},
+      // modules: synth_event_gen_test.ko, the in-kernel API's one caller.
+      {"trace_events_synth.c", {{"synthetic", "sqlhist", "hist", "modules"}, {"trigger", "dynevent"}}},
       {"trace_events_user.c", {{"user_events"}, {}, true}},
       // modules: kprobes on a module's functions, and on any function while
       // modules are loaded (number_of_same_symbols counts theirs too).
