@@ -65,6 +65,7 @@ void fetch_kernels(std::vector<std::string> names) {
 struct BuildArgs {
   std::string name;
   TreeArgs tree;
+  GcovArgs gcov;
 };
 
 void add_build_command(CLI::App& cmd) {
@@ -76,10 +77,12 @@ void add_build_command(CLI::App& cmd) {
                     "your kernel source tree (git or unpacked tarball), built out of tree under the cache; again "
                     "after a change, make remakes what changed");
   add_tree_config_options(*build, args->tree, "");
+  add_gcov_options(*build, args->gcov);
   build->add_option("--jobs", args->tree.jobs, "parallel make jobs (default: one per CPU)");
   build->final_callback([args] {
     auto& a = *args;
     if (a.name.empty() == a.tree.tree.empty()) usage_error("kernels build: give a catalogue name or --tree DIR");
+    a.tree.gcov_paths = gcov_paths(a.gcov);
     if (!a.tree.tree.empty()) {
       auto built = build_tree_or_exit(a.tree);
       fmt::print("{} {} {}\n", built.kernel_dir.parent_path().filename().string(), built.release,
@@ -90,10 +93,17 @@ void add_build_command(CLI::App& cmd) {
       usage_error("--base and --config are for --tree; a catalogue kernel's recipe names its base config");
     auto c = load_catalogue();
     auto spec = resolve_kernel(c, a.name);
+    if (!a.tree.gcov_paths.empty()) {
+      auto profiled = vm::with_gcov(spec, a.tree.gcov_paths);
+      if (!profiled) usage_error(profiled.error().message);
+      spec = std::move(profiled).value();
+    }
     unsigned jobs = a.tree.jobs > 0 ? a.tree.jobs : tree_build_options_jobs();
     auto files = vm::build_kernel(c, spec, {.fragment = a.tree.fragment, .jobs = jobs});
     if (!files) cannot_run(files.error().message);
-    fmt::print("{} {} {}\n", a.name, files->release, files->vmlinuz.string());
+    // A gcov build is booted by its directory (`--kernel DIR`).
+    std::string where = a.tree.gcov_paths.empty() ? files->vmlinuz.string() : files->vmlinuz.parent_path().string();
+    fmt::print("{} {} {}\n", a.name, files->release, where);
   });
 }
 

@@ -17,12 +17,14 @@
 #include <cstdlib>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
 #include "framework/base/cpus.h"
 #include "framework/base/files.h"
 #include "framework/cli/commands.h"
+#include "framework/cli/gcov_run.h"
 #include "framework/cli/tree_options.h"
 #include "framework/matrix/boot_check.h"
 #include "framework/matrix/crosscheck.h"
@@ -184,6 +186,7 @@ struct TestArgs {
   bool local = false, ktap = false, no_snapshot = false, list = false, verbose = false, fail_fast = false;
   unsigned jobs = 0, timeout_seconds = 7200, boot_timeout_seconds = 0;
   TreeArgs tree;  // --kernel DIR: a source tree, built first
+  GcovArgs gcov;
 };
 
 void declare_test_options(CLI::App& cmd, TestArgs& args) {
@@ -191,6 +194,7 @@ void declare_test_options(CLI::App& cmd, TestArgs& args) {
                  "catalogue name, bzImage path, or your kernel source tree (built first, out of tree, as "
                  "`kernels build --tree` does) (default: debian-6.12)");
   add_tree_config_options(cmd, args.tree, "kernel-");
+  add_gcov_options(cmd, args.gcov);
   cmd.add_option("--junit", args.junit, "write JUnit XML here (the full table goes beside it, as .md)");
   cmd.add_option("--table", args.table, "write the full per-test table (Markdown) here");
   cmd.add_option("--filter", args.filter, "GoogleTest filter (e.g. Smoke.*)");
@@ -228,13 +232,17 @@ void declare_test_options(CLI::App& cmd, TestArgs& args) {
 void resolve_test_kernel(TestArgs& args) {
   if (args.local && (!args.kernel.empty() || !args.launcher.empty() || !args.libvirt_uri.empty()))
     usage_error("--local tests this machine's kernel: it takes no --kernel, --launcher or --libvirt-uri");
+  if (args.local && (args.gcov.gcov || !args.gcov.paths.empty()))
+    usage_error("--gcov profiles a kernel tracebed builds; --local tests this machine's own");
   if (args.local) {
     args.kernel = "local";
     args.launcher = "local";
     return;
   }
+  const std::vector<std::string> gcov = gcov_paths(args.gcov);
   if (vm::is_kernel_tree(args.kernel)) {
     args.tree.tree = args.kernel;
+    args.tree.gcov_paths = gcov;
     auto built = build_tree_or_exit(args.tree);
     args.kernel = built.kernel_dir.string();
   } else if (!args.tree.fragment.empty() || !args.tree.config.empty() || args.tree.base != "tinyconfig") {
@@ -242,6 +250,7 @@ void resolve_test_kernel(TestArgs& args) {
   }
   const vm::Catalogue c = load_catalogue();
   if (args.kernel.empty()) args.kernel = c.default_kernel();
+  if (!gcov.empty()) args.kernel = gcov_kernel_or_exit(args.kernel, gcov, tree_build_options_jobs());
   (void)resolve_kernel(c, args.kernel, "--kernel");
 }
 
@@ -339,6 +348,9 @@ Exit run_test(TestArgs& args) {
   run.kernel = args.kernel;
   run.stamp_start();
   const auto t0 = std::chrono::steady_clock::now();
+  const bool gcov = !gcov_paths(args.gcov).empty();
+  const fs::path counts = files.logs / "gcov-counts";
+  if (gcov) collect_gcov_counts(counts);
   auto outcomes = run_suites(suites, run_args, files.logs);
   for (auto& o : outcomes) {
     if (run.release.empty()) run.release = o.release;
@@ -353,6 +365,12 @@ Exit run_test(TestArgs& args) {
   // With --ktap, stdout carries only KTAP; people read the summary on stderr.
   FILE* out = args.ktap ? stderr : stdout;
   print_outcome(out, args, run, files, outcomes, run_args.jobs);
+  if (gcov) {
+    // Beside the run's logs; its per-file table joins the results table.
+    if (auto report = report_gcov(args.kernel, counts, files.logs / "gcov", out)) {
+      std::ofstream(files.table, std::ios::app) << "\n" << report->markdown;
+    }
+  }
   const auto left_out = std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.left_out; });
   if (left_out > 0) fmt::print(out, "--fail-fast: {} suites were not started after the first failure\n", left_out);
   bool junit_failed = false;

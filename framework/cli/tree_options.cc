@@ -5,6 +5,7 @@
 #include "framework/base/cpus.h"
 #include "framework/cli/commands.h"
 #include "framework/vm/kernels/catalogue.h"
+#include "framework/vm/kernels/gcov_build.h"
 
 namespace tracebed::cli {
 
@@ -27,6 +28,22 @@ void add_tree_config_options(CLI::App& cmd, TreeArgs& args, const std::string& p
                  "with --" + prefix + "base olddefconfig: your .config to start from");
 }
 
+void add_gcov_options(CLI::App& cmd, GcovArgs& args) {
+  cmd.add_flag("--gcov", args.gcov,
+               "the kernel built with gcov profiling of kernel/trace (another cache entry); `test` and `matrix` "
+               "collect each suite's counts and write an lcov report");
+  cmd.add_option("--gcov-paths", args.paths,
+                 "directories to profile with --gcov, relative to the tree's top (default: kernel/trace)");
+}
+
+std::vector<std::string> gcov_paths(const GcovArgs& args) {
+  if (!args.gcov && args.paths.empty()) return {};
+  if (args.paths.empty()) return vm::kDefaultGcovPaths;
+  auto paths = vm::parse_gcov_paths(args.paths);
+  if (!paths) usage_error(paths.error().message);
+  return std::move(paths).value();
+}
+
 unsigned tree_build_options_jobs() { return static_cast<unsigned>(std::max(1, base::usable_cpus())); }
 
 vm::TreeBuildOptions tree_build_options(const TreeArgs& args) {
@@ -34,6 +51,7 @@ vm::TreeBuildOptions tree_build_options(const TreeArgs& args) {
   o.tree = args.tree;
   o.base_config = args.base;
   o.start_config = args.config;
+  o.gcov_paths = args.gcov_paths;
   o.jobs = args.jobs > 0 ? args.jobs : tree_build_options_jobs();
   if (!args.fragment.empty()) {
     o.fragment = std::filesystem::absolute(args.fragment);

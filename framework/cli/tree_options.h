@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -17,7 +18,17 @@ struct TreeArgs {
   std::string base = "tinyconfig";
   std::string config;  // with --base olddefconfig
   unsigned jobs = 0;   // 0: one per CPU
+  std::vector<std::string> gcov_paths;  // --gcov: profiled with gcov (empty: not)
 };
+
+// --gcov and --gcov-paths, for a catalogue kernel or a tree.
+struct GcovArgs {
+  bool gcov = false;
+  std::string paths;  // --gcov-paths; implies --gcov
+};
+void add_gcov_options(CLI::App& cmd, GcovArgs& args);
+// The paths to profile (empty without --gcov); exits 2 on a bad list.
+std::vector<std::string> gcov_paths(const GcovArgs& args);
 
 // --<prefix>fragment, --<prefix>base, --<prefix>config (prefix "" or "kernel-").
 void add_tree_config_options(CLI::App& cmd, TreeArgs& args, const std::string& prefix);

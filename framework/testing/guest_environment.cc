@@ -1,5 +1,6 @@
 #include "framework/base/install_layout.h"
 #include "framework/testing/guest_environment.h"
+#include "framework/testing/kernel_gcov.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -55,6 +56,9 @@ class GuestListener : public ::testing::EmptyTestEventListener {
     }
     if (!g->alive()) return;  // the test's own failure already says why
     if (Status st = g->check_console(); !st) ADD_FAILURE() << st.error().message;
+    // A failed test may have left the guest about to die: keep its counts.
+    if (KernelGcov* gcov = KernelGcov::from_environment(); gcov && ::testing::Test::HasFailure() && g->alive())
+      if (Status st = gcov->collect(*g); !st) fmt::print(stderr, "tracebed: gcov: {}\n", st.error().message);
   }
 };
 
@@ -126,6 +130,8 @@ void GuestEnvironment::boot() {
   }
   guest_ = std::move(g).value();
   guest_start_ = std::make_pair(guest_->boot_kind(), guest_->boot_seconds());
+  if (KernelGcov* gcov = KernelGcov::from_environment())
+    if (Status st = gcov->started(*guest_); !st) fmt::print(stderr, "tracebed: gcov: {}\n", st.error().message);
   fmt::print(stderr, "tracebed: {} guest ({}) ready in {:.2f} s ({}) under {} ({} launcher){}\n", options_.kernel,
              guest_->release(), guest_->boot_seconds(), guest_->boot_kind(), guest_->accelerator(),
              guest_->launcher(),
@@ -138,6 +144,14 @@ void GuestEnvironment::TearDown() {
   // A guest already dead was found so by a call of the last test, which got
   // the error (and failed, or skipped for a known kernel bug): not again.
   bool found_dead = !guest_->alive();
+  if (KernelGcov* gcov = KernelGcov::from_environment()) {
+    Status copied = found_dead ? Status{} : gcov->collect(*guest_);
+    if (found_dead) gcov->lost("the suite's last tests");
+    if (!copied) {
+      fmt::print(stderr, "tracebed: gcov: {}\n", copied.error().message);
+      gcov->lost("the copy at the suite's end");
+    }
+  }
   Status st = guest_->stop();
   if (!st && !found_dead) ADD_FAILURE() << st.error().message;
   guest_.reset();
@@ -197,6 +211,10 @@ vm::Guest& guest() {
       throw std::runtime_error("the guest died during this test (its console is in the failure above); "
                                "the next test gets a new one");
     fmt::print(stderr, "tracebed: the guest is gone, booting a new one\n");
+    if (KernelGcov* gcov = KernelGcov::from_environment()) {
+      const auto* t = ::testing::UnitTest::GetInstance()->current_test_info();
+      gcov->lost(t ? fmt::format("the test before {}.{}", t->test_suite_name(), t->name()) : "an earlier test");
+    }
     g_env->discard();
     g_env->boot();
     g = g_env->guest();

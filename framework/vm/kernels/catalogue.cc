@@ -35,7 +35,8 @@ fs::path kernel_root(const KernelSpec& spec) {
   std::string key;
   if (spec.build) key = build_recipe_key(*spec.build);
   for (const auto& p : spec.packages) key += p.name + "=" + p.version + ":" + p.sha256 + "\n";
-  return cache_dir() / "kernels" / fmt::format("{}-{}", spec.name, content_hash(key).substr(0, 12));
+  bool gcov = spec.build && !spec.build->gcov_paths.empty();
+  return cache_dir() / "kernels" / fmt::format("{}{}-{}", spec.name, gcov ? "-gcov" : "", content_hash(key).substr(0, 12));
 }
 
 
@@ -160,8 +161,11 @@ Result<std::string> sha256_of(const fs::path& file) {
 }
 
 std::string build_recipe_key(const BuildRecipe& recipe) {
-  return fmt::format("source {}={}:{}\nbase_config {}\nfragment\n{}", recipe.source.name, recipe.source.version,
-                     recipe.source.sha256, recipe.base_config, recipe.fragment_text);
+  std::string key = fmt::format("source {}={}:{}\nbase_config {}\nfragment\n{}", recipe.source.name,
+                                recipe.source.version, recipe.source.sha256, recipe.base_config, recipe.fragment_text);
+  // Without gcov the key is what it always was: the cached kernels stay.
+  if (!recipe.gcov_paths.empty()) key += fmt::format("gcov {}\n", fmt::join(recipe.gcov_paths, ","));
+  return key;
 }
 
 fs::path kernel_cache_dir(const KernelSpec& spec) { return kernel_root(spec); }
@@ -262,8 +266,9 @@ Result<KernelSpec> resolve_directory(const fs::path& dir) {
   KernelSpec s;
   fs::path abs = fs::absolute(dir);
   s.local_image = abs / "bzImage";
-  // <cache>/trees/NAME-HASH/kernel: the build's name, not "kernel".
-  s.name = abs.parent_path().filename().string();
+  // <cache>/trees/NAME-HASH/kernel: the build's name, not "kernel"; a
+  // catalogue build's entry (<cache>/kernels/NAME-gcov-HASH) is named itself.
+  s.name = (abs.filename() == "kernel" ? abs.parent_path() : abs).filename().string();
   if (fs::is_directory(abs / "lib" / "modules")) {
     s.local_modules_dir = abs / "lib" / "modules";
     s.local_carry_modules = true;

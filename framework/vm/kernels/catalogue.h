@@ -34,6 +34,9 @@ struct BuildRecipe {
   std::string base_config = "tinyconfig";  // the make target the fragment is merged over
   std::filesystem::path fragment;    // absolute path of the config fragment
   std::string fragment_text;         // its content (part of the cache key)
+  // Profiled with gcov (gcov_build.h) when not empty: another cache entry,
+  // NAME-gcov-HASH.
+  std::vector<std::string> gcov_paths;
 };
 
 // What a build kernel's cache directory name hashes: the source pin, the base

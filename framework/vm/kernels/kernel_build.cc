@@ -10,6 +10,7 @@
 #include "framework/base/lock_file.h"
 #include "framework/base/text.h"
 #include "framework/vm/kernels/cache_entry.h"
+#include "framework/vm/kernels/gcov_build.h"
 #include "framework/vm/kernels/kernel_build_steps.h"
 #include "framework/vm/kernels/module_build.h"
 #include "framework/vm/cache/cache.h"
@@ -191,6 +192,16 @@ std::string annotate_depends(std::string_view expression, const KconfigValues& c
   return out;
 }
 
+Result<KernelSpec> with_gcov(KernelSpec spec, const std::vector<std::string>& paths) {
+  if (!spec.build)
+    return Error{fmt::format("--gcov builds a kernel, and {} is not built from a recipe (kind \"build\" in the "
+                             "catalogue); give your own tree as --kernel DIR instead",
+                             spec.name)};
+  if (paths.empty()) return Error{"--gcov needs at least one path to profile"};
+  spec.build->gcov_paths = paths;
+  return spec;
+}
+
 Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, const BuildOptions& options) {
   if (!spec.build) return Error{fmt::format("{} is not a build kernel (its catalogue entry has no recipe)", spec.name)};
   BuildRecipe& recipe = *spec.build;
@@ -198,8 +209,12 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
     recipe.fragment = fs::absolute(options.fragment);
     TRACEBED_ASSIGN_OR_RETURN(recipe.fragment_text, base::read_file(recipe.fragment));
   }
+  // gcov's options join the fragment here, not in the recipe: the cache
+  // key names the paths instead.
+  const bool gcov = !recipe.gcov_paths.empty();
+  const std::string fragment_text = recipe.fragment_text + (gcov ? fmt::format("\n# --gcov\n{}", kGcovFragment) : "");
   // Check the fragment before spending minutes on a download.
-  TRACEBED_ASSIGN_OR_RETURN(KconfigValues wanted, parse_kconfig_values(recipe.fragment_text, recipe.fragment.string()));
+  TRACEBED_ASSIGN_OR_RETURN(KconfigValues wanted, parse_kconfig_values(fragment_text, recipe.fragment.string()));
   if (wanted.empty()) return Error{fmt::format("{}: the fragment sets no option", recipe.fragment.string())};
 
   fs::path root = kernel_cache_dir(spec);
@@ -226,17 +241,22 @@ Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, co
   km.set_tree(tree, tree);
   stages.start("configure", fmt::format("make {} + {} + olddefconfig", recipe.base_config,
                                         recipe.fragment.filename().string()));
-  TRACEBED_TRY(km.configure(recipe.base_config, {}, recipe.fragment, recipe.fragment_text));
+  TRACEBED_TRY(km.configure(recipe.base_config, {}, recipe.fragment, fragment_text));
   stages.start("check", fmt::format("every option of {} in .config", recipe.fragment.filename().string()));
   TRACEBED_ASSIGN_OR_RETURN(KconfigValues config, km.check(wanted, recipe.fragment));
   stages.note(fmt::format("{} options as asked", wanted.size()));
 
   bool modules = config.count("CONFIG_MODULES") && config.at("CONFIG_MODULES") == "y";
+  if (gcov) {
+    TRACEBED_ASSIGN_OR_RETURN(std::vector<std::string> vars, gcov_make_variables(tree, recipe.gcov_paths));
+    km.set_make_variables(std::move(vars));
+  }
   TRACEBED_TRY(km.build(options.jobs, modules));
   stages.start("cache", root.string());
   fs::path staged = root;
   staged += fmt::format(".partial{}", getpid());
   TRACEBED_ASSIGN_OR_RETURN(std::string release, km.stage(staged, modules));
+  if (gcov) TRACEBED_TRY(stage_gcov_files(tree, tree, recipe.gcov_paths, staged / "gcov"));
   if (!spec.release.empty() && release != spec.release)
     progress(fmt::format("{}: the recipe expects release {}, the bzImage says {}", spec.name, spec.release, release));
   km.log().close();

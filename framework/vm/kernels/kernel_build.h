@@ -53,7 +53,14 @@ struct BuildOptions {
   unsigned jobs = 2;
 };
 
-// Builds the kernel (or finds it built) and returns it ready to boot.
+// The same build kernel profiled with gcov under `paths` (gcov_build.h):
+// build_kernel adds kGcovFragment to its fragment, and its cache entry is
+// another (NAME-gcov-HASH).
+// An Error for a kernel that is not built from a recipe.
+Result<KernelSpec> with_gcov(KernelSpec spec, const std::vector<std::string>& paths);
+
+// Builds the kernel (or finds it built) and returns it ready to boot. A
+// gcov build (with_gcov) keeps its .gcno files and sources in <entry>/gcov.
 Result<KernelFiles> build_kernel(const Catalogue& catalogue, KernelSpec spec, const BuildOptions& options);
 
 }  // namespace tracebed::vm

@@ -85,6 +85,7 @@ Result<ProcessResult> KernelMake::make(const std::vector<std::string>& args, std
   put_ccache_first_on_path();
   std::vector<std::string> argv = {"make"};
   if (out_ != src_) argv.push_back("O=" + out_.string());
+  argv.insert(argv.end(), make_variables_.begin(), make_variables_.end());
   argv.insert(argv.end(), args.begin(), args.end());
   log_ << "$";
   for (const auto& a : argv) log_ << " " << a;

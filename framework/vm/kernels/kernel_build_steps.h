@@ -55,6 +55,9 @@ class KernelMake {
     out_ = std::move(out);
   }
 
+  // VAR=VALUE arguments of every make call (a gcov build's GCOV_PROFILE_x.o=y).
+  void set_make_variables(std::vector<std::string> vars) { make_variables_ = std::move(vars); }
+
   Stages& stages() { return stages_; }
   const std::filesystem::path& log_path() const { return log_path_; }
   std::ofstream& log() { return log_; }
@@ -82,6 +85,7 @@ class KernelMake {
   std::string name_;
   std::filesystem::path src_, out_, log_path_;
   std::string where_;
+  std::vector<std::string> make_variables_;
   std::ofstream log_;
   Stages stages_;
 };

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <fmt/ranges.h>
+
 #include "framework/base/files.h"
 #include "framework/base/lock_file.h"
+#include "framework/vm/kernels/gcov_build.h"
 #include "framework/vm/kernels/kernel_build_steps.h"
 #include "framework/vm/kernels/module_build.h"
 #include "framework/vm/cache/cache.h"
@@ -58,11 +61,14 @@ Result<TreeBuildPaths> tree_build_paths(const TreeBuildOptions& options) {
 
   TreeBuildPaths p;
   p.key = fmt::format("tree {}\nbase_config {}\nfragment\n{}", real.string(), base, fragment);
+  const bool gcov = !options.gcov_paths.empty();
+  if (gcov) p.key += fmt::format("gcov {}\n", fmt::join(options.gcov_paths, ","));
   if (!options.start_config.empty()) {
     TRACEBED_ASSIGN_OR_RETURN(std::string start, base::read_file(options.start_config));
     p.key += "start_config\n" + start;
   }
-  p.root = cache_dir() / "trees" / fmt::format("{}-{}", real.filename().string(), content_hash(p.key).substr(0, 12));
+  p.root = cache_dir() / "trees" /
+           fmt::format("{}{}-{}", real.filename().string(), gcov ? "-gcov" : "", content_hash(p.key).substr(0, 12));
   p.build = p.root / "build";
   p.kernel_dir = p.root / "kernel";
   return p;
@@ -72,6 +78,8 @@ Result<TreeBuild> build_tree_kernel(const TreeBuildOptions& options) {
   const auto t0 = Clock::now();
   TRACEBED_ASSIGN_OR_RETURN(TreeBuildPaths paths, tree_build_paths(options));
   TRACEBED_ASSIGN_OR_RETURN(std::string fragment_text, base::read_file(options.fragment));
+  const bool gcov = !options.gcov_paths.empty();
+  if (gcov) fragment_text += fmt::format("\n# --gcov\n{}", kGcovFragment);
   TRACEBED_ASSIGN_OR_RETURN(KconfigValues wanted, parse_kconfig_values(fragment_text, options.fragment.string()));
   TRACEBED_TRY(require_build_tools(wanted, /*unpack=*/false));
   fs::path real = fs::canonical(options.tree);
@@ -106,12 +114,17 @@ Result<TreeBuild> build_tree_kernel(const TreeBuildOptions& options) {
 
   const auto tm = Clock::now();
   bool modules = config.count("CONFIG_MODULES") && config.at("CONFIG_MODULES") == "y";
+  if (gcov) {
+    TRACEBED_ASSIGN_OR_RETURN(std::vector<std::string> vars, gcov_make_variables(real, options.gcov_paths));
+    km.set_make_variables(std::move(vars));
+  }
   TRACEBED_TRY(km.build(options.jobs, modules));
   out.make_seconds = seconds_since(tm);
 
   stages.start("copy", paths.kernel_dir.string());
   fs::path staged = paths.root / fmt::format("kernel.partial{}", getpid());
   TRACEBED_ASSIGN_OR_RETURN(out.release, km.stage(staged, modules));
+  if (gcov) TRACEBED_TRY(stage_gcov_files(real, paths.build, options.gcov_paths, staged / "gcov"));
   TRACEBED_TRY(write_file_atomic(staged / ".complete", out.release + "\n"));
   fs::remove_all(paths.kernel_dir, ec);
   fs::rename(staged, paths.kernel_dir, ec);

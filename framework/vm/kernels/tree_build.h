@@ -18,6 +18,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "framework/base/result.h"
 
@@ -28,6 +29,7 @@ struct TreeBuildOptions {
   std::filesystem::path fragment;          // merged over the base config
   std::string base_config = "tinyconfig";  // tinyconfig, defconfig or olddefconfig
   std::filesystem::path start_config;      // with olddefconfig: the .config to start from
+  std::vector<std::string> gcov_paths;     // profiled with gcov (gcov_build.h) when not empty
   unsigned jobs = 1;
 };
 

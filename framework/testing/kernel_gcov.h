@@ -1,0 +1,46 @@
+// A suite's kernel gcov counts, for `tracebed test --gcov`: with
+// $TRACEBED_GCOV_DIR set, every guest the suite starts has its counters
+// zeroed (/sys/kernel/debug/gcov/reset; a restored snapshot holds the
+// boot's counts, which are no suite's own), and its .gcda files are copied
+// out at the suite's end and after each failed test while the guest still
+// answers:
+//
+//   $TRACEBED_GCOV_DIR/<suite>/boot-<N>/<path under /sys/kernel/debug/gcov>
+//
+// A guest that dies takes the counts since its last copy with it: the
+// suite's `missing.txt` says which guest and test, for the report.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "framework/base/result.h"
+#include "framework/vm/guests/guest.h"
+
+namespace tracebed::testlib {
+
+inline constexpr std::string_view kGuestGcovDir = "/sys/kernel/debug/gcov";
+
+class KernelGcov {
+ public:
+  // The collector $TRACEBED_GCOV_DIR asks for, or nullptr without it.
+  static KernelGcov* from_environment();
+  explicit KernelGcov(std::filesystem::path suite_dir) : suite_dir_(std::move(suite_dir)) {}
+
+  // A new guest: counters zeroed, its counts go to the next boot-N.
+  Status started(vm::Guest& guest);
+  // Copies the guest's .gcda files (all of them again: they only grow).
+  Status collect(vm::Guest& guest);
+  // The guest died during `test`: its counts since the last copy are missing.
+  void lost(std::string_view test);
+
+ private:
+  std::filesystem::path boot_dir() const;
+  void note_missing(std::string_view why);
+  std::filesystem::path suite_dir_;
+  unsigned boots_ = 0;
+  unsigned collections_ = 0;  // of the current guest
+};
+
+}  // namespace tracebed::testlib
