@@ -174,7 +174,8 @@ int run_step(const BisectArgs& a, const fs::path& state) {
                                .fragment = a.tree.fragment,
                                .base_config = a.tree.base,
                                .start_config = a.tree.config,
-                               .jobs = std::max(1u, a.tree.jobs)};
+                               .jobs = std::max(1u, a.tree.jobs),
+                               .gcov_paths = {}};
   auto built = vm::build_tree_kernel(options);
   step.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (!built) {

@@ -10,6 +10,7 @@
 #include "framework/base/process.h"
 #include "framework/cli/commands.h"
 #include "framework/coverage/coverage.h"
+#include "framework/coverage/lcov_tracefile.h"
 #include "framework/matrix/crosscheck.h"
 #include "framework/matrix/junit.h"
 #include "framework/vm/kernels/catalogue.h"
@@ -106,11 +107,58 @@ void cross_check_files(const Options& o) {
   fmt::print("{}", report.empty() ? "no selftest case (suites/kselftest) in these files\n" : report);
 }
 
+// A run's tracefile: the .info itself, or a report directory's total.info
+// (`tracebed test --gcov` writes <logs>/gcov). Paths are cut to what
+// follows the kernel's kept sources (<entry>/gcov/src/), so that two
+// kernels' runs line up.
+coverage::Tracefile load_kernel_tracefile(const std::string& where) {
+  fs::path path = fs::is_directory(where) ? fs::path(where) / "total.info" : fs::path(where);
+  auto text = base::read_file(path);
+  if (!text) fail(text.error().message);
+  auto t = coverage::parse_tracefile(*text, path.string());
+  if (!t) fail(t.error().message);
+  coverage::Tracefile out;
+  for (auto& [file, record] : t->files) {
+    constexpr std::string_view kKept = "/gcov/src/";
+    size_t at = file.find(kKept);
+    out.files[at == std::string::npos ? file : file.substr(at + kKept.size())] = std::move(record);
+  }
+  return out;
+}
+
+struct KernelCoverageOptions {
+  std::vector<std::string> runs;
+  bool lines = false;
+};
+
+void print_reach(const std::string& run, const coverage::Reach& r, bool lines) {
+  fmt::print("only {} reaches {} functions{}:\n", run, r.functions.size(),
+             lines ? fmt::format(" and {} lines", r.lines.size()) : "");
+  for (const auto& f : r.functions) fmt::print("  {}\n", f);
+  if (lines)
+    for (const auto& l : r.lines) fmt::print("  {}\n", l);
+}
+
+void kernel_coverage(const KernelCoverageOptions& o) {
+  if (o.runs.size() == 1) {
+    fmt::print("{}", coverage::summary_table(coverage::summarize(load_kernel_tracefile(o.runs[0])), ""));
+    return;
+  }
+  auto a = load_kernel_tracefile(o.runs[0]), b = load_kernel_tracefile(o.runs[1]);
+  coverage::Comparison c = coverage::compare(a, b, "");
+  fmt::print("{}: {}\n{}: {}\n\n", o.runs[0], coverage::describe(coverage::summarize(a).back()), o.runs[1],
+             coverage::describe(coverage::summarize(b).back()));
+  print_reach(o.runs[0], c.only_a, o.lines);
+  fmt::print("\n");
+  print_reach(o.runs[1], c.only_b, o.lines);
+}
+
 }  // namespace
 
 void add_coverage_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("coverage", "which kernel selftest cases (ftracetest, user_events) tests cover");
+  auto* cmd = app.add_subcommand(
+      "coverage", "which kernel selftest cases (ftracetest, user_events) tests cover; what kernel code they reach");
   cmd->require_subcommand(1);
   cmd->add_option("--root", o->root, "the source tree (default: the one this tracebed was built from)");
 
@@ -142,6 +190,17 @@ void add_coverage_command(CLI::App& app) {
       cmd->add_subcommand("crosscheck", "the kernel's selftests against the tests covering them, from JUnit files");
   cross->add_option("junit", o->junit, "JUnit files (tracebed test --junit, a matrix's junit/*.xml)")->required();
   cross->final_callback([o] { cross_check_files(*o); });
+
+  auto k = std::make_shared<KernelCoverageOptions>();
+  auto* kernel = cmd->add_subcommand(
+      "kernel", "kernel line coverage from `test --gcov`: one run's table, or with --compare what only one of two reaches");
+  kernel->add_option("runs", k->runs, "tracefiles (.info) or report directories (<logs>/gcov)")
+      ->required()
+      ->expected(1, 2);
+  bool compare_flag = false;
+  kernel->add_flag("--compare", compare_flag, "compare two runs (the default with two)");
+  kernel->add_flag("--lines", k->lines, "with two runs: the lines too, not only the functions");
+  kernel->final_callback([k] { kernel_coverage(*k); });
 
   auto* check = cmd->add_subcommand("check", "fail when a case is neither covered, excused nor listed open");
   check->add_flag("--strict", o->strict, "open cases fail too (the issue is done when this passes)");

@@ -28,7 +28,9 @@ std::string gcov_kernel_or_exit(const std::string& kernel, const std::vector<std
   const vm::Catalogue catalogue = load_catalogue();
   auto profiled = vm::with_gcov(resolve_kernel(catalogue, kernel, "--kernel"), paths);
   if (!profiled) usage_error(profiled.error().message);
-  auto files = vm::build_kernel(catalogue, *profiled, {.jobs = jobs});
+  vm::BuildOptions options;
+  options.jobs = jobs;
+  auto files = vm::build_kernel(catalogue, *profiled, options);
   if (!files) cannot_run(files.error().message);
   return files->vmlinuz.parent_path().string();
 }

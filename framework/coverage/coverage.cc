@@ -220,7 +220,9 @@ std::string render_markdown(const Coverage& c, std::string_view source) {
       "`fixtures/selftests/linux-source-7.2.cases`, the `TRACEBED_COVERS(...)` lines\n"
       "in `suites/`, `suites/coverage-reasons.txt` (what cannot be tested here) and\n"
       "`suites/coverage-open.txt` (what is not covered yet). Do not edit: the unit test\n"
-      "`TreeCoverage.DocIsCurrent` fails when this file differs from what the command writes.\n\n";
+      "`TreeCoverage.DocIsCurrent` fails when this file differs from what the command writes.\n\n"
+      "Case names say which selftests have a tracebed counterpart; what the kernel code those\n"
+      "tests and tracebed's reach is measured with gcov in [kernel-coverage.md](kernel-coverage.md).\n\n";
   if (!source.empty()) out += fmt::format("Case list: {}\n\n", source);
   // Areas in case-list order.
   std::vector<std::string> areas;

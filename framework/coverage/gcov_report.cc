@@ -149,11 +149,6 @@ std::string render(const GcovReport& r, const ProfiledBuild& build) {
 
 }  // namespace
 
-std::string describe(const FileSummary& t) {
-  return fmt::format("{} of lines ({}/{}), {} of functions ({}/{}), {} of branches ({}/{})",
-                     percent(t.lines_hit, t.lines), t.lines_hit, t.lines, percent(t.functions_hit, t.functions),
-                     t.functions_hit, t.functions, percent(t.branches_hit, t.branches), t.branches_hit, t.branches);
-}
 
 Result<GcovReport> write_gcov_report(const ProfiledBuild& build, const fs::path& counts, const fs::path& out) {
   GcovReport r;

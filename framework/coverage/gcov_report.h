@@ -51,7 +51,4 @@ struct GcovReport {
 Result<GcovReport> write_gcov_report(const ProfiledBuild& build, const std::filesystem::path& counts,
                                      const std::filesystem::path& out);
 
-// "tracebed-suites: 41.2 % of lines (12 345/29 960), 52.3 % of functions ...".
-std::string describe(const FileSummary& total);
-
 }  // namespace tracebed::coverage

@@ -117,6 +117,12 @@ std::string percent(uint32_t hit, uint32_t of) {
   return of == 0 ? "-" : fmt::format("{:.1f} %", 100.0 * hit / of);
 }
 
+std::string describe(const FileSummary& t) {
+  return fmt::format("{} of lines ({}/{}), {} of functions ({}/{}), {} of branches ({}/{})",
+                     percent(t.lines_hit, t.lines), t.lines_hit, t.lines, percent(t.functions_hit, t.functions),
+                     t.functions_hit, t.functions, percent(t.branches_hit, t.branches), t.branches_hit, t.branches);
+}
+
 std::string summary_table(const std::vector<FileSummary>& rows, std::string_view strip) {
   std::string md = "| file | lines | % | functions | % | branches | % |\n|---|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : rows) {

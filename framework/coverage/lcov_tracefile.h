@@ -52,6 +52,9 @@ std::vector<FileSummary> summarize(const Tracefile& t);
 // "62.5 %" (or "-" for nothing to hit).
 std::string percent(uint32_t hit, uint32_t of);
 
+// "41.2 % of lines (12345/29960), 52.3 % of functions (...), ... branches".
+std::string describe(const FileSummary& total);
+
 // A Markdown table: file, lines, functions, branches (hit/of and %), with
 // `strip` taken off the front of each file's path.
 std::string summary_table(const std::vector<FileSummary>& rows, std::string_view strip);

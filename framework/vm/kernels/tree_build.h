@@ -29,8 +29,8 @@ struct TreeBuildOptions {
   std::filesystem::path fragment;          // merged over the base config
   std::string base_config = "tinyconfig";  // tinyconfig, defconfig or olddefconfig
   std::filesystem::path start_config;      // with olddefconfig: the .config to start from
-  std::vector<std::string> gcov_paths;     // profiled with gcov (gcov_build.h) when not empty
   unsigned jobs = 1;
+  std::vector<std::string> gcov_paths;     // profiled with gcov (gcov_build.h) when not empty
 };
 
 // Where one tree build lives: <cache>/trees/<tree's name>-<hash>.
