@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "framework/base/files.h"
 #include "framework/base/process.h"
@@ -147,8 +148,36 @@ std::string render(const GcovReport& r, const ProfiledBuild& build) {
   return md;
 }
 
-}  // namespace
+nlohmann::json to_json(const FileSummary& f, std::string_view strip) {
+  std::string_view name = f.file;
+  if (name.starts_with(strip)) name.remove_prefix(strip.size());
+  return {{"file", name},           {"lines", f.lines},         {"lines_hit", f.lines_hit},
+          {"functions", f.functions}, {"functions_hit", f.functions_hit}, {"branches", f.branches},
+          {"branches_hit", f.branches_hit}};
+}
 
+// The same as the Markdown, for programs.
+std::string render_json(const GcovReport& r, const ProfiledBuild& build) {
+  nlohmann::json j;
+  j["paths"] = build.paths;
+  const std::string strip = build.sources.string() + "/";
+  j["files"] = nlohmann::json::array();
+  for (const auto& f : r.files)
+    if (f.file != "total") j["files"].push_back(to_json(f, strip));
+  j["total"] = to_json(r.files.back(), strip);
+  j["total"].erase("file");
+  j["suites"] = nlohmann::json::array();
+  for (const auto& s : r.suites) {
+    nlohmann::json row = to_json(s.total, "");
+    row.erase("file");
+    row["suite"] = s.suite;
+    row["missing"] = s.missing;
+    j["suites"].push_back(row);
+  }
+  return j.dump(1) + "\n";
+}
+
+}  // namespace
 
 Result<GcovReport> write_gcov_report(const ProfiledBuild& build, const fs::path& counts, const fs::path& out) {
   GcovReport r;
@@ -194,6 +223,8 @@ Result<GcovReport> write_gcov_report(const ProfiledBuild& build, const fs::path&
   r.markdown = render(r, build);
   r.table = out / "coverage.md";
   TRACEBED_TRY(base::write_file_atomic(r.table, r.markdown));
+  r.json = out / "coverage.json";
+  TRACEBED_TRY(base::write_file_atomic(r.json, render_json(r, build)));
   return r;
 }
 

@@ -7,7 +7,7 @@
 //   r->html / "index.html"
 //
 // Layout written under `out`: <suite>.info, total.info, html/, and
-// coverage.md (the per-file table and the suites' totals).
+// coverage.md and coverage.json (the per-file table and the suites' totals).
 #pragma once
 
 #include <filesystem>
@@ -41,6 +41,7 @@ struct GcovReport {
   std::filesystem::path total_info;
   std::filesystem::path html;         // genhtml's directory
   std::filesystem::path table;        // coverage.md
+  std::filesystem::path json;         // coverage.json: the same numbers
   std::vector<FileSummary> files;     // per profiled file, then the total
   std::string markdown;               // what `table` holds
 };

@@ -44,7 +44,7 @@ class GuestListener : public ::testing::EmptyTestEventListener {
     ::testing::Test::RecordProperty("tracebed_kernel", g_env->options().kernel);
   }
   // The guest boots lazily, so stamp at the end, when it exists.
-  void OnTestEnd(const ::testing::TestInfo&) override {
+  void OnTestEnd(const ::testing::TestInfo& info) override {
     vm::Guest* g = g_env->guest();
     if (!g) return;
     ::testing::Test::RecordProperty("kernel_release", g->release());
@@ -54,10 +54,16 @@ class GuestListener : public ::testing::EmptyTestEventListener {
       ::testing::Test::RecordProperty("guest_start", start->first);
       ::testing::Test::RecordProperty("guest_start_seconds", fmt::format("{:.3f}", start->second));
     }
-    if (!g->alive()) return;  // the test's own failure already says why
+    if (!g->alive()) {
+      if (KernelGcov* gcov = KernelGcov::from_environment())
+        gcov->lost(fmt::format("{}.{}", info.test_suite_name(), info.name()));
+      return;  // the test's own failure already says why
+    }
     if (Status st = g->check_console(); !st) ADD_FAILURE() << st.error().message;
-    // A failed test may have left the guest about to die: keep its counts.
-    if (KernelGcov* gcov = KernelGcov::from_environment(); gcov && ::testing::Test::HasFailure() && g->alive())
+    // Any test may be the one before a crash (a known kernel bug's test
+    // among them): copy the counts after each, so a dead guest takes only
+    // its last test's with it.
+    if (KernelGcov* gcov = KernelGcov::from_environment(); gcov && g->alive())
       if (Status st = gcov->collect(*g); !st) fmt::print(stderr, "tracebed: gcov: {}\n", st.error().message);
   }
 };

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -54,6 +55,7 @@ void KernelGcov::note_missing(std::string_view why) {
 Status KernelGcov::started(vm::Guest& guest) {
   ++boots_;
   collections_ = 0;
+  lost_ = false;
   std::string reset = std::string(kGuestGcovDir) + "/reset";
   auto wrote = guest.agent().write_file(reset, "1\n");
   if (!wrote) return wrote.error();
@@ -85,9 +87,9 @@ Status KernelGcov::collect(vm::Guest& guest) {
 }
 
 void KernelGcov::lost(std::string_view test) {
-  if (boots_ == 0) return;
+  if (boots_ == 0 || std::exchange(lost_, true)) return;
   note_missing(fmt::format("guest {} died during {}: its counts {} are missing", boots_, test,
-                           collections_ ? "since the copy after the last failed test" : "(all of them)"));
+                           collections_ ? "since the test before" : "(all of them)"));
 }
 
 }  // namespace tracebed::testlib

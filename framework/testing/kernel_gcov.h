@@ -2,13 +2,12 @@
 // $TRACEBED_GCOV_DIR set, every guest the suite starts has its counters
 // zeroed (/sys/kernel/debug/gcov/reset; a restored snapshot holds the
 // boot's counts, which are no suite's own), and its .gcda files are copied
-// out at the suite's end and after each failed test while the guest still
-// answers:
+// out after each test while the guest still answers:
 //
 //   $TRACEBED_GCOV_DIR/<suite>/boot-<N>/<path under /sys/kernel/debug/gcov>
 //
-// A guest that dies takes the counts since its last copy with it: the
-// suite's `missing.txt` says which guest and test, for the report.
+// A guest that dies takes the counts of the test that killed it with it:
+// the suite's `missing.txt` says which guest and test, for the report.
 #pragma once
 
 #include <filesystem>
@@ -32,7 +31,8 @@ class KernelGcov {
   Status started(vm::Guest& guest);
   // Copies the guest's .gcda files (all of them again: they only grow).
   Status collect(vm::Guest& guest);
-  // The guest died during `test`: its counts since the last copy are missing.
+  // The guest died during `test`: its counts since the last copy are
+  // missing. Said once per guest (the first caller knows the test best).
   void lost(std::string_view test);
 
  private:
@@ -41,6 +41,7 @@ class KernelGcov {
   std::filesystem::path suite_dir_;
   unsigned boots_ = 0;
   unsigned collections_ = 0;  // of the current guest
+  bool lost_ = false;         // the current guest's loss is noted
 };
 
 }  // namespace tracebed::testlib
