@@ -136,8 +136,12 @@ void GuestEnvironment::boot() {
   }
   guest_ = std::move(g).value();
   guest_start_ = std::make_pair(guest_->boot_kind(), guest_->boot_seconds());
-  if (KernelGcov* gcov = KernelGcov::from_environment())
-    if (Status st = gcov->started(*guest_); !st) fmt::print(stderr, "tracebed: gcov: {}\n", st.error().message);
+  if (KernelGcov* gcov = KernelGcov::from_environment()) {
+    // The suites that declare boot parameters test what their boot did.
+    bool boot_is_tested = !declared().bootconfig.empty() || !declared().cmdline.empty();
+    if (Status st = gcov->started(*guest_, boot_is_tested); !st)
+      fmt::print(stderr, "tracebed: gcov: {}\n", st.error().message);
+  }
   fmt::print(stderr, "tracebed: {} guest ({}) ready in {:.2f} s ({}) under {} ({} launcher){}\n", options_.kernel,
              guest_->release(), guest_->boot_seconds(), guest_->boot_kind(), guest_->accelerator(),
              guest_->launcher(),

@@ -1,8 +1,9 @@
 // A suite's kernel gcov counts, for `tracebed test --gcov`: with
 // $TRACEBED_GCOV_DIR set, every guest the suite starts has its counters
 // zeroed (/sys/kernel/debug/gcov/reset; a restored snapshot holds the
-// boot's counts, which are no suite's own), and its .gcda files are copied
-// out after each test while the guest still answers:
+// boot's counts, which are no suite's own) unless the suite tests the boot
+// itself, and its .gcda files are copied out after each test while the
+// guest still answers:
 //
 //   $TRACEBED_GCOV_DIR/<suite>/boot-<N>/<path under /sys/kernel/debug/gcov>
 //
@@ -27,8 +28,10 @@ class KernelGcov {
   static KernelGcov* from_environment();
   explicit KernelGcov(std::filesystem::path suite_dir) : suite_dir_(std::move(suite_dir)) {}
 
-  // A new guest: counters zeroed, its counts go to the next boot-N.
-  Status started(vm::Guest& guest);
+  // A new guest: its counts go to the next boot-N. Its counters are
+  // zeroed unless `boot_is_tested`: a suite of boot parameters or boot-time
+  // tracing tests its own boot (a snapshot of it holds that boot's counts).
+  Status started(vm::Guest& guest, bool boot_is_tested);
   // Copies the guest's .gcda files (all of them again: they only grow).
   Status collect(vm::Guest& guest);
   // The guest died during `test`: its counts since the last copy are

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -197,6 +198,71 @@ TEST_F(Hist, UnaryMinusNegatesTheFieldItWraps) {
   for (const tracefs::HistValue& v : target[0]->saved) saved[v.field] = v.text;
   EXPECT_EQ(saved["max"], "18446744073709551615") << ev.files().read("hist").value();
   EXPECT_EQ(saved["count"], "1") << ev.files().read("hist").value();
+}
+
+// Division in hist expressions (trace_events_hist.c): by a field,
+// hist_field_div divides (a shift only for a power of two); by a constant,
+// hist_field_get_div_fn picks at parse time a shift (a power of two), a
+// multiply and shift below 2^20 (div_by_mult_and_shift, whose rounding adds
+// 2^20 - 1: 16/3 is 6 there, not 5) and a division above (at 2^20 and up,
+// and for a divisor over 2^20: div_by_not_power_of_two). Keyed on the
+// write's size, each entry's onmax of the quotient is that size's quotient,
+// computed here as the kernel's source says. The sizes straddle the edges:
+// count*16 crosses 2^20 between 65535 and 65536, count*65536/1048577
+// crosses 1 between 16 and 17, count/fd (fd 100) 1 and 2 at 100 and 200.
+uint64_t kernel_div_by_constant(uint64_t x, uint64_t d) {
+  constexpr uint64_t kShift = 20;  // HIST_DIV_SHIFT
+  if (!(d & (d - 1))) return x >> __builtin_ctzll(d);
+  if (d > (1u << kShift) || x >= (1u << kShift)) return x / d;
+  const uint64_t mult = (uint64_t{1} << kShift) / d;
+  return (x * mult + ((1u << kShift) - 1)) >> kShift;
+}
+
+TEST_F(Hist, DivisionGivesEachValueItsQuotientOnBothSidesOfTheEdges) {
+  TRACEBED_REQUIRE(write_event);
+  TRACEBED_REQUIRE(hist_literals);
+  Event ev = inst().event("syscalls", "sys_enter_write");
+  const std::vector<uint64_t> sizes = {1, 2, 3, 16, 17, 99, 100, 101, 199, 200, 65535, 65536};
+  std::vector<Writes> writes;
+  for (uint64_t size : sizes) writes.push_back({size, 1});
+  struct Quotient {
+    const char* var;
+    const char* expr;
+    std::function<uint64_t(uint64_t)> of;
+  };
+  const std::vector<Quotient> quotients = {
+      {"by_field", "count/fd", [](uint64_t n) { return n / kWriteFd; }},
+      {"by_three", "count*16/3", [](uint64_t n) { return kernel_div_by_constant(n * 16, 3); }},
+      {"by_large", "count*65536/1048577", [](uint64_t n) { return kernel_div_by_constant(n * 65536, 1048577); }},
+  };
+  std::vector<HistTrigger> hists;
+  for (const Quotient& q : quotients)
+    hists.push_back(HistTrigger()
+                        .key("count")
+                        .var(q.var, q.expr)
+                        .action(tracefs::HistAction::onmax(q.var).save({"fd"}))
+                        .filter(kOnWriteFd));
+  record(ev, hists, [&] { write_work(writes); });
+  HistFile file = hist_of(ev);
+  ASSERT_THAT(file.sections, SizeIs(quotients.size())) << ev.files().read("hist").value();
+  for (const Quotient& q : quotients) {
+    SCOPED_TRACE(q.expr);
+    const HistSection* section = nullptr;
+    for (const HistSection& s : file.sections)
+      if (s.trigger_info.find(std::string(q.var) + "=" + q.expr) != std::string::npos) section = &s;
+    ASSERT_NE(section, nullptr) << ev.files().read("hist").value();
+    ASSERT_THAT(section->entries, SizeIs(sizes.size()));
+    for (uint64_t size : sizes) {
+      // onmax never fires for a quotient of 0 (not above the start): max stays 0.
+      EXPECT_THAT(section->entries, Contains(AllOf(HistKeyEq("count", size), HitCount(1),
+                                                   HistSavedThat("max", q.of(size)))))
+          << "count " << size << " " << q.expr << " should be " << q.of(size) << "\n"
+          << ev.files().read("hist").value();
+    }
+  }
+  // The rounding is the kernel's, not arithmetic's: 16/3 is 6 below 2^20.
+  EXPECT_EQ(kernel_div_by_constant(16, 3), 6u);
+  EXPECT_EQ(kernel_div_by_constant(65536 * 16, 3), 349525u);
 }
 
 // keys=common_stacktrace (trace_events_hist.c event_hist_trigger: the
