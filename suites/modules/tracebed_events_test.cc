@@ -93,6 +93,87 @@ TEST_F(ModulesEvents, IntegersOfEveryWidthAndSignDecodeAsWritten) {
   EXPECT_THAT(w.bodies, ElementsAreArray(text));
 }
 
+// Filters on every integer width (trace_events_filter.c: a comparison
+// pred per type, the value cast to the field's type): <, >=, > and & on
+// each field, at and across its range's edges, keep exactly the records
+// whose written value matches, counted from the values written, and some
+// records on both sides of every threshold.
+TEST_F(ModulesEvents, FiltersOnEveryIntegerWidthKeepExactlyTheMatchingRecords) {
+  struct Record {
+    std::map<std::string, int64_t> signed_values;    // s8v ... s64v
+    std::map<std::string, uint64_t> unsigned_values;  // u8v ... u64v
+  };
+  std::vector<Record> records(kRecords);
+  std::string lines;
+  for (int i = 0; i < kRecords; ++i) {
+    auto u8 = value_of<uint8_t>(i);
+    auto s8 = value_of<int8_t>(i + 1);
+    auto u16 = value_of<uint16_t>(i);
+    auto s16 = value_of<int16_t>(i + 1);
+    auto u32 = value_of<uint32_t>(i);
+    auto s32 = value_of<int32_t>(i + 1);
+    auto u64 = value_of<uint64_t>(i);
+    auto s64 = value_of<int64_t>(i + 1);
+    records[i].unsigned_values = {{"u8v", u8}, {"u16v", u16}, {"u32v", u32}, {"u64v", u64}};
+    records[i].signed_values = {{"s8v", s8}, {"s16v", s16}, {"s32v", s32}, {"s64v", s64}};
+    lines += fmt::format("ints {} {} {} {} {} {} {} {} {}\n", i, u8, s8, u16, s16, u32, s32, u64, s64);
+  }
+  struct Case {
+    std::string field, op;
+    int64_t value;  // as the filter writes it (an unsigned maximum as its own digits below)
+    bool is_signed;
+    int bits;
+  };
+  std::vector<Case> cases;
+  for (int bits : {8, 16, 32, 64}) {
+    const std::string s = fmt::format("s{}v", bits), u = fmt::format("u{}v", bits);
+    const int64_t smin = bits == 64 ? INT64_MIN : -(int64_t{1} << (bits - 1));
+    const int64_t smax = bits == 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1;
+    // The minimum and -1 are written every 50 records: < min+1 keeps those.
+    cases.push_back({s, "<", smin + 1, true, bits});
+    cases.push_back({s, ">=", smax, true, bits});
+    cases.push_back({s, "<", -1, true, bits});
+    cases.push_back({s, ">", 0, true, bits});
+    cases.push_back({s, "&", 1, true, bits});
+    const uint64_t umax = bits == 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1;
+    cases.push_back({u, ">=", static_cast<int64_t>(umax), false, bits});
+    cases.push_back({u, "<", 1, false, bits});
+    cases.push_back({u, ">", static_cast<int64_t>(umax / 2), false, bits});
+    cases.push_back({u, "&", 1, false, bits});
+  }
+  ASSERT_OK(inst().event("tracebed", "tb_ints").enable());
+  for (const Case& c : cases) {
+    const uint64_t umask = c.bits == 64 ? UINT64_MAX : (uint64_t{1} << c.bits) - 1;
+    const std::string value =
+        c.is_signed ? std::to_string(c.value) : std::to_string(static_cast<uint64_t>(c.value) & umask);
+    const std::string filter = fmt::format("{} {} {}", c.field, c.op, value);
+    SCOPED_TRACE(filter);
+    std::set<int64_t> want;
+    for (int i = 0; i < kRecords; ++i) {
+      bool keep;
+      if (c.is_signed) {
+        int64_t v = records[i].signed_values.at(c.field);
+        keep = c.op == "<" ? v < c.value : c.op == ">=" ? v >= c.value : c.op == ">" ? v > c.value : (v & c.value) != 0;
+      } else {
+        uint64_t v = records[i].unsigned_values.at(c.field), t = static_cast<uint64_t>(c.value) & umask;
+        keep = c.op == "<" ? v < t : c.op == ">=" ? v >= t : c.op == ">" ? v > t : (v & t) != 0;
+      }
+      if (keep) want.insert(i);
+    }
+    // Positive evidence both ways: the threshold splits the records.
+    ASSERT_FALSE(want.empty());
+    ASSERT_LT(want.size(), static_cast<size_t>(kRecords));
+    ASSERT_OK(inst().event("tracebed", "tb_ints").set_filter(filter));
+    ASSERT_OK(inst().clear_trace());
+    ASSERT_OK(inst().set_tracing_on(true));
+    ASSERT_EQ(emit(lines), 0) << "the module refused a line; dmesg says which";
+    ASSERT_OK(inst().set_tracing_on(false));
+    std::set<int64_t> got;
+    for (const DecodedEvent& e : decoded({"tracebed", "tb_ints"})) got.insert(int_field(e, "seq"));
+    EXPECT_EQ(got, want) << want.size() << " records match, " << got.size() << " kept";
+  }
+}
+
 TEST_F(ModulesEvents, FixedArraysAndHexBytesDecodeAsWritten) {
   struct Arrays {
     std::string name;
