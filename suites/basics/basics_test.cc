@@ -1,6 +1,7 @@
 // ftracetest 00basic, in spirit, through the control layer.
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <regex>
@@ -386,6 +387,112 @@ TEST_F(Basics, HexOptionPrintsEachRecordsFieldsInHex) {
   EXPECT_EQ(functions_seen, 21u) << "the target's getpid calls: its pid line's and 20";
   EXPECT_EQ(markers, 10u);
   EXPECT_EQ(printed, want);
+}
+
+// getpid's function in available_filter_functions, for the output options' tests.
+std::string getpid_function(const tracefs::Instance& top) {
+  auto functions = top.files().read("available_filter_functions");
+  EXPECT_TRUE(functions.ok());
+  if (!functions) return "";
+  for (const char* c : {"__x64_sys_getpid", "__do_sys_getpid"})
+    for (std::string_view line : tracefs::split_lines(*functions))
+      if (line == c) return c;
+  ADD_FAILURE() << "available_filter_functions lists no getpid function";
+  return "";
+}
+
+// The raw option (trace.c print_raw_fmt): pid, CPU and time stamp in
+// decimal, then the event's raw printer (trace_output.c trace_fn_raw: ip and
+// parent ip in %lx; trace_print_raw, a marker: "# ip buf"). Then the bin
+// option (print_bin_fmt): the same fields as the machine's bytes, pid and
+// CPU 4 bytes each, the time stamp and trace_fn_bin's two addresses 8: 32
+// bytes a call after the header, which does not change with the option.
+// The function tracer on getpid and the probe target's 20 calls (and 10
+// markers for raw): every raw line is one decoded record, digit for digit,
+// and the binary records are the raw lines' numbers, in the same order.
+TEST_F(Basics, RawAndBinOptionsPrintEachRecordsFields) {
+  TRACEBED_REQUIRE(tracefs::features::function_tracer);
+  TRACEBED_REQUIRE(tracefs::features::dynamic_ftrace);
+  const std::string fn = getpid_function(fs().top());
+  ASSERT_FALSE(fn.empty());
+  ASSERT_OK(inst().set_ftrace_filter(std::vector<std::string>{fn}));
+  ASSERT_OK(inst().set_tracer("function"));
+  int target = run_target({"getpid", "20"}).pid;
+  sh(marker_loop(inst(), "tbraw", 10, inst().cpus().value().front()));
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_OK(inst().set_option("raw", true));
+  auto raw_text = inst().read_trace();
+  ASSERT_OK(raw_text);
+  ASSERT_OK(inst().set_option("raw", false));
+  std::multiset<std::vector<std::string>> printed;
+  for (const std::string& l : trace_lines(*raw_text)) {
+    auto words = tracefs::split_words(l);
+    printed.insert(std::vector<std::string>(words.begin(), words.end()));
+  }
+  std::multiset<std::vector<std::string>> want;
+  size_t functions_seen = 0, markers = 0;
+  for (const DecodedEvent& e : decoded({{"ftrace", "function"}, {"ftrace", "print"}})) {
+    std::vector<std::string> w = {std::to_string(e.pid), std::to_string(e.cpu), std::to_string(e.ts)};
+    if (e.name == "function") {
+      functions_seen += e.pid == target;
+      w.push_back(fmt::format("{:x}", static_cast<uint64_t>(int_field(e, "ip"))));
+      w.push_back(fmt::format("{:x}", static_cast<uint64_t>(int_field(e, "parent_ip"))));
+    } else {
+      std::string buf(str_field(e, "buf"));
+      markers += buf.starts_with("tbraw-");
+      while (!buf.empty() && buf.back() == '\n') buf.pop_back();
+      w.push_back("#");
+      w.push_back(fmt::format("{:x}", static_cast<uint64_t>(int_field(e, "ip"))));
+      w.push_back(buf);
+    }
+    want.insert(w);
+  }
+  EXPECT_EQ(functions_seen, 21u) << "the target's getpid calls: its pid line's and 20";
+  EXPECT_EQ(markers, 10u);
+  EXPECT_EQ(printed, want);
+
+  // bin: functions alone (a marker has no binary printer: trace_nop_print's text).
+  ASSERT_OK(inst().clear_trace());
+  ASSERT_OK(inst().set_tracing_on(true));
+  target = run_target({"getpid", "20"}).pid;
+  ASSERT_OK(inst().set_tracing_on(false));
+  ASSERT_OK(inst().set_option("raw", true));
+  auto raw = inst().read_trace();
+  ASSERT_OK(raw);
+  ASSERT_OK(inst().set_option("raw", false));
+  ASSERT_OK(inst().set_option("bin", true));
+  auto bin = inst().read_trace();
+  ASSERT_OK(inst().set_option("bin", false));
+  ASSERT_OK(inst().set_tracer("nop"));
+  ASSERT_OK(bin);
+  const size_t header = raw->size() - [&] {
+    size_t body = 0;
+    for (const std::string& l : trace_lines(*raw)) body += l.size() + 1;
+    return body;
+  }();
+  ASSERT_EQ(bin->substr(0, header), raw->substr(0, header)) << "the header changed with bin";
+  std::string_view records = std::string_view(*bin).substr(header);
+  constexpr size_t kRecord = 32;
+  const std::vector<std::string> lines = trace_lines(*raw);
+  ASSERT_EQ(records.size(), lines.size() * kRecord) << lines.size() << " raw lines";
+  size_t of_target = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    SCOPED_TRACE(lines[i]);
+    auto field = [&](size_t at, size_t n) {
+      uint64_t v = 0;
+      std::memcpy(&v, records.data() + i * kRecord + at, n);  // the guest's byte order is ours (x86)
+      return v;
+    };
+    auto words = tracefs::split_words(lines[i]);
+    ASSERT_EQ(words.size(), 5u);
+    EXPECT_EQ(std::to_string(field(0, 4)), words[0]);
+    EXPECT_EQ(std::to_string(field(4, 4)), words[1]);
+    EXPECT_EQ(std::to_string(field(8, 8)), words[2]);
+    EXPECT_EQ(fmt::format("{:x}", field(16, 8)), words[3]);
+    EXPECT_EQ(fmt::format("{:x}", field(24, 8)), words[4]);
+    of_target += field(0, 4) == static_cast<uint64_t>(target);
+  }
+  EXPECT_EQ(of_target, 21u);
 }
 
 // A size past the guest's memory (ring_buffer.c __rb_allocate_pages:
