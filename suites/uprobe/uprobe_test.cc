@@ -15,11 +15,13 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "framework/tracefs/dynevent.h"
 #include "framework/tracefs/elf_symbols.h"
+#include "framework/tracefs/tracefs_text.h"
 #include "framework/testing/edge_strings.h"
 #include "framework/testing/tracefs_fixture.h"
 
@@ -349,6 +351,51 @@ TEST_F(Uprobe, EnabledProbeCannotBeRemoved) {
   auto ev = create_enabled(at(unique("busy"), "tracebed_target_add").arg(FetchArg::reg("di").name("a")));
   ASSERT_OK(ev);
   ExpectRemovedOnlyOnceDisabled(*ev);
+}
+
+// The uprobe_events file, as ftracetest's uprobe cases and perf probe use
+// it (trace_uprobe.c create_or_delete_trace_uprobe, probes_seq_show): a
+// probe written there is listed as the kernel spells it (the offset as 16
+// hex digits), the `trace` text of its hits (print_uprobe_event: "NAME:
+// (0xADDR) a=VALUE") has one line per call with the address and argument
+// decoded from the same records, removing it while enabled is refused
+// (EBUSY: trace_uprobe_is_busy), and disabled it leaves the list.
+TEST_F(Uprobe, UprobeEventsFileListsPrintsAndRemovesAProbe) {
+  const std::string name = unique("legacy");
+  const uint64_t offset = function("tracebed_target_add").file_offset;
+  const tracefs::Instance top = fs().top();
+  ASSERT_OK(top.files().append("uprobe_events", fmt::format("p:uprobes/{} {}:0x{:x} a=%di:s64", name, kProbeTarget,
+                                                            offset)));
+  auto listed = top.files().read("uprobe_events");
+  ASSERT_OK(listed);
+  EXPECT_THAT(tracefs::split_lines(*listed),
+              Contains(fmt::format("p:uprobes/{} {}:0x{:016x} a=%di:s64", name, kProbeTarget, offset)))
+      << *listed;
+  Event ev = inst().event("uprobes", name);
+  ASSERT_OK(ev.enable());
+  ProbeRun r = target({"add", "-3", "7", "5"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<std::string> printed;
+  for (const std::string& line : trace_lines(inst()))
+    if (auto at = line.find(" " + name + ": "); at != std::string::npos) printed.push_back(line.substr(at + 1));
+  std::vector<std::string> want;
+  for (const DecodedEvent& e : decoded({"uprobes", name}))
+    if (e.pid == r.pid)
+      want.push_back(fmt::format("{}: (0x{:x}) a={}", name, static_cast<uint64_t>(int_field(e, "__probe_ip")),
+                                 int_field(e, "a")));
+  const std::vector<AddCall> calls = add_calls(r);
+  ASSERT_THAT(calls, SizeIs(5));
+  ASSERT_THAT(want, SizeIs(calls.size()));
+  for (size_t i = 0; i < calls.size(); ++i) EXPECT_THAT(want[i], EndsWith(fmt::format(" a={}", calls[i].a)));
+  EXPECT_EQ(printed, want);
+  auto busy = top.files().try_write("uprobe_events", "-:uprobes/" + name, /*append=*/true);
+  ASSERT_OK(busy);
+  EXPECT_EQ(*busy, EBUSY);
+  ASSERT_OK(ev.disable());
+  ASSERT_OK(top.files().append("uprobe_events", "-:uprobes/" + name));
+  auto after = top.files().read("uprobe_events");
+  ASSERT_OK(after);
+  EXPECT_THAT(*after, Not(HasSubstr(name)));
 }
 
 // A file that does not exist: the kernel points at the path.
