@@ -11,10 +11,13 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/testing/probe_target.h"
 #include "framework/testing/raw_definition.h"
+#include "framework/tracefs/elf_symbols.h"
 #include "framework/testing/tracefs_fixture.h"
 #include "framework/tracefs/tracefs_text.h"
 
@@ -148,6 +151,71 @@ TEST_F(DynEventNames, TakenNamesAreRefusedForEveryKind) {
   size_t lines_of_e = 0;
   for (std::string_view line : tracefs::split_lines(*text)) lines_of_e += line.find(eevent + " ") != std::string_view::npos;
   EXPECT_EQ(lines_of_e, 1u) << *text;
+}
+
+TRACEBED_SUITE_REQUIRES(DynEventClear, features::dynamic_events, features::kprobes);
+
+// Truncating a probe list (`echo > dynamic_events`, trace_dynevent.c
+// dyn_events_release_all) removes all of its events or none: while one is
+// enabled, it asks every event before it whether it is busy (each kind's
+// is_busy), fails with EBUSY and removes nothing. A kind's own file
+// (kprobe_events, uprobe_events) removes that kind's alone. One event of
+// each kind the kernel has, the enabled kprobe last.
+TEST_F(DynEventClear, TruncatingAListRemovesAllOrNoneWhileOneIsEnabled) {
+  const std::string group = unique("clear");
+  struct Probe {
+    std::string name, text;
+    bool kprobe, uprobe;
+  };
+  std::vector<Probe> probes = {{"k", fmt::format("p:{}/k vfs_open", group), true, false}};
+  if (features().has(features::uprobes)) {
+    auto add = tracefs::find_elf_function(vm::probe_target_path().string(), "tracebed_target_add");
+    ASSERT_OK(add);
+    probes.push_back({"u", fmt::format("p:{}/u {}:0x{:x}", group, kProbeTarget, add->file_offset), false, true});
+  }
+  if (features().has(features::eprobes) && features().has(kOpenatEvent))
+    probes.push_back({"e", fmt::format("e:{}/e syscalls/sys_enter_openat", group), false, false});
+  if (features().has(features::fprobes))
+    probes.push_back({"f", fmt::format("f:{}/f do_sys_openat2", group), false, false});
+  if (features().has(features::tprobes) && features().has(features::sched_events))
+    probes.push_back({"t", fmt::format("t:{}/t sched_switch", group), false, false});
+  probes.push_back({"busy", fmt::format("p:{}/busy vfs_read", group), true, false});
+  const tracefs::Files top = fs().top().files();
+  for (const Probe& p : probes) ASSERT_OK(top.append("dynamic_events", p.text));
+  auto listed = [&]() {
+    std::vector<std::string> names;
+    auto text = top.read("dynamic_events");
+    EXPECT_OK(text);
+    for (const Probe& p : probes)
+      if (text && text->find(fmt::format("{}/{} ", group, p.name)) != std::string::npos) names.push_back(p.name);
+    return names;
+  };
+  auto names_where = [&](auto keep) {
+    std::vector<std::string> out;
+    for (const Probe& p : probes)
+      if (keep(p)) out.push_back(p.name);
+    return out;
+  };
+  const std::vector<std::string> all = names_where([](const Probe&) { return true; });
+  ASSERT_EQ(listed(), all);
+  Event busy = inst().event(group, "busy");
+  ASSERT_OK(busy.enable());
+  for (const char* list : {"dynamic_events", "kprobe_events"}) {
+    auto err = top.try_write(list, "");
+    ASSERT_OK(err);
+    EXPECT_EQ(*err, EBUSY) << list << " truncated with " << group << "/busy enabled";
+    EXPECT_EQ(listed(), all) << list << ": a refused truncation removed events";
+  }
+  ASSERT_OK(busy.disable());
+  ASSERT_OK(top.write("kprobe_events", ""));
+  EXPECT_EQ(listed(), names_where([](const Probe& p) { return !p.kprobe; })) << "kprobe_events removes kprobes alone";
+  if (features().has(features::uprobes)) {
+    ASSERT_OK(top.write("uprobe_events", ""));
+    EXPECT_EQ(listed(), names_where([](const Probe& p) { return !p.kprobe && !p.uprobe; }));
+  }
+  ASSERT_OK(top.write("dynamic_events", ""));
+  EXPECT_THAT(listed(), IsEmpty());
+  EXPECT_FALSE(fs().ops().exists(fs().root() + "/events/" + group));
 }
 
 TRACEBED_SUITE_REQUIRES(TprobeToggle, features::dynamic_events, features::tprobes, features::sched_events);
