@@ -3,6 +3,7 @@
 // probe target, by its own path or by a symlink the filters pick, many
 // runs in one guest shell, so that a count or a filter that is off by one
 // shows against the pids the shell printed.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <set>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "framework/testing/tracefs_fixture.h"
+#include "framework/tracefs/hist_file.h"
 #include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::suites {
@@ -445,6 +447,63 @@ TEST_F(Triggers, ResetRemovesEveryTrigger) {
   EXPECT_THAT(exec().triggers().value(), IsEmpty());
   EXPECT_THAT(inst().event("sched", "sched_switch").triggers().value(), IsEmpty());
   EXPECT_EQ(inst().event("sched", "sched_waking").enable_state().value(), "0");
+}
+
+// How triggers go: a "!" line removes its trigger alone ("!snapshot":
+// unregister_snapshot_trigger), and opening the trigger file truncating
+// (`echo > trigger`, event_trigger_regex_open) calls the unreg_all of the
+// commands that have one: hist and enable_hist/disable_hist
+// (hist_unreg_all, hist_enable_unreg_all) go, stacktrace and enable_event,
+// which have none, stay until their own "!" lines. Positive evidence
+// first: five runs fire the stacktrace and the hist; once every trigger is
+// gone, five more leave no stack, no hist and no snapshot.
+TEST_F(Triggers, BangAndTruncationRemoveWhatTheKernelSays) {
+  TRACEBED_REQUIRE(features::snapshot_trigger);
+  TRACEBED_REQUIRE(features::hist_triggers);
+  for (const char* t : {"snapshot", "stacktrace", "hist:keys=common_pid", "enable_hist:sched:sched_switch",
+                        "enable_event:sched:sched_waking"})
+    ASSERT_OK(exec().files().append("trigger", t));
+  auto names = [&] {
+    std::vector<std::string> out;
+    auto text = exec().files().read("trigger");
+    EXPECT_OK(text);
+    if (!text) return out;
+    for (std::string_view line : tracefs::split_lines(*text))
+      if (!line.empty() && !line.starts_with("#")) out.emplace_back(line.substr(0, line.find_first_of(":")));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  ASSERT_THAT(names(), ElementsAre("enable_event", "enable_hist", "hist", "snapshot", "stacktrace"));
+  ASSERT_OK(exec().files().append("trigger", "!snapshot"));
+  EXPECT_THAT(names(), ElementsAre("enable_event", "enable_hist", "hist", "stacktrace"));
+  ASSERT_OK(exec().enable());
+  std::vector<int> fired = exec_runs(5);
+  auto hist = tracefs::read_hist(exec());
+  ASSERT_OK(hist);
+  ASSERT_THAT(hist->sections, SizeIs(1)) << "the hist before the truncation";
+  for (int pid : fired)
+    EXPECT_THAT(hist->sections[0].entries, Contains(AllOf(HistKeyEq("common_pid", pid), HitCount(1)))) << pid;
+  ASSERT_OK(exec().files().write("trigger", ""));
+  EXPECT_THAT(names(), ElementsAre("enable_event", "stacktrace")) << "only the hist commands have an unreg_all";
+  auto after_hist = exec().files().read("hist");
+  ASSERT_OK(after_hist);
+  EXPECT_THAT(*after_hist, Not(HasSubstr("Hits: "))) << "a hist survived the truncation";
+  ASSERT_OK(exec().files().append("trigger", "!stacktrace"));
+  ASSERT_OK(exec().files().append("trigger", "!enable_event:sched:sched_waking"));
+  EXPECT_THAT(names(), IsEmpty());
+  ASSERT_OK(inst().clear_trace());
+  std::vector<int> after = exec_runs(5);
+  ASSERT_OK(inst().set_tracing_on(false));
+  std::vector<std::string> lines = trace_lines(inst());
+  EXPECT_THAT(stacks_in(lines), IsEmpty()) << "a stacktrace trigger survived";
+  size_t execs = 0;
+  for (int pid : after)
+    execs += std::count_if(lines.begin(), lines.end(),
+                           [&](const std::string& l) { return ::testing::Matches(IsExecOf(pid))(l); });
+  EXPECT_EQ(execs, after.size()) << "the runs after the removals are recorded";
+  auto snap = inst().read_snapshot();
+  ASSERT_OK(snap);
+  EXPECT_THAT(*snap, Not(HasSubstr("sched_process_exec"))) << "the removed snapshot trigger fired";
 }
 
 TEST_F(Triggers, BadTriggerFilterIsExplained) {
