@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "framework/decode/event_format.h"
 #include "framework/tracefs/dynevent.h"
 #include "framework/testing/tracefs_fixture.h"
+#include "framework/tracefs/tracefs_text.h"
 
 namespace tracebed::suites {
 namespace {
@@ -225,6 +227,62 @@ TEST_F(Fprobe, BtfFieldOfAnArgument) {
 
 // dynamic_events lists the probe with its group; an enabled probe cannot
 // be removed (EBUSY); removed, it is gone from dynamic_events and events/.
+// The `trace` text of fprobe events (trace_fprobe.c print_fentry_event,
+// print_fexit_event): an entry line is "NAME: (FUNC+0x0/0xSIZE) ARGS", an
+// exit line "NAME: (CALLER+0xOFF/0xSIZE <- FUNC) ARGS", one per call in
+// the records' order. The arguments are the decoded records', the exit's
+// return values the fds the program got, and CALLER+OFF is the decoded
+// return address by the guest's /proc/kallsyms.
+TEST_F(Fprobe, TraceTextOfEntryAndExitNamesTheFunctionAndCaller) {
+  TRACEBED_REQUIRE(features::fprobe_exit);
+  TRACEBED_REQUIRE(features::fetcharg_argn);
+  const std::string in = unique("text_in"), out = unique("text_out");
+  auto entry = create_enabled(FprobeDef::entry(in, kOpenFunction).arg(FetchArg::arg(1).name("dfd").type(FetchType::s32())));
+  ASSERT_OK(entry);
+  ProbeRun run;
+  auto exit = probe_opens(FprobeDef::exit(out, kOpenFunction).arg(FetchArg::retval().name("ret").type(FetchType::s32())),
+                          &run);
+  ASSERT_OK(exit);
+  std::vector<std::string> in_lines, out_lines;
+  for (const std::string& line : trace_lines(inst())) {
+    if (line.find(" " + std::to_string(run.pid) + " ") == std::string::npos &&
+        line.find("-" + std::to_string(run.pid) + " ") == std::string::npos)
+      continue;
+    if (auto at = line.find(" " + in + ": "); at != std::string::npos) in_lines.push_back(line.substr(at + 1));
+    if (auto at = line.find(" " + out + ": "); at != std::string::npos) out_lines.push_back(line.substr(at + 1));
+  }
+  // One read: decoding consumes the pages.
+  const std::vector<DecodedEvent> both = of_pid(decoded({*entry, *exit}), run.pid);
+  const std::vector<DecodedEvent> ins = named(both, in), outs = named(both, out);
+  ASSERT_THAT(ins, SizeIs(3));
+  ASSERT_THAT(outs, SizeIs(3));
+  EXPECT_THAT(int_fields(outs, "ret"), ElementsAreArray(fds(run)));
+  ASSERT_THAT(in_lines, SizeIs(3));
+  ASSERT_THAT(out_lines, SizeIs(3));
+  const std::string kallsyms = sh("cat /proc/kallsyms");
+  auto address_of = [&](const std::string& sym) -> uint64_t {
+    for (std::string_view line : tracefs::split_lines(kallsyms)) {
+      auto w = tracefs::split_words(line);
+      if (w.size() >= 3 && w[2] == sym) return std::stoull(std::string(w[0]), nullptr, 16);
+    }
+    return 0;
+  };
+  const std::regex in_re(in + R"(: \()" + kOpenFunction + R"(\+0x0/0x[0-9a-f]+\) dfd=(-?[0-9]+))");
+  const std::regex out_re(out + R"(: \(([A-Za-z0-9_.]+)\+0x([0-9a-f]+)/0x[0-9a-f]+ <- )" + kOpenFunction +
+                          R"(\) ret=(-?[0-9]+))");
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(in_lines[i] + " / " + out_lines[i]);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(in_lines[i], m, in_re));
+    EXPECT_EQ(std::stoll(m[1]), int_field(ins[i], "dfd"));
+    ASSERT_TRUE(std::regex_match(out_lines[i], m, out_re));
+    const uint64_t caller = address_of(m[1]);
+    ASSERT_NE(caller, 0u) << m[1] << " is not in /proc/kallsyms";
+    EXPECT_EQ(caller + std::stoull(m[2], nullptr, 16), static_cast<uint64_t>(int_field(outs[i], "__probe_ret_ip")));
+    EXPECT_EQ(std::stoll(m[3]), int_field(outs[i], "ret"));
+  }
+}
+
 TEST_F(Fprobe, ListedBusyAndRemoved) {
   TRACEBED_COVERS("ftracetest: dynevent/add_remove_fprobe.tc");
   TRACEBED_REQUIRE(features::fprobe_exit);
