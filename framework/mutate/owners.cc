@@ -24,9 +24,12 @@ Owners owners_of(const std::string& file) {
       // and the read-only backup instance's event directories.
       {"trace_events.c",
        {{"events", "instances", "filter", "trigger", "function", "modules", "bootparams"}, {"event", "instances"}}},
-      {"trace_events_filter.c", {{"filter", "events", "function"}, {"event", "ftrace"}}},
+      // modules: filters on tracebed:tb_ints, every integer width.
+      {"trace_events_filter.c", {{"filter", "events", "function", "modules"}, {"event", "ftrace"}}},
+      {"trace_events_inject.c", {{"events"}, {"event"}}},
       {"trace_events_trigger.c", {{"trigger", "hist"}, {"trigger"}}},
-      {"trace_events_hist.c", {{"hist", "synthetic", "sqlhist"}, {"trigger"}}},
+      // trigger: a truncating open of the trigger file (hist_unreg_all).
+      {"trace_events_hist.c", {{"hist", "synthetic", "sqlhist", "trigger"}, {"trigger"}}},
       {"tracing_map.c", {{"hist", "sqlhist"}, {"trigger"}}},
       // modules: synth_event_gen_test.ko, the in-kernel API's one caller.
       {"trace_events_synth.c", {{"synthetic", "sqlhist", "hist", "modules"}, {"trigger", "dynevent"}}},
@@ -35,8 +38,9 @@ Owners owners_of(const std::string& file) {
       // modules are loaded (number_of_same_symbols counts theirs too).
       {"trace_kprobe.c", {{"kprobe", "bpf", "modules"}, {"kprobe", "dynevent"}}},
       {"trace_probe.c", {{"kprobe", "uprobe", "eprobe", "fprobe"}, {"kprobe", "dynevent"}}},
-      {"trace_uprobe.c", {{"uprobe"}, {"kprobe", "dynevent"}}},
-      {"trace_eprobe.c", {{"eprobe"}, {"dynevent"}}},
+      // fprobe: truncating dynamic_events asks every kind whether it is busy.
+      {"trace_uprobe.c", {{"uprobe", "fprobe"}, {"kprobe", "dynevent"}}},
+      {"trace_eprobe.c", {{"eprobe", "fprobe"}, {"dynevent"}}},
       // modules: tprobes on a module's tracepoints.
       {"trace_fprobe.c", {{"fprobe", "modules"}, {"dynevent"}}},
       {"trace_dynevent.c", {{"kprobe", "uprobe", "eprobe", "fprobe", "synthetic"}, {"dynevent", "kprobe"}}},

@@ -1,5 +1,8 @@
 // ftracetest event/ in spirit, in a fresh instance per test.
 #include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <map>
 #include <regex>
 #include <set>
@@ -382,6 +385,81 @@ TEST_F(Events, ContextFlagSaysSoftirqHardirqOrTask) {
   EXPECT_GT(flags["hrtimer_expire_entry"]['h'], 0) << of("hrtimer_expire_entry");
   for (char c : {'s', '.'}) EXPECT_EQ(flags["hrtimer_expire_entry"].count(c), 0u) << of("hrtimer_expire_entry");
   EXPECT_EQ(flags["tracing_mark_write"]['.'], 1) << of("tracing_mark_write");
+}
+
+const tracefs::Feature kInject = tracefs::Feature::file("event injection", "events/sched/sched_switch/inject");
+
+// events/<system>/<event>/inject (trace_events_inject.c): a line of
+// FIELD=VALUE writes one record of the event with those fields and zero
+// in the rest, the event enabled or not. Numbers at the ends of each
+// field's range (an int's -1, INT_MIN and INT_MAX, a long's highest bit,
+// hex), a fixed char[16] cut to 15 characters and a dynamic string of 1 to
+// 255 bytes (MAX_FILTER_STR_VAL is 256): every injected record decodes as
+// written, and nothing else is recorded. A field the event lacks is ENOENT,
+// a string for a number, a number for a string, an open quote, a 256-byte
+// string and a page-long line EINVAL, and none leaves a record.
+TEST_F(Events, InjectWritesTheRecordItIsGivenAndNothingElse) {
+  TRACEBED_REQUIRE(kInject);
+  Event sw = inst().event("sched", "sched_switch"), exec = inst().event("sched", "sched_process_exec");
+  struct Switch {
+    std::string prev_comm;
+    int64_t prev_pid, prev_prio, prev_state, next_pid;
+  };
+  std::vector<Switch> switches;
+  const int64_t edges[] = {-1, INT32_MIN, INT32_MAX, 0, 1};
+  for (int i = 0; i < 50; ++i) {
+    const std::string comm(1 + i % 20, static_cast<char>('a' + i % 26));
+    switches.push_back({comm, edges[i % 5], edges[(i + 1) % 5], i % 7 == 0 ? INT64_MIN : int64_t{1} << (i % 63),
+                        edges[(i + 2) % 5]});
+  }
+  for (const Switch& w : switches)
+    // A signed field takes a signed number (kstrtoll): hex for the others.
+    ASSERT_OK(sw.files().write(
+        "inject", fmt::format("prev_comm=\"{}\" prev_pid={} prev_prio={} prev_state={} next_pid={}", w.prev_comm,
+                              w.prev_pid, w.prev_prio,
+                              w.prev_state < 0 ? std::to_string(w.prev_state) : fmt::format("{:#x}", w.prev_state),
+                              w.next_pid)));
+  std::vector<std::string> filenames;
+  for (size_t len : {1, 15, 16, 17, 64, 255}) filenames.push_back("/" + std::string(len - 1, 'f'));
+  for (size_t i = 0; i < filenames.size(); ++i)
+    ASSERT_OK(exec.files().write("inject", fmt::format("filename='{}' pid={} old_pid=-{}", filenames[i], i, i)));
+  for (const auto& [line, err] : std::vector<std::pair<std::string, int>>{
+           {"nofield=1", ENOENT},
+           {"prev_pid=\"one\"", EINVAL},
+           {"prev_comm=7", EINVAL},
+           {"prev_comm=\"open", EINVAL},
+           {"prev_pid=12z", EINVAL},
+           {"prev_comm=\"" + std::string(256, 'x') + "\"", EINVAL},
+           {"prev_pid=1 " + std::string(4096, ' '), EINVAL},
+       }) {
+    auto got = sw.files().try_write("inject", line);
+    ASSERT_OK(got);
+    EXPECT_EQ(*got, err) << line.substr(0, 40);
+  }
+  auto long_name = exec.files().try_write("inject", "filename='/" + std::string(255, 'f') + "'");
+  ASSERT_OK(long_name);
+  EXPECT_EQ(*long_name, EINVAL) << "a 256-byte string";
+  const std::vector<DecodedEvent> got = decoded({sw, exec});
+  const std::vector<DecodedEvent> got_switches = named(got, "sched_switch"), got_execs = named(got, "sched_process_exec");
+  ASSERT_THAT(got_switches, SizeIs(switches.size()));
+  for (size_t i = 0; i < switches.size(); ++i) {
+    SCOPED_TRACE(fmt::format("switch {}", i));
+    const Switch& w = switches[i];
+    EXPECT_EQ(str_field(got_switches[i], "prev_comm"), w.prev_comm.substr(0, 15));
+    EXPECT_EQ(int_field(got_switches[i], "prev_pid"), w.prev_pid);
+    EXPECT_EQ(int_field(got_switches[i], "prev_prio"), w.prev_prio);
+    EXPECT_EQ(int_field(got_switches[i], "prev_state"), w.prev_state);
+    EXPECT_EQ(int_field(got_switches[i], "next_pid"), w.next_pid);
+    EXPECT_EQ(str_field(got_switches[i], "next_comm"), "") << "a field not given is zero";
+    EXPECT_EQ(int_field(got_switches[i], "next_prio"), 0);
+  }
+  ASSERT_THAT(got_execs, SizeIs(filenames.size()));
+  for (size_t i = 0; i < filenames.size(); ++i) {
+    SCOPED_TRACE(fmt::format("exec {}", i));
+    EXPECT_EQ(str_field(got_execs[i], "filename"), filenames[i]);
+    EXPECT_EQ(int_field(got_execs[i], "pid"), static_cast<int64_t>(i));
+    EXPECT_EQ(int_field(got_execs[i], "old_pid"), -static_cast<int64_t>(i));
+  }
 }
 
 }  // namespace
