@@ -35,7 +35,7 @@ TEST(ChangedLines, TheNewSidesLinesOfEveryHunk) {
 
 TEST(Owners, AFileOfTheTableAndOneThatIsNot) {
   Owners hist = owners_of("kernel/trace/trace_events_hist.c");
-  EXPECT_THAT(hist.suites, ElementsAre("hist", "synthetic", "sqlhist"));
+  EXPECT_THAT(hist.suites, ElementsAre("hist", "synthetic", "sqlhist", "trigger"));
   EXPECT_EQ(kselftest_filter(hist), "Ftracetest.trigger/*");
   EXPECT_EQ(kselftest_filter(owners_of("kernel/trace/trace_events_user.c")), "UserEventsSelftest.*");
   Owners other = owners_of("kernel/trace/trace_osnoise.c");
