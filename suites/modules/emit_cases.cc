@@ -13,22 +13,25 @@ std::mt19937_64& rng() {
   return r;
 }
 
+IntsRecord ints_record(int i) {
+  return {value_of<uint8_t>(i),  value_of<int8_t>(i + 1),  value_of<uint16_t>(i), value_of<int16_t>(i + 1),
+          value_of<uint32_t>(i), value_of<int32_t>(i + 1), value_of<uint64_t>(i), value_of<int64_t>(i + 1)};
+}
+
+std::string ints_line(int seq, const IntsRecord& v) {
+  return fmt::format("ints {} {} {} {} {} {} {} {} {}\n", seq, v.u8, v.s8, v.u16, v.s16, v.u32, v.s32, v.u64, v.s64);
+}
+
 namespace {
 
 EmitCase ints(int records) {
   EmitCase c{"tb_ints", "", {}};
   for (int i = 0; i < records; ++i) {
-    auto u8 = value_of<uint8_t>(i);
-    auto s8 = value_of<int8_t>(i + 1);
-    auto u16 = value_of<uint16_t>(i);
-    auto s16 = value_of<int16_t>(i + 1);
-    auto u32 = value_of<uint32_t>(i);
-    auto s32 = value_of<int32_t>(i + 1);
-    auto u64 = value_of<uint64_t>(i);
-    auto s64 = value_of<int64_t>(i + 1);
-    c.lines += fmt::format("ints {} {} {} {} {} {} {} {} {}\n", i, u8, s8, u16, s16, u32, s32, u64, s64);
-    c.text.push_back(fmt::format("seq={} u8v={} s8v={} u16v={} s16v={} u32v={} s32v={} u64v={} s64v={}", i, u8,
-                                 static_cast<uint8_t>(s8), u16, static_cast<uint16_t>(s16), u32, s32, u64, s64));
+    const IntsRecord v = ints_record(i);
+    c.lines += ints_line(i, v);
+    c.text.push_back(fmt::format("seq={} u8v={} s8v={} u16v={} s16v={} u32v={} s32v={} u64v={} s64v={}", i, v.u8,
+                                 static_cast<uint8_t>(v.s8), v.u16, static_cast<uint16_t>(v.s16), v.u32, v.s32, v.u64,
+                                 v.s64));
   }
   return c;
 }

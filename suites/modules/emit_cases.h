@@ -48,6 +48,21 @@ T value_of(int i) {
   }
 }
 
+// tb_ints' values of record i: every width's limits, 0 and -1, then random
+// (the signed fields one step behind the unsigned), and its emit line.
+struct IntsRecord {
+  uint8_t u8;
+  int8_t s8;
+  uint16_t u16;
+  int16_t s16;
+  uint32_t u32;
+  int32_t s32;
+  uint64_t u64;
+  int64_t s64;
+};
+IntsRecord ints_record(int i);
+std::string ints_line(int seq, const IntsRecord& v);
+
 // One event's records: the emit lines (seq 0..n-1) and each record's text
 // after "<event>: ", by seq.
 struct EmitCase {

@@ -52,29 +52,17 @@ class ModulesEvents : public ModuleTest {
 };
 
 TEST_F(ModulesEvents, IntegersOfEveryWidthAndSignDecodeAsWritten) {
-  struct Ints {
-    uint8_t u8;
-    int8_t s8;
-    uint16_t u16;
-    int16_t s16;
-    uint32_t u32;
-    int32_t s32;
-    uint64_t u64;
-    int64_t s64;
-  };
-  std::vector<Ints> want;
+  std::vector<IntsRecord> want;
   std::string lines;
   for (int i = 0; i < kRecords; ++i) {
-    Ints v{value_of<uint8_t>(i),  value_of<int8_t>(i + 1), value_of<uint16_t>(i),  value_of<int16_t>(i + 1),
-           value_of<uint32_t>(i), value_of<int32_t>(i + 1), value_of<uint64_t>(i), value_of<int64_t>(i + 1)};
-    want.push_back(v);
-    lines += fmt::format("ints {} {} {} {} {} {} {} {} {}\n", i, v.u8, v.s8, v.u16, v.s16, v.u32, v.s32, v.u64, v.s64);
+    want.push_back(ints_record(i));
+    lines += ints_line(i, want.back());
   }
   Window w = run("tb_ints", lines);
   for (int i = 0; i < kRecords && w.by_seq.count(i); ++i) {
     SCOPED_TRACE(fmt::format("seq {}", i));
     const DecodedEvent& e = w.by_seq[i];
-    const Ints& v = want[i];
+    const IntsRecord& v = want[i];
     EXPECT_EQ(int_field(e, "u8v"), v.u8);
     EXPECT_EQ(int_field(e, "s8v"), v.s8);
     EXPECT_EQ(int_field(e, "u16v"), v.u16);
@@ -86,7 +74,7 @@ TEST_F(ModulesEvents, IntegersOfEveryWidthAndSignDecodeAsWritten) {
   }
   std::vector<std::string> text;
   for (int i = 0; i < kRecords; ++i) {
-    const Ints& v = want[i];
+    const IntsRecord& v = want[i];
     text.push_back(fmt::format("seq={} u8v={} s8v={} u16v={} s16v={} u32v={} s32v={} u64v={} s64v={}", i, v.u8, v.s8,
                                v.u16, v.s16, v.u32, v.s32, v.u64, v.s64));
   }
@@ -106,17 +94,10 @@ TEST_F(ModulesEvents, FiltersOnEveryIntegerWidthKeepExactlyTheMatchingRecords) {
   std::vector<Record> records(kRecords);
   std::string lines;
   for (int i = 0; i < kRecords; ++i) {
-    auto u8 = value_of<uint8_t>(i);
-    auto s8 = value_of<int8_t>(i + 1);
-    auto u16 = value_of<uint16_t>(i);
-    auto s16 = value_of<int16_t>(i + 1);
-    auto u32 = value_of<uint32_t>(i);
-    auto s32 = value_of<int32_t>(i + 1);
-    auto u64 = value_of<uint64_t>(i);
-    auto s64 = value_of<int64_t>(i + 1);
-    records[i].unsigned_values = {{"u8v", u8}, {"u16v", u16}, {"u32v", u32}, {"u64v", u64}};
-    records[i].signed_values = {{"s8v", s8}, {"s16v", s16}, {"s32v", s32}, {"s64v", s64}};
-    lines += fmt::format("ints {} {} {} {} {} {} {} {} {}\n", i, u8, s8, u16, s16, u32, s32, u64, s64);
+    const IntsRecord v = ints_record(i);
+    records[i].unsigned_values = {{"u8v", v.u8}, {"u16v", v.u16}, {"u32v", v.u32}, {"u64v", v.u64}};
+    records[i].signed_values = {{"s8v", v.s8}, {"s16v", v.s16}, {"s32v", v.s32}, {"s64v", v.s64}};
+    lines += ints_line(i, v);
   }
   struct Case {
     std::string field, op;
