@@ -208,8 +208,9 @@ TEST_F(Hist, UnaryMinusNegatesTheFieldItWraps) {
 // and for a divisor over 2^20: div_by_not_power_of_two). Keyed on the
 // write's size, each entry's onmax of the quotient is that size's quotient,
 // computed here as the kernel's source says. The sizes straddle the edges:
-// count*16 crosses 2^20 between 65535 and 65536, count*65536/1048577
-// crosses 1 between 16 and 17, count/fd (fd 100) 1 and 2 at 100 and 200.
+// count*32 reaches 2^20 at 32768 (below it the rounding is the multiply's,
+// at 32770 a division's), count*65536/1048577 crosses 1 between 16 and 17,
+// count/fd (fd 100) 1 and 2 at 100 and 200.
 uint64_t kernel_div_by_constant(uint64_t x, uint64_t d) {
   constexpr uint64_t kShift = 20;  // HIST_DIV_SHIFT
   if (!(d & (d - 1))) return x >> __builtin_ctzll(d);
@@ -222,7 +223,7 @@ TEST_F(Hist, DivisionGivesEachValueItsQuotientOnBothSidesOfTheEdges) {
   TRACEBED_REQUIRE(write_event);
   TRACEBED_REQUIRE(hist_literals);
   Event ev = inst().event("syscalls", "sys_enter_write");
-  const std::vector<uint64_t> sizes = {1, 2, 3, 16, 17, 99, 100, 101, 199, 200, 65535, 65536};
+  const std::vector<uint64_t> sizes = {1, 2, 3, 16, 17, 99, 100, 101, 199, 200, 32767, 32768, 32770, 65536};
   std::vector<Writes> writes;
   for (uint64_t size : sizes) writes.push_back({size, 1});
   struct Quotient {
@@ -232,7 +233,7 @@ TEST_F(Hist, DivisionGivesEachValueItsQuotientOnBothSidesOfTheEdges) {
   };
   const std::vector<Quotient> quotients = {
       {"by_field", "count/fd", [](uint64_t n) { return n / kWriteFd; }},
-      {"by_three", "count*16/3", [](uint64_t n) { return kernel_div_by_constant(n * 16, 3); }},
+      {"by_three", "count*32/3", [](uint64_t n) { return kernel_div_by_constant(n * 32, 3); }},
       {"by_large", "count*65536/1048577", [](uint64_t n) { return kernel_div_by_constant(n * 65536, 1048577); }},
   };
   std::vector<HistTrigger> hists;
@@ -262,7 +263,8 @@ TEST_F(Hist, DivisionGivesEachValueItsQuotientOnBothSidesOfTheEdges) {
   }
   // The rounding is the kernel's, not arithmetic's: 16/3 is 6 below 2^20.
   EXPECT_EQ(kernel_div_by_constant(16, 3), 6u);
-  EXPECT_EQ(kernel_div_by_constant(65536 * 16, 3), 349525u);
+  EXPECT_EQ(kernel_div_by_constant(32768 * 32, 3), 349525u);
+  EXPECT_EQ(kernel_div_by_constant(32770 * 32, 3), 349546u);  // 349546.67, where the multiply gives 349547
 }
 
 // keys=common_stacktrace (trace_events_hist.c event_hist_trigger: the
