@@ -398,6 +398,36 @@ TEST_F(Uprobe, UprobeEventsFileListsPrintsAndRemovesAProbe) {
   EXPECT_THAT(*after, Not(HasSubstr(name)));
 }
 
+// uprobe_profile (trace_uprobe.c probes_profile_seq_show): a line per
+// probe, "FILE NAME HITS", where HITS counts the probe's hits: the five
+// calls of one run, then ten after a second run of five more.
+TEST_F(Uprobe, ProfileCountsEveryHit) {
+  const std::string name = unique("profiled");
+  auto ev = create_enabled(at(name, "tracebed_target_add").arg(FetchArg::reg("di").name("a").type(FetchType::s64())));
+  ASSERT_OK(ev);
+  auto hits = [&]() -> int64_t {
+    auto text = fs().top().files().read("uprobe_profile");
+    EXPECT_OK(text);
+    if (!text) return -1;
+    for (std::string_view line : tracefs::split_lines(*text)) {
+      auto w = tracefs::split_words(line);
+      if (w.size() == 3 && w[1] == name) {
+        EXPECT_EQ(w[0], kProbeTarget) << line;
+        return std::stoll(std::string(w[2]));
+      }
+    }
+    ADD_FAILURE() << "no line of " << name << " in uprobe_profile:\n" << *text;
+    return -1;
+  };
+  EXPECT_EQ(hits(), 0);
+  ProbeRun first = target({"add", "1", "2", "5"});
+  ASSERT_THAT(add_calls(first), SizeIs(5));
+  EXPECT_EQ(hits(), 5);
+  target({"add", "3", "4", "5"});
+  EXPECT_EQ(hits(), 10);
+  EXPECT_THAT(decoded(*ev), SizeIs(10)) << "the records agree with the count";
+}
+
 // A file that does not exist: the kernel points at the path.
 TEST_F(Uprobe, MissingFileIsRefused) {
   TRACEBED_REQUIRE(features::error_log);
