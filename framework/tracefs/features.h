@@ -54,6 +54,10 @@ inline const Feature error_log = Feature::file("error_log", "error_log");
 inline const Feature snapshot = Feature::file("snapshot", "snapshot");
 inline const Feature trace_marker_raw = Feature::file("trace_marker_raw", "trace_marker_raw");
 inline const Feature subbuf_size = Feature::file("buffer_subbuf_size_kb", "buffer_subbuf_size_kb");
+// mmap of per_cpu/cpuN/trace_pipe_raw (Documentation/trace/ring-buffer-map.rst):
+// no file says so, the release does.
+inline const Feature mapped_buffer =
+    Feature::since_release("memory-mapped trace_pipe_raw (ring-buffer-map.rst, 6.10)", 6, 10);
 inline const Feature buffer_percent = Feature::file("buffer_percent", "buffer_percent");
 inline const Feature tracing_cpumask = Feature::file("tracing_cpumask", "tracing_cpumask");
 inline const Feature saved_cmdlines = Feature::file("saved_cmdlines", "saved_cmdlines");

@@ -551,11 +551,8 @@ TEST_F(Basics, TruncatingOneCpusTraceEmptiesThatCpuAlone) {
 // one is there once, in order, and the meta page counts 600 entries, 600
 // read and none overrun. A reader that stayed on a sub-buffer it had
 // finished, or skipped one, would lose whole pages of them.
-const tracefs::Feature kMappedBuffer =
-    tracefs::Feature::since_release("memory-mapped trace_pipe_raw (ring-buffer-map.rst, 6.10)", 6, 10);
-
 TEST_F(Basics, MemoryMappedReaderGetsEveryRecordOnceInOrder) {
-  TRACEBED_REQUIRE(kMappedBuffer);
+  TRACEBED_REQUIRE(tracefs::features::mapped_buffer);
   const int cpu = inst().cpus().value().front();
   ASSERT_OK(inst().set_buffer_size_kb(128));
   sh(marker_loop(inst(), "tbmap", 600, cpu));

@@ -4,6 +4,7 @@
 // runs in one guest shell, so that a count or a filter that is off by one
 // shows against the pids the shell printed.
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <set>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -474,8 +476,25 @@ TEST_F(Triggers, BangAndTruncationRemoveWhatTheKernelSays) {
     return out;
   };
   ASSERT_THAT(names(), ElementsAre("enable_event", "enable_hist", "hist", "snapshot", "stacktrace"));
+  // A snapshot trigger arms the snapshot, and an armed snapshot keeps the
+  // buffer from being mapped (trace_snapshot.c get_snapshot_map: EBUSY);
+  // its removal disarms it.
+  const bool mappable = features().has(tracefs::features::mapped_buffer);
+  auto map_errno = [&] {
+    const std::string raw = inst().path(fmt::format("per_cpu/cpu{}/trace_pipe_raw", inst().cpus().value().front()));
+    std::istringstream out(sh(std::string(kProbeTarget) + " map-read " + raw + " | grep '^map ' || true"));
+    std::string word;
+    int err = 0;
+    out >> word >> err;
+    return err;
+  };
+  if (mappable) EXPECT_EQ(map_errno(), EBUSY) << "mapped while a snapshot trigger is armed";
   ASSERT_OK(exec().files().append("trigger", "!snapshot"));
   EXPECT_THAT(names(), ElementsAre("enable_event", "enable_hist", "hist", "stacktrace"));
+  if (mappable) EXPECT_EQ(map_errno(), 0) << "still armed once the snapshot trigger is gone";
+  // The map checks' own execs fired the snapshot trigger: clear what it took
+  // (`echo 2 > snapshot` empties the buffer, frees nothing).
+  if (mappable) ASSERT_OK(inst().files().write("snapshot", "2"));
   ASSERT_OK(exec().enable());
   std::vector<int> fired = exec_runs(5);
   auto hist = tracefs::read_hist(exec());
@@ -504,6 +523,9 @@ TEST_F(Triggers, BangAndTruncationRemoveWhatTheKernelSays) {
   auto snap = inst().read_snapshot();
   ASSERT_OK(snap);
   EXPECT_THAT(*snap, Not(HasSubstr("sched_process_exec"))) << "the removed snapshot trigger fired";
+  // Every trigger gone, nothing holds the event in trigger mode ("0*").
+  ASSERT_OK(exec().disable());
+  EXPECT_EQ(exec().enable_state().value(), "0");
 }
 
 TEST_F(Triggers, BadTriggerFilterIsExplained) {
