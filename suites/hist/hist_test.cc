@@ -460,7 +460,9 @@ TEST_F(Hist, TwoHistsOnOneEventBothCountEveryEvent) {
     }
     EXPECT_EQ(hits, n);
     EXPECT_EQ(s.totals.dropped, 0u);
-    if (s.trigger_info.find("bytes_req") != std::string::npos) EXPECT_EQ(shown, per_size);
+    if (s.trigger_info.find("bytes_req") != std::string::npos) {
+      EXPECT_EQ(shown, per_size);
+    }
   }
 }
 
