@@ -2,6 +2,8 @@
 // sched_switch (TRACE_CUSTOM_EVENT): what printk_formats lists for a
 // module, what the bprint records point at, and the trimmed record the
 // custom event keeps of each switch the scheduler's own event records.
+#include <regex>
+
 #include <fmt/format.h>
 
 #include "framework/tracefs/tracefs_text.h"
@@ -49,9 +51,34 @@ TEST_F(ModulesPrintk, TracePrintkFormatIsListedAndEveryRecordPrintsItsValues) {
   for (const auto& l : trace_lines(t))
     if (auto pos = l.rfind(": tracebed_p"); pos != std::string::npos) got.push_back(l.substr(pos + 2));
   EXPECT_THAT(got, ElementsAreArray(want));
-  auto bprints = decoded(t, {{"ftrace", "bprint"}});
+  // printk-msg-only (trace.c print_trace_line, trace_output.c
+  // trace_print_bprintk_msg_only, trace_print_bputs_msg_only): the line is
+  // the message alone, no task, CPU, time stamp or caller.
+  ASSERT_OK(t.set_option("printk-msg-only", true));
+  std::vector<std::string> msg_only;
+  for (const auto& l : trace_lines(t))
+    if (l.starts_with("tracebed_p")) msg_only.push_back(l);
+  ASSERT_OK(t.set_option("printk-msg-only", false));
+  EXPECT_THAT(msg_only, ElementsAreArray(want));
+  // raw (trace_bprint_raw, trace_bputs_raw): "PID CPU TS : IP : message".
+  ASSERT_OK(t.set_option("raw", true));
+  std::vector<std::pair<uint64_t, std::string>> raw;
+  const std::regex raw_line(R"(^[0-9]+ [0-9]+ [0-9]+ : ([0-9a-f]+) : (.*)$)");
+  for (const auto& l : trace_lines(t)) {
+    std::smatch m;
+    if (std::regex_match(l, m, raw_line)) raw.emplace_back(std::stoull(m[1], nullptr, 16), m[2]);
+  }
+  ASSERT_OK(t.set_option("raw", false));
+  auto records = decoded(t, {{"ftrace", "bprint"}, {"ftrace", "bputs"}});
+  auto bprints = named(records, "bprint");
   ASSERT_THAT(bprints, SizeIs(100));
   for (const auto& e : bprints) EXPECT_EQ(static_cast<uint64_t>(int_field(e, "fmt")), address);
+  ASSERT_THAT(records, SizeIs(want.size()));
+  ASSERT_THAT(raw, SizeIs(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(raw[i].first, static_cast<uint64_t>(int_field(records[i], "ip"))) << want[i];
+    EXPECT_EQ(raw[i].second, want[i]);
+  }
 }
 
 // The custom event records three fields of sched_switch's nine: one record
