@@ -61,8 +61,8 @@ Status KernelGcov::started(vm::Guest& guest, bool boot_is_tested) {
   auto wrote = guest.agent().write_file(reset, "1\n");
   if (!wrote) return wrote.error();
   if (*wrote != 0) {
-    Error e{fmt::format("guest {}: zeroing the gcov counters: {} (is this kernel built with --gcov?)", boots_, reset,
-                        std::strerror(*wrote))};
+    Error e{fmt::format("guest {}: zeroing the gcov counters ({}): {} (is this kernel built with --gcov?)", boots_,
+                        reset, std::strerror(*wrote))};
     note_missing(e.message);
     return e;
   }
