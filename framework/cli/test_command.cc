@@ -187,6 +187,7 @@ struct TestArgs {
   unsigned jobs = 0, timeout_seconds = 7200, boot_timeout_seconds = 0;
   TreeArgs tree;  // --kernel DIR: a source tree, built first
   GcovArgs gcov;
+  std::vector<std::string> gcov_paths;  // from `gcov`, once the kernel is resolved
 };
 
 void declare_test_options(CLI::App& cmd, TestArgs& args) {
@@ -239,7 +240,8 @@ void resolve_test_kernel(TestArgs& args) {
     args.launcher = "local";
     return;
   }
-  const std::vector<std::string> gcov = gcov_paths(args.gcov);
+  args.gcov_paths = gcov_paths(args.gcov);
+  const std::vector<std::string>& gcov = args.gcov_paths;
   if (vm::is_kernel_tree(args.kernel)) {
     args.tree.tree = args.kernel;
     args.tree.gcov_paths = gcov;
@@ -348,7 +350,7 @@ Exit run_test(TestArgs& args) {
   run.kernel = args.kernel;
   run.stamp_start();
   const auto t0 = std::chrono::steady_clock::now();
-  const bool gcov = !gcov_paths(args.gcov).empty();
+  const bool gcov = !args.gcov_paths.empty();
   const fs::path counts = files.logs / "gcov-counts";
   if (gcov) collect_gcov_counts(counts);
   auto outcomes = run_suites(suites, run_args, files.logs);

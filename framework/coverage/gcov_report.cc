@@ -32,6 +32,13 @@ Status run_lcov(std::vector<std::string> argv, std::string_view what) {
   return {};
 }
 
+// `lcov --add-tracefile` of each of `infos` into `out`.
+Status add_up(const std::vector<fs::path>& infos, const fs::path& out, std::string_view what) {
+  std::vector<std::string> argv = {"lcov", "--quiet", "--output-file", out.string()};
+  for (const auto& info : infos) argv.insert(argv.end(), {"--add-tracefile", info.string()});
+  return run_lcov(argv, what);
+}
+
 bool under_paths(std::string_view rel, const std::vector<std::string>& paths) {
   return std::any_of(paths.begin(), paths.end(),
                      [&](const std::string& p) { return rel.starts_with(p + "/"); });
@@ -100,7 +107,7 @@ Result<fs::path> capture_suite(const ProfiledBuild& build, const fs::path& suite
   for (const auto& e : fs::directory_iterator(suite_counts, ec))
     if (e.is_directory() && e.path().filename().string().starts_with("boot-")) boots.push_back(e.path());
   std::sort(boots.begin(), boots.end());
-  std::vector<std::string> merge = {"lcov", "--quiet", "--output-file", info.string()};
+  std::vector<fs::path> captures;
   for (const auto& boot : boots) {
     fs::path dir = work / boot.filename();
     fs::remove_all(dir, ec);
@@ -115,10 +122,10 @@ Result<fs::path> capture_suite(const ProfiledBuild& build, const fs::path& suite
     for (auto& p : extract_patterns(build)) extract.push_back(p);
     extract.insert(extract.end(), {"--output-file", captured.string()});
     TRACEBED_TRY(run_lcov(extract, fmt::format("keeping {} of {}", fmt::join(build.paths, ", "), captured.string())));
-    merge.insert(merge.end(), {"--add-tracefile", captured.string()});
+    captures.push_back(captured);
   }
-  if (merge.size() == 4) return fs::path();
-  TRACEBED_TRY(run_lcov(merge, fmt::format("adding up the boots of {}", suite_counts.string())));
+  if (captures.empty()) return fs::path();
+  TRACEBED_TRY(add_up(captures, info, fmt::format("adding up the boots of {}", suite_counts.string())));
   return info;
 }
 
@@ -189,7 +196,7 @@ Result<GcovReport> write_gcov_report(const ProfiledBuild& build, const fs::path&
   for (const auto& e : fs::directory_iterator(counts, ec))
     if (e.is_directory()) suite_dirs.push_back(e.path());
   std::sort(suite_dirs.begin(), suite_dirs.end());
-  std::vector<std::string> merge = {"lcov", "--quiet", "--output-file", (out / "total.info").string()};
+  std::vector<fs::path> suite_infos;
   for (const auto& dir : suite_dirs) {
     SuiteCoverage s;
     s.suite = dir.filename().string();
@@ -202,15 +209,15 @@ Result<GcovReport> write_gcov_report(const ProfiledBuild& build, const fs::path&
       TRACEBED_ASSIGN_OR_RETURN(std::string text, base::read_file(s.info));
       TRACEBED_ASSIGN_OR_RETURN(Tracefile t, parse_tracefile(text, s.info.string()));
       s.total = summarize(t).back();
-      merge.insert(merge.end(), {"--add-tracefile", s.info.string()});
+      suite_infos.push_back(s.info);
     }
     r.suites.push_back(std::move(s));
   }
-  if (merge.size() == 4)
+  if (suite_infos.empty())
     return Error{fmt::format("no suite brought kernel counts back (in {}): was the kernel built with --gcov?",
                              counts.string())};
   r.total_info = out / "total.info";
-  TRACEBED_TRY(run_lcov(merge, "adding up the suites"));
+  TRACEBED_TRY(add_up(suite_infos, r.total_info, "adding up the suites"));
   fs::remove_all(out / "work", ec);
   r.html = out / "html";
   TRACEBED_TRY(run_lcov({"genhtml", "--quiet", "--branch-coverage", "--prefix", build.sources.string(),

@@ -1,11 +1,10 @@
 #include "framework/coverage/gcov_report.h"
 
-#include <unistd.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "framework/base/files.h"
+#include "framework/base/files_for_tests.h"
 #include "framework/base/process.h"
 
 namespace tracebed::coverage {
@@ -16,11 +15,7 @@ using namespace std::chrono_literals;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-fs::path report_temp_dir() {
-  std::string tmpl = (fs::temp_directory_path() / "tracebed-gcovreport-XXXXXX").string();
-  EXPECT_NE(::mkdtemp(tmpl.data()), nullptr);
-  return tmpl;
-}
+using GcovReportWriting = base::ScratchDirTest;
 
 void run_in(const fs::path& cwd, const std::vector<std::string>& argv) {
   auto r = base::run_process(argv, 120s, base::Output::capture, cwd);
@@ -33,8 +28,8 @@ void run_in(const fs::path& cwd, const std::vector<std::string>& argv) {
 // guest leaves them (boot-1/<objtree>/prog/small.gcda) and the build's
 // notes and sources kept apart, as a gcov kernel's entry keeps them. The
 // report's numbers are lcov --summary's for the same run (fixtures/lcov).
-TEST(GcovReport, CountsOfAProgramBecomeItsReport) {
-  const fs::path root = report_temp_dir();
+TEST_F(GcovReportWriting, CountsOfAProgramBecomeItsReport) {
+  const fs::path root = dir_;
   const fs::path objtree = root / "build", entry = root / "entry", counts = root / "counts";
   fs::create_directories(objtree / "prog");
   ASSERT_TRUE(base::copy_file(fs::path(TRACEBED_SOURCE_DIR) / "fixtures/lcov/small.c", objtree / "prog/small.c"));
@@ -69,17 +64,15 @@ TEST(GcovReport, CountsOfAProgramBecomeItsReport) {
   EXPECT_TRUE(fs::exists(r->html / "index.html"));
   EXPECT_THAT(r->markdown, HasSubstr("| prog/small.c | 11/12 | 91.7 % | 3/4 | 75.0 % |"));
   EXPECT_THAT(r->markdown, HasSubstr("| suite_b |"));
-  fs::remove_all(root);
 }
 
-TEST(GcovReport, NoCountsAtAllIsAnError) {
-  const fs::path root = report_temp_dir();
+TEST_F(GcovReportWriting, NoCountsAtAllIsAnError) {
+  const fs::path root = dir_;
   fs::create_directories(root / "counts/suite_a");
   ProfiledBuild build{"/nowhere", "/nowhere", root / "obj", root / "src", {"kernel/trace"}};
   auto r = write_gcov_report(build, root / "counts", root / "report");
   ASSERT_FALSE(r);
   EXPECT_THAT(r.error().message, HasSubstr("no suite brought kernel counts back"));
-  fs::remove_all(root);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "framework/base/files.h"
+#include "framework/base/files_for_tests.h"
 
 namespace tracebed::coverage {
 namespace {
@@ -12,9 +12,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 Tracefile lcov_fixture(const std::string& name) {
-  auto text = base::read_file(std::string(TRACEBED_SOURCE_DIR) + "/fixtures/lcov/" + name);
-  EXPECT_TRUE(text) << text.error().message;
-  auto t = parse_tracefile(text ? *text : "", name);
+  auto t = parse_tracefile(base::source_file("fixtures/lcov/" + name), name);
   EXPECT_TRUE(t) << t.error().message;
   return t ? *t : Tracefile{};
 }

@@ -1,11 +1,10 @@
 #include "framework/vm/kernels/gcov_build.h"
 
-#include <unistd.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "framework/base/files.h"
+#include "framework/base/files_for_tests.h"
 
 namespace tracebed::vm {
 namespace {
@@ -14,11 +13,7 @@ namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-fs::path gcov_temp_dir() {
-  std::string tmpl = (fs::temp_directory_path() / "tracebed-gcovbuild-XXXXXX").string();
-  EXPECT_NE(::mkdtemp(tmpl.data()), nullptr);
-  return tmpl;
-}
+using GcovBuildFiles = base::ScratchDirTest;
 
 void write_stub(const fs::path& p, std::string_view text = "x") { ASSERT_TRUE(base::write_file_atomic(p, text)); }
 
@@ -37,8 +32,8 @@ TEST(GcovPaths, PathsOutsideTheTreeAreRefused) {
 }
 
 // One variable per object stem, subdirectories too (kernel/trace/rv/rv.c).
-TEST(GcovMakeVariables, EveryCFileOfThePathsIsNamedByItsStem) {
-  fs::path src = gcov_temp_dir();
+TEST_F(GcovBuildFiles, EveryCFileOfThePathsIsNamedByItsStem) {
+  fs::path src = dir_;
   write_stub(src / "kernel/trace/trace.c");
   write_stub(src / "kernel/trace/trace.h");
   write_stub(src / "kernel/trace/rv/rv.c");
@@ -46,11 +41,10 @@ TEST(GcovMakeVariables, EveryCFileOfThePathsIsNamedByItsStem) {
   auto v = gcov_make_variables(src, {"kernel/trace"});
   ASSERT_TRUE(v) << v.error().message;
   EXPECT_THAT(*v, ElementsAre("GCOV_PROFILE_rv.o=y", "GCOV_PROFILE_trace.o=y"));
-  fs::remove_all(src);
 }
 
-TEST(GcovMakeVariables, MissingOrEmptyPathIsNamed) {
-  fs::path src = gcov_temp_dir();
+TEST_F(GcovBuildFiles, MissingOrEmptyPathIsNamed) {
+  fs::path src = dir_;
   write_stub(src / "kernel/trace/Makefile");
   auto missing = gcov_make_variables(src, {"kernel/nothere"});
   ASSERT_FALSE(missing);
@@ -58,11 +52,10 @@ TEST(GcovMakeVariables, MissingOrEmptyPathIsNamed) {
   auto empty = gcov_make_variables(src, {"kernel/trace"});
   ASSERT_FALSE(empty);
   EXPECT_THAT(empty.error().message, HasSubstr("holds no C file"));
-  fs::remove_all(src);
 }
 
-TEST(GcovFiles, StagedFilesAreReadBack) {
-  fs::path src = gcov_temp_dir(), obj = gcov_temp_dir(), entry = gcov_temp_dir();
+TEST_F(GcovBuildFiles, StagedFilesAreReadBack) {
+  fs::path src = dir_ / "src", obj = dir_ / "obj", entry = dir_ / "entry";
   write_stub(src / "kernel/trace/trace.c");
   write_stub(src / "kernel/trace/trace.h");
   write_stub(src / "kernel/trace/Makefile");
@@ -79,11 +72,10 @@ TEST(GcovFiles, StagedFilesAreReadBack) {
   EXPECT_TRUE(fs::exists(g->sources() / "kernel/trace/trace.c"));
   EXPECT_TRUE(fs::exists(g->sources() / "kernel/trace/trace.h"));
   EXPECT_FALSE(fs::exists(g->sources() / "kernel/trace/Makefile"));
-  for (const auto& d : {src, obj, entry}) fs::remove_all(d);
 }
 
-TEST(GcovFiles, BuildThatProfiledNothingIsAnError) {
-  fs::path src = gcov_temp_dir(), obj = gcov_temp_dir(), entry = gcov_temp_dir();
+TEST_F(GcovBuildFiles, BuildThatProfiledNothingIsAnError) {
+  fs::path src = dir_ / "src", obj = dir_ / "obj", entry = dir_ / "entry";
   write_stub(src / "kernel/trace/trace.c");
   write_stub(obj / "kernel/trace/trace.o");
   auto st = stage_gcov_files(src, obj, {"kernel/trace"}, entry / "gcov");
@@ -92,7 +84,6 @@ TEST(GcovFiles, BuildThatProfiledNothingIsAnError) {
   auto g = read_gcov_files(entry);
   ASSERT_FALSE(g);
   EXPECT_THAT(g.error().message, HasSubstr("was not built with --gcov"));
-  for (const auto& d : {src, obj, entry}) fs::remove_all(d);
 }
 
 }  // namespace
