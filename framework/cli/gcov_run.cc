@@ -35,11 +35,15 @@ std::string gcov_kernel_or_exit(const std::string& kernel, const std::vector<std
   return files->vmlinuz.parent_path().string();
 }
 
-void collect_gcov_counts(const fs::path& counts) {
+void empty_gcov_counts(const fs::path& counts) {
   std::error_code ec;
   fs::remove_all(counts, ec);
   fs::create_directories(counts, ec);
   if (ec) cannot_run(fmt::format("cannot create {}: {}", counts.string(), ec.message()));
+}
+
+void collect_gcov_counts(const fs::path& counts) {
+  empty_gcov_counts(counts);
   setenv("TRACEBED_GCOV_DIR", counts.c_str(), 1);
 }
 

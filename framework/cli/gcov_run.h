@@ -19,8 +19,11 @@ namespace tracebed::cli {
 // Exits with the reason otherwise.
 std::string gcov_kernel_or_exit(const std::string& kernel, const std::vector<std::string>& paths, unsigned jobs);
 
-// The suites started after this leave their counts in `counts`
-// ($TRACEBED_GCOV_DIR, framework/testing/kernel_gcov.h).
+// Makes `counts` an empty directory for a run's counts; exits if it cannot.
+void empty_gcov_counts(const std::filesystem::path& counts);
+
+// The suites started after this leave their counts in `counts`, emptied
+// first ($TRACEBED_GCOV_DIR, framework/testing/kernel_gcov.h).
 void collect_gcov_counts(const std::filesystem::path& counts);
 
 // Writes the report of `kernel_dir`'s counts into `out` and prints where it

@@ -1,5 +1,6 @@
-// `tracebed matrix [--kernels a,b|all] [--filter F] [--jobs N] [--out DIR]`:
-// every guest suite on every chosen kernel, resumable, with reports;
+// `tracebed matrix [--kernels a,b|all] [--filter F] [--jobs N] [--out DIR]
+// [--gcov]`: every guest suite on every chosen kernel, resumable, with
+// reports (and each kernel's gcov coverage);
 // `tracebed matrix --compare OLD_DIR [--out NEW_DIR]`: what changed.
 // The work is in framework/matrix; this file parses and dispatches.
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -14,6 +16,8 @@
 #include "framework/base/files.h"
 #include "framework/base/text.h"
 #include "framework/cli/commands.h"
+#include "framework/cli/gcov_run.h"
+#include "framework/cli/tree_options.h"
 #include "framework/matrix/compare.h"
 #include "framework/matrix/crosscheck.h"
 #include "framework/matrix/run_summary.h"
@@ -57,6 +61,14 @@ struct MatrixArgs {
   int jobs = default_jobs();
   unsigned timeout_seconds = 3600, boot_timeout_seconds = 0;
   bool force = false;
+  GcovArgs gcov;
+};
+
+// A kernel profiled with --gcov: the directory it boots from and where its
+// suites leave their counts.
+struct GcovKernel {
+  std::string dir;
+  fs::path counts, report;
 };
 
 void declare_matrix_options(CLI::App& cmd, MatrixArgs& a) {
@@ -81,6 +93,7 @@ void declare_matrix_options(CLI::App& cmd, MatrixArgs& a) {
                  "libvirt connection, or several separated by commas that the kernels take in turn "
                  "(default: $TRACEBED_LIBVIRT_URI, else libvirt's)");
   cmd.add_flag("--force", a.force, "rerun kernels whose results are current");
+  add_gcov_options(cmd, a.gcov);
 }
 
 // `--compare OLD`: directories without readable results are a usage error
@@ -119,7 +132,10 @@ std::vector<fs::path> chosen_suites(const std::string& asked) {
   return suites;
 }
 
-matrix::RunOptions matrix_run_options(const MatrixArgs& a) {
+// With --gcov each kernel is its gcov build (built here when it is not
+// cached), and its suites count into out/gcov/<kernel>/counts. Counts are
+// only a whole run's: every kernel runs again, as with --force.
+matrix::RunOptions matrix_run_options(const MatrixArgs& a, std::vector<GcovKernel>* gcov) {
   if (a.jobs < 1) usage_error("--jobs must be at least 1");
   const vm::Catalogue catalogue = load_catalogue();
   std::vector<std::string> names = split_commas(a.kernels);
@@ -128,10 +144,23 @@ matrix::RunOptions matrix_run_options(const MatrixArgs& a) {
     names.clear();
     for (const auto& [n, _] : catalogue.kernels()) names.push_back(n);
   }
+  const std::vector<std::string> profiled = gcov_paths(a.gcov);
   matrix::RunOptions o;
   for (const auto& name : names) {
     const vm::KernelSpec spec = resolve_kernel(catalogue, name, "--kernels");
-    o.kernels.push_back({name, identity_of(spec), spec.release, {}});
+    if (profiled.empty()) {
+      o.kernels.push_back({name, identity_of(spec), spec.release, {}});
+      continue;
+    }
+    GcovKernel k;
+    k.dir = gcov_kernel_or_exit(name, profiled, tree_build_options_jobs());
+    const fs::path base = fs::path(a.out) / "gcov" / matrix::file_name_for(name);
+    k.counts = base / "counts";
+    k.report = base / "report";
+    empty_gcov_counts(k.counts);
+    const vm::KernelSpec built = resolve_kernel(catalogue, k.dir, "--kernels");
+    o.kernels.push_back({k.dir, identity_of(built), built.release, {"--tracebed_gcov_dir=" + k.counts.string()}});
+    gcov->push_back(std::move(k));
   }
   o.suites = chosen_suites(a.suites);
   // What every guest image carries, built beside the executable.
@@ -150,7 +179,7 @@ matrix::RunOptions matrix_run_options(const MatrixArgs& a) {
   }
   o.jobs = a.jobs;
   o.out = a.out;
-  o.force = a.force;
+  o.force = a.force || !profiled.empty();
   o.suite_timeout = std::chrono::seconds(a.timeout_seconds);
   return o;
 }
@@ -179,12 +208,20 @@ void print_matrix(const matrix::Matrix& m, const fs::path& out) {
 
 Exit run_matrix_command(const MatrixArgs& a) {
   if (!a.compare.empty()) return run_matrix_compare(a);
-  matrix::RunOptions o = matrix_run_options(a);
+  std::vector<GcovKernel> gcov;
+  matrix::RunOptions o = matrix_run_options(a, &gcov);
   if (a.boot_timeout_seconds > 0) setenv("TRACEBED_BOOT_TIMEOUT", std::to_string(a.boot_timeout_seconds).c_str(), 1);
   auto m = matrix::run_matrix(o);
   if (!m) cannot_run(m.error().message);
   if (Status st = matrix::write_outputs(*m, o.out); !st) cannot_run(st.error().message);
   print_matrix(*m, o.out);
+  // Each kernel's per-file table joins report.md, as `test --gcov`'s
+  // joins its results table.
+  for (const auto& k : gcov) {
+    if (auto report = report_gcov(k.dir, k.counts, k.report, stdout))
+      std::ofstream(fs::path(o.out) / "report.md", std::ios::app) << "\n" << k.dir << ":\n\n"
+                                                                   << report->markdown;
+  }
   std::vector<matrix::TestResult> all;
   for (const auto& k : m->kernels) all.insert(all.end(), k.tests.begin(), k.tests.end());
   return exit_for(matrix::verdict(all));

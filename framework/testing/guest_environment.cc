@@ -249,6 +249,9 @@ void init(int* argc, char** argv) {
     else if (a.starts_with("--tracebed_launcher=")) options.launcher = std::string(a.substr(20));
     else if (a.starts_with("--tracebed_libvirt_uri=")) options.libvirt_uri = std::string(a.substr(23));
     else if (a.starts_with("--tracebed_cmdline=")) options.cmdline_extra = std::string(a.substr(19));
+    // Where this suite leaves its kernel counts (kernel_gcov.h); a flag as
+    // well as the environment, for runners that set it per kernel.
+    else if (a.starts_with("--tracebed_gcov_dir=")) setenv("TRACEBED_GCOV_DIR", std::string(a.substr(20)).c_str(), 1);
     else argv[out++] = argv[i];
   }
   *argc = out;

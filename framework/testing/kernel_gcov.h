@@ -1,9 +1,9 @@
-// A suite's kernel gcov counts, for `tracebed test --gcov`: with
-// $TRACEBED_GCOV_DIR set, every guest the suite starts has its counters
-// zeroed (/sys/kernel/debug/gcov/reset; a restored snapshot holds the
-// boot's counts, which are no suite's own) unless the suite tests the boot
-// itself, and its .gcda files are copied out after each test while the
-// guest still answers:
+// A suite's kernel gcov counts, for `tracebed test --gcov` and `matrix
+// --gcov`: with $TRACEBED_GCOV_DIR (or --tracebed_gcov_dir) set, every
+// guest the suite starts has its counters zeroed (/sys/kernel/debug/gcov/
+// reset; a restored snapshot holds the boot's counts, which are no suite's
+// own) unless the suite tests the boot itself, and its .gcda files are
+// copied out after each test while the guest still answers:
 //
 //   $TRACEBED_GCOV_DIR/<suite>/boot-<N>/<path under /sys/kernel/debug/gcov>
 //
