@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 
 struct MutateArgs {
   TreeArgs tree;
+  GcovArgs gcov;
   std::string diff, operators, filter, out = "mutate-out", equivalent, again;
   std::vector<std::string> files, suites, only;
   size_t sample = 0;
@@ -125,6 +126,8 @@ std::string command_line(const MutateArgs& a) {
   if (!a.suites.empty()) c += " --suites " + fmt::format("{}", fmt::join(a.suites, ","));
   if (!a.filter.empty()) c += " --filter '" + a.filter + "'";
   if (a.also_kselftest) c += " --also-kselftest";
+  if (a.gcov.gcov && a.gcov.paths.empty()) c += " --gcov";
+  if (!a.gcov.paths.empty()) c += " --gcov-paths " + a.gcov.paths;
   return c;
 }
 
@@ -146,6 +149,10 @@ Exit run_mutate(MutateArgs& a) {
   o.tree = a.tree.tree;
   o.tracebed = tracebed_exe();
   o.out = fs::absolute(a.out);
+  // With --gcov the whole campaign is one gcov build: the unmutated tree's
+  // counts say which mutated lines its tests run.
+  o.gcov_paths = gcov_paths(a.gcov);
+  a.tree.gcov_paths = o.gcov_paths;
   o.build = tree_build_options(a.tree);
   o.suites = a.suites;
   o.filter = a.filter;
@@ -188,7 +195,7 @@ Exit run_mutate(MutateArgs& a) {
   for (const auto& r : *results) {
     if (r.tracebed.verdict != mutate::Verdict::survived || mutate::read_as_equivalent(r, run)) continue;
     if (survivors++ == 0) fmt::print("survivors (no test noticed):\n");
-    fmt::print("{}\n", r.mutant.diff());
+    fmt::print("{}{}\n", r.mutant.diff(), mutate::reach_note(r));
   }
   fmt::print("{} mutants: {} survived; report: {}\n", results->size(), survivors, (o.out / "report.md").string());
   return survivors == 0 ? Exit::passed : Exit::failed;
@@ -223,6 +230,7 @@ void add_mutate_command(CLI::App& app) {
                   "survivors read and found equivalent: a line per mutant, ID and the reason (they leave the rates)");
   add_timeout_option(*cmd, a->test_timeout, "seconds after which a suite binary is killed (a mutant that hangs)");
   add_tree_config_options(*cmd, a->tree, "");
+  add_gcov_options(*cmd, a->gcov);
   cmd->final_callback([a] { exit_with(run_mutate(*a)); });
 }
 

@@ -50,7 +50,7 @@ struct SideRun {
 // failure is the verdict, and the unmutated tree's failures are left out
 // of the filter so that they cannot be that one.
 Result<SideRun> run_tests(const CampaignOptions& o, const fs::path& kernel, const std::string& suites,
-                          const std::string& filter, const fs::path& dir, bool fail_fast) {
+                          const std::string& filter, const fs::path& dir, bool fail_fast, bool gcov = false) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   // ftracetest's areas run in one suite binary for many minutes under TCG.
@@ -61,6 +61,7 @@ Result<SideRun> run_tests(const CampaignOptions& o, const fs::path& kernel, cons
   if (!suites.empty()) argv.insert(argv.end(), {"--suites", suites});
   if (!filter.empty()) argv.insert(argv.end(), {"--filter", filter});
   if (fail_fast) argv.push_back("--fail-fast");
+  if (gcov) argv.insert(argv.end(), {"--gcov-paths", join(o.gcov_paths, ",")});
   base::ProcessOptions po;
   po.output = base::Output::to_file;
   po.log = dir / "test.log";
@@ -172,6 +173,27 @@ std::string suites_for(const CampaignOptions& o, const std::string& file) {
 
 }  // namespace
 
+std::optional<uint64_t> line_hits(const std::map<std::string, coverage::Tracefile>& per_suite,
+                                  const std::vector<std::string>& suites, const std::string& file, size_t line) {
+  auto named = [&](const std::string& suite) {
+    if (suites.empty()) return true;
+    for (const auto& s : suites)
+      if (suite == s || suite == "tracebed_suite_" + s) return true;
+    return false;
+  };
+  std::optional<uint64_t> hits;
+  for (const auto& [suite, t] : per_suite) {
+    if (!named(suite)) continue;
+    for (const auto& [path, record] : t.files) {
+      // lcov names the source by its absolute path in the built tree.
+      if (path != file && !path.ends_with("/" + file)) continue;
+      if (auto it = record.lines.find(static_cast<uint32_t>(line)); it != record.lines.end())
+        hits = hits.value_or(0) + it->second;
+    }
+  }
+  return hits;
+}
+
 std::string filter_without(const std::string& filter, const std::set<std::string>& tests) {
   if (tests.empty()) return filter;
   std::string out = filter.empty() ? "*" : filter;
@@ -214,6 +236,7 @@ std::string result_line(const MutantResult& r) {
             {"build_seconds", r.build_seconds},
             {"tracebed", side(r.tracebed)},
             {"kselftest", side(r.kselftest)}};
+  if (r.line_hits) j["line_hits"] = *r.line_hits;
   return j.dump() + "\n";
 }
 
@@ -233,6 +256,7 @@ Result<MutantResult> parse_result_line(std::string_view line) {
     m.original_line = j.value("original", "");
     m.mutated_line = j.value("mutated", "");
     r.build_seconds = j.value("build_seconds", 0.0);
+    if (j.contains("line_hits")) r.line_hits = j.at("line_hits").get<uint64_t>();
     auto side = [](const Json& s, SideResult& out) {
       out.verdict = parse_verdict(s.value("verdict", "not-run"));
       out.failed = s.value("failed", std::vector<std::string>{});
@@ -291,6 +315,7 @@ class CampaignRun {
       : o_(o), work_(std::move(work)), results_file_(o.out / "results.jsonl"), done_(read_results(results_file_)) {
     build_ = o.build;
     build_.tree = work_;
+    build_.gcov_paths = o.gcov_paths;
   }
 
   Result<std::vector<MutantResult>> run(const std::vector<Mutant>& mutants);
@@ -313,6 +338,7 @@ class CampaignRun {
 
   Result<std::set<std::string>> test_baseline(const fs::path& kernel, bool ks, const std::string& suites,
                                               const std::string& filter);
+  Status read_reach(const fs::path& report);
   Status test_unmutated(const std::vector<const Mutant*>& pending, const std::set<std::string>& files);
   Result<MutantResult> judge_mutant(const Mutant& m);
   Status test_mutant(const Mutant& m, const fs::path& kernel, bool ftracetest_only, bool judged_again,
@@ -326,6 +352,7 @@ class CampaignRun {
   vm::TreeBuildPaths paths_;
   std::set<std::string> baseline_ours_, baseline_theirs_;  // tests that fail unmutated
   std::map<std::string, std::optional<std::string>> unmutated_code_;  // file -> compiled_code()
+  std::map<std::string, coverage::Tracefile> reach_;  // suite -> the unmutated tree's counts (gcov)
 };
 
 Result<std::set<std::string>> CampaignRun::test_baseline(const fs::path& kernel, bool ks, const std::string& suites,
@@ -333,7 +360,9 @@ Result<std::set<std::string>> CampaignRun::test_baseline(const fs::path& kernel,
   o_.say(fmt::format("testing the unmutated tree: {}{}", suites.empty() ? "the default suites" : suites,
                      filter.empty() ? "" : " --filter " + filter));
   fs::path dir = o_.out / "baseline" / (ks ? "ftracetest" : "tracebed");
-  TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o_, kernel, suites, filter, dir, false));
+  const bool gcov = !ks && !o_.gcov_paths.empty();
+  TRACEBED_ASSIGN_OR_RETURN(SideRun run, run_tests(o_, kernel, suites, filter, dir, false, gcov));
+  if (gcov) TRACEBED_TRY(read_reach(dir / "results.logs" / "gcov"));
   if (run.status == 125 || run.status == 124 || run.tests.empty())
     return Error{fmt::format("the unmutated tree did not test cleanly (tracebed test exited {}): {}", run.status,
                              run.output_tail)};
@@ -342,6 +371,21 @@ Result<std::set<std::string>> CampaignRun::test_baseline(const fs::path& kernel,
     o_.say(fmt::format("{} tests fail on the unmutated tree and do not count: {}", failures.size(),
                        join(std::vector<std::string>(failures.begin(), failures.end()), ", ")));
   return failures;
+}
+
+// The unmutated tree's counts per suite: `tracebed test --gcov` left a
+// tracefile for each suite that brought counts back (gcov_report.h).
+Status CampaignRun::read_reach(const fs::path& report) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(report, ec)) {
+    if (e.path().extension() != ".info" || e.path().stem() == "total") continue;
+    TRACEBED_ASSIGN_OR_RETURN(std::string text, base::read_file(e.path()));
+    TRACEBED_ASSIGN_OR_RETURN(reach_[e.path().stem().string()], coverage::parse_tracefile(text, e.path().string()));
+  }
+  if (ec || reach_.empty())
+    return Error{fmt::format("--gcov: no suite's counts in {} (see the unmutated run's log beside it)", report.string())};
+  o_.say(fmt::format("the unmutated tree's kernel coverage: {} suites' counts ({})", reach_.size(), report.string()));
+  return {};
 }
 
 // The unmutated tree first, with every suite the mutants need: a test that
@@ -466,6 +510,12 @@ Result<MutantResult> CampaignRun::judge_mutant(const Mutant& m) {
   }
   TRACEBED_TRY(base::write_file_atomic(work_ / m.file, original));
   if (!error) return error.error();
+  if (!reach_.empty() && !ftracetest_only) {
+    std::vector<std::string> suites;
+    for (std::string_view s : base::split(suites_for(o_, m.file), ',', {.trim = true, .skip_empty = true}))
+      suites.emplace_back(s);
+    r.line_hits = line_hits(reach_, suites, m.file, m.line);
+  }
   return r;
 }
 

@@ -19,12 +19,14 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "framework/base/result.h"
+#include "framework/coverage/lcov_tracefile.h"
 #include "framework/mutate/mutant.h"
 #include "framework/vm/kernels/tree_build.h"
 
@@ -45,6 +47,10 @@ struct MutantResult {
   Mutant mutant;
   double build_seconds = 0;
   SideResult tracebed, kselftest;
+  // With gcov: how often the unmutated kernel ran the mutant's line under
+  // the suites that test it. 0 makes a survivor a missing test, more a
+  // weak one; nullopt without gcov or where gcov counts no code.
+  std::optional<uint64_t> line_hits;
 };
 
 struct CampaignOptions {
@@ -55,6 +61,10 @@ struct CampaignOptions {
   std::vector<std::string> suites;    // empty: each file's owners (owners.h); "all": every suite
   std::string filter;
   bool also_kselftest = false;
+  // Not empty: the tree is built with gcov profiling of these paths, the
+  // unmutated tree's tests collect counts, and each result says how often
+  // its line ran (MutantResult::line_hits).
+  std::vector<std::string> gcov_paths;
   std::chrono::seconds test_timeout{300};  // a suite binary's; ftracetest's at least 1800
   // A mutant already judged that is to be judged again by tracebed's side
   // with today's suites (a survivor, once tests were written to kill it).
@@ -81,6 +91,12 @@ Result<std::vector<MutantResult>> run_campaign(const CampaignOptions& options, c
 // empty) with them as negative patterns. A mutant's tests run without the
 // ones that fail on the unmutated tree.
 std::string filter_without(const std::string& filter, const std::set<std::string>& tests);
+
+// How often the tracefiles (one per suite, by the suite binary's name)
+// count `file`'s `line`, summed over the suites named (each "hist" or
+// "tracebed_suite_hist"; none: every suite); nullopt when none counts it.
+std::optional<uint64_t> line_hits(const std::map<std::string, coverage::Tracefile>& per_suite,
+                                  const std::vector<std::string>& suites, const std::string& file, size_t line);
 
 // One result as a JSON line, and back (resume).
 std::string result_line(const MutantResult& r);

@@ -9,6 +9,7 @@ namespace tracebed::mutate {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 MutantResult result_of(const std::string& line_text, Verdict tracebed, Verdict kselftest) {
   auto mutants = mutants_of("kernel/trace/f.c", CSource::parse("int f(int a)\n{\n" + line_text + "\n}\n"));
@@ -76,6 +77,46 @@ TEST(CampaignReport, ASurvivorReadAsEquivalentLeavesTheRateWithItsReason) {
   auto bad = parse_equivalent("\n" + results[1].mutant.id() + "\n", "eq.txt");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "eq.txt:2: a mutant id with no reason");
+}
+
+// --gcov: a mutant's line counted in the tracefiles of the suites that test
+// it, and the survivors split by whether their line ran.
+TEST(CampaignReach, TheLineIsCountedOnlyInItsSuitesTracefiles) {
+  auto hist = coverage::parse_tracefile("SF:/build/src/kernel/trace/f.c\nDA:3,5\nDA:4,0\nend_of_record\n", "h");
+  auto trig = coverage::parse_tracefile("SF:/build/src/kernel/trace/f.c\nDA:3,2\nend_of_record\n"
+                                        "SF:/build/src/kernel/trace/g.c\nDA:9,7\nend_of_record\n", "t");
+  ASSERT_TRUE(hist.ok() && trig.ok());
+  std::map<std::string, coverage::Tracefile> per_suite = {{"tracebed_suite_hist", *hist},
+                                                          {"tracebed_suite_trigger", *trig}};
+  EXPECT_EQ(line_hits(per_suite, {"hist"}, "kernel/trace/f.c", 3), std::optional<uint64_t>(5));
+  EXPECT_EQ(line_hits(per_suite, {"hist", "tracebed_suite_trigger"}, "kernel/trace/f.c", 3), std::optional<uint64_t>(7));
+  EXPECT_EQ(line_hits(per_suite, {}, "kernel/trace/f.c", 3), std::optional<uint64_t>(7)) << "no suite named: all";
+  EXPECT_EQ(line_hits(per_suite, {"hist"}, "kernel/trace/f.c", 4), std::optional<uint64_t>(0));
+  EXPECT_EQ(line_hits(per_suite, {"hist"}, "kernel/trace/g.c", 9), std::nullopt) << "counted by trigger only";
+  EXPECT_EQ(line_hits(per_suite, {}, "kernel/trace/f.c", 5), std::nullopt) << "not code gcov counts";
+  EXPECT_EQ(line_hits(per_suite, {}, "trace/f.c", 3), std::optional<uint64_t>(7));
+  EXPECT_EQ(line_hits(per_suite, {}, "ace/f.c", 3), std::nullopt) << "a path's tail, not any suffix";
+}
+
+TEST(CampaignReach, SurvivorsSayWhetherATestRanTheirLine) {
+  std::vector<MutantResult> results = {result_of("\treturn a > 3;", Verdict::survived, Verdict::not_run),
+                                       result_of("\treturn a == 3;", Verdict::survived, Verdict::not_run),
+                                       result_of("\treturn a < 3;", Verdict::killed, Verdict::not_run)};
+  results[0].line_hits = 0;
+  results[1].line_hits = 40;
+  results[2].line_hits = 40;
+  auto back = parse_result_line(result_line(results[1]));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->line_hits, std::optional<uint64_t>(40));
+  EXPECT_EQ(parse_result_line(result_line(result_of("\treturn a > 3;", Verdict::killed, Verdict::not_run)))->line_hits,
+            std::nullopt);
+  std::string md = write_markdown(results, {"tracebed mutate --gcov", "t", "", false, {}});
+  EXPECT_THAT(md, HasSubstr("Kernel coverage of the unmutated tree: 1 survivors on lines no test of their suites runs, "
+                            "1 on lines a test runs without noticing."));
+  EXPECT_THAT(md, HasSubstr("its line never ran under its suites on the unmutated kernel: no test reaches it.\n"));
+  EXPECT_THAT(md, HasSubstr("its line ran 40 times under its suites"));
+  EXPECT_EQ(reach_note(result_of("\treturn a > 3;", Verdict::survived, Verdict::not_run)), "");
+  EXPECT_THAT(write_markdown({results[2]}, {}), Not(HasSubstr("Kernel coverage")));
 }
 
 // The unmutated tree's failures leave a mutant's filter as negative

@@ -40,6 +40,14 @@ std::string rate(int n, int of) { return of == 0 ? "—" : fmt::format("{:.0f} %
 
 bool caught(Verdict v) { return v == Verdict::killed || v == Verdict::crashed; }
 
+std::string reach_note(const MutantResult& r) {
+  if (!r.line_hits) return "";
+  if (*r.line_hits == 0) return " (its line never ran under its suites on the unmutated kernel: no test reaches it)";
+  return fmt::format(" (its line ran {} times under its suites on the unmutated kernel: a test reaches it and "
+                     "does not notice)",
+                     *r.line_hits);
+}
+
 const std::string* read_as_equivalent(const MutantResult& r, const RunDescription& run) {
   if (r.tracebed.verdict != Verdict::survived) return nullptr;
   auto it = run.equivalent.find(r.mutant.id());
@@ -76,12 +84,24 @@ std::string write_markdown(const std::vector<MutantResult>& results, const RunDe
   for (const auto& [file, c] : per_file) row("`" + file + "`", c);
   row("**all**", all);
   out += "\n## Survivors\n\n";
+  // With gcov, the survivors split into lines no test runs (a test to
+  // write) and lines a test runs without noticing (a test to strengthen).
+  int reached = 0, unreached = 0;
+  for (const auto& r : results) {
+    if (r.tracebed.verdict != Verdict::survived || read_as_equivalent(r, run) || !r.line_hits) continue;
+    (*r.line_hits > 0 ? reached : unreached) += 1;
+  }
+  if (reached + unreached > 0)
+    out += fmt::format("Kernel coverage of the unmutated tree: {} survivors on lines no test of their suites runs, {} "
+                       "on lines a test runs without noticing.\n\n",
+                       unreached, reached);
   bool any = false;
   for (const auto& r : results) {
     if (r.tracebed.verdict != Verdict::survived || read_as_equivalent(r, run)) continue;
     any = true;
     out += fmt::format("### {}:{} ({}, {})\n\n```diff\n{}```\n\n", r.mutant.file, r.mutant.line,
                        operator_name(r.mutant.op), r.mutant.function, r.mutant.diff());
+    if (std::string note = reach_note(r); !note.empty()) out += note.substr(2, note.size() - 3) + ".\n\n";
     if (run.kselftest && caught(r.kselftest.verdict))
       out += fmt::format("ftracetest catches it: {}\n\n", fmt::join(r.kselftest.failed, ", "));
   }

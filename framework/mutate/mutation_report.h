@@ -36,4 +36,8 @@ bool caught(Verdict v);
 // for any other result.
 const std::string* read_as_equivalent(const MutantResult& r, const RunDescription& run);
 
+// With --gcov, what the unmutated kernel's counts say of the mutant's line
+// (" (its line ran 12 times under its suites: ...)"); empty without them.
+std::string reach_note(const MutantResult& r);
+
 }  // namespace tracebed::mutate
