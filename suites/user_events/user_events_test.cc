@@ -184,15 +184,21 @@ TEST_F(UserEvents, TheTalksTestIntPayloadShowsInTrace) {
   def.field("int", "payload");
   // "test" is a common name: make sure no earlier run left one behind.
   (void)tracefs::remove_user_event(fs(), def, std::chrono::seconds(2));
-  BackgroundProducer p({reg("t", def), "waitbit w0 31 1 30000", "write t 42", "write t -7", "waitbit w0 31 0 30000"});
+  // The producer stays until the trace is read: an event whose producer
+  // exited deletes itself, and its records go with it.
+  const std::string done = "/tmp/" + unique("talks") + ".done";
+  BackgroundProducer p({reg("t", def), "waitbit w0 31 1 30000", "write t 42", "write t -7", "waitbit w0 31 0 30000",
+                        "waitfile " + done + " 30000"});
   ASSERT_TRUE(p.wait_for("reg", "t").ok());
   Event ev = tracefs::user_event(inst(), "test");
   ASSERT_OK(ev.enable());
   EXPECT_TRUE(p.wait_for("write", "t", 1).ok());
   ASSERT_OK(ev.disable());
-  ProducerRun run = p.finish();
-  EXPECT_TRUE(run.get("waitbit", "w0", 1).ok()) << run.text;
+  EXPECT_TRUE(p.wait_for("waitbit", "w0", 1).ok());
   std::vector<std::string> lines = trace_lines(inst());
+  sh("touch " + done);
+  ProducerRun run = p.finish();
+  EXPECT_TRUE(run.get("waitfile", done).ok()) << run.text;
   EXPECT_THAT(lines, Contains(HasSubstr("test: payload=0x2a (42)")));
   EXPECT_THAT(lines, Contains(HasSubstr("test: payload=0xfffffff9 (-7)")));
   EXPECT_THAT(lines, SizeIs(2));
@@ -416,8 +422,12 @@ TEST_F(UserEvents, HistTriggerAloneSetsTheEnableBit) {
   TRACEBED_REQUIRE(features::hist_triggers);
   UserEventDef def(unique("soft"));
   def.u32("slot");
+  // The producer stays until the buffer is read: an event whose producer
+  // exited deletes itself, and a format read racing that delete is ENODEV
+  // (the eventfs file is marked freed before its directory goes).
+  const std::string done = "/tmp/" + def.name() + ".done";
   BackgroundProducer p({reg("r", def), "waitbit w0 31 1 30000", "writeif r 1", "writeif r 2", "writeif r 2",
-                        "waitbit w0 31 0 30000", "writeif r 3", "write r 3"});
+                        "waitbit w0 31 0 30000", "writeif r 3", "write r 3", "waitfile " + done + " 30000"});
   ASSERT_TRUE(p.wait_for("reg", "r").ok());
   Event e = tracefs::user_event(inst(), def.name());
   HistTrigger h;
@@ -430,14 +440,19 @@ TEST_F(UserEvents, HistTriggerAloneSetsTheEnableBit) {
   EXPECT_EQ(*e.enable_state(), "0*");
   auto hist = tracefs::read_hist(e);
   ASSERT_OK(e.remove_trigger(h.trigger()));
+  EXPECT_EQ(p.wait_for("write", "r").result, "EBADF") << "nothing attached after the trigger went";
+  // The event is still there, so its format is read and a record of it
+  // would be decoded: the buffer holds none.
+  ASSERT_TRUE(fs().ops().exists(event_dir(def.name()) + "/format"));
+  EXPECT_THAT(stop_and_decode(def.name()), IsEmpty());
+  sh("touch " + done);
   ProducerRun run = p.finish();
   ASSERT_OK(hist);
   ASSERT_THAT(hist->sections, SizeIs(1));
   EXPECT_EQ(hist->sections[0].totals.hits, 3u);
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(run.get("writeif", "r", i).value("wrote"), "1") << i;
   EXPECT_EQ(run.get("writeif", "r", 3).value("wrote"), "0");
-  EXPECT_EQ(run.get("write", "r").result, "EBADF") << "nothing attached after the trigger went";
-  EXPECT_THAT(stop_and_decode(def.name()), IsEmpty());
+  EXPECT_TRUE(run.get("waitfile", done).ok()) << run.text;
 }
 
 TEST_F(UserEvents, TraceoffTriggerOnAUserFieldStopsTheBuffer) {
