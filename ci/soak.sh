@@ -46,19 +46,34 @@ if ((load)); then
       echo "load: $n kernel builds" >"$3"
     done' load "$tree" "$out/load/obj" "$out/load.log" &
   loader=$!
-  trap 'kill -- -"$loader" 2>/dev/null; wait "$loader" 2>/dev/null' EXIT
+  # Keep our own exit status: the killed build's 143 is not the soak's.
+  trap 'status=$?; kill -- -"$loader" 2>/dev/null; wait "$loader" 2>/dev/null || true; exit $status' EXIT
   echo "soak: a kernel build beside the runs (pid $loader, $out/load.log)" >&2
 fi
 
+# A kernel given as a directory (a tree's build) is filed under its last
+# two path components: ".../linux-46a329d2e211/kernel" -> linux-46a329d2e211-kernel.
+label_of() {
+  if [[ $1 == */* ]]; then
+    local dir=${1%/}
+    echo "$(basename "$(dirname "$dir")")-$(basename "$dir")"
+  else
+    echo "$1"
+  fi
+}
+
+labels=()
 for kernel in "$@"; do
-  mkdir -p "$out/$kernel"
+  label=$(label_of "$kernel")
+  labels+=("$label")
+  mkdir -p "$out/$label"
   for ((i = 1; i <= runs; i++)); do
     start=$(date +%s)
     # A failing run is what a soak looks for: keep going.
     status=0
-    "$build/tracebed" test --kernel "$kernel" --junit "$out/$kernel/$i.xml" >"$out/$kernel/$i.log" 2>&1 || status=$?
-    echo "soak: $kernel run $i/$runs: status $status in $(($(date +%s) - start)) s" >&2
+    "$build/tracebed" test --kernel "$kernel" --junit "$out/$label/$i.xml" >"$out/$label/$i.log" 2>&1 || status=$?
+    echo "soak: $label run $i/$runs: status $status in $(($(date +%s) - start)) s" | tee -a "$out/runs.log" >&2
   done
 done
 
-python3 "$src/ci/soak_summary.py" "$out" "$@" | tee "$out/summary.md"
+python3 "$src/ci/soak_summary.py" "$out" "${labels[@]}" | tee "$out/summary.md"

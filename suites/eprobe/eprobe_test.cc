@@ -142,6 +142,8 @@ TEST_F(Eprobe, SchedSwitchFieldsEqualTheAttachedEvent) {
 // record. The target's 50 nanosleeps each start one timer.
 TEST_F(Eprobe, TypecastReadsTheMembersBehindAFieldsPointer) {
   TRACEBED_REQUIRE(eprobe_typecasts);
+  // handle_typecast is CONFIG_PROBE_EVENTS_BTF_ARGS's, as "<argname>" is.
+  TRACEBED_REQUIRE(features::btf_args);
   TRACEBED_REQUIRE(hrtimer_start_event);
   std::string name = unique("cast");
   DynEventDef def{DynEventKind::eprobe, "eprobes", name,

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -36,6 +38,29 @@ TEST_F(FunctionGraph, GraphFunctionIsTheRootOfEveryCall) {
   }
 }
 
+// A retried entry is printed with the pid of the record being read: when
+// the entry that did not fit is another CPU's (data->cpu != iter->cpu),
+// print_graph_function_flags prints it through print_graph_prologue,
+// which takes the pid from iter->ent, the current record. Seen on the
+// tinyconfig twin under load (one leaf of each target's moved to the other).
+const KnownKernelBug kRetriedEntryTakesTheNextPid{
+    "a function_graph entry retried at a trace_pipe read's end is printed with the pid of the next record, another "
+    "CPU's",
+    {"leaves printed on one target's CPU with the other's pid"}, {7, 4}, "not fixed upstream as of December 2026"};
+
+// The CPU column of a function_graph line (" 1) ..."), or -1.
+int cpu_column(std::string_view line) {
+  size_t at = line.find_first_not_of(' ');
+  size_t close = line.find(')');
+  if (at == std::string_view::npos || close == std::string_view::npos || close <= at) return -1;
+  int cpu = 0;
+  for (size_t i = at; i < close; ++i) {
+    if (line[i] < '0' || line[i] > '9') return -1;
+    cpu = cpu * 10 + (line[i] - '0');
+  }
+  return cpu;
+}
+
 // trace_pipe read out page by page (trace.c tracing_read_pipe fills a
 // page-sized seq; trace_functions_graph.c keeps the entry that did not fit
 // and prints it first on the next read, marking its CPU's copy to be
@@ -63,16 +88,39 @@ TEST_F(FunctionGraph, TracePipeReadPageByPagePrintsEveryCallOnce) {
       1u << cpus[0], kProbeTarget, 1u << cpus[1], kProbeTarget));
   ASSERT_OK(graph().set_tracing_on(false));
   std::map<std::string, size_t> leaves;  // "-pid " of each target -> its leaf lines of fn
+  std::map<std::string, int> cpu_of;     // "-pid " -> the CPU it was pinned to
   for (std::string_view line : tracefs::split_lines(pids))
-    if (line.starts_with("pid ")) leaves["-" + std::string(line.substr(4)) + " "] = 0;
+    if (line.starts_with("pid ")) {
+      const std::string pid = "-" + std::string(line.substr(4)) + " ";
+      cpu_of[pid] = cpus[leaves.size()];
+      leaves[pid] = 0;
+    }
   ASSERT_THAT(leaves, SizeIs(2)) << pids;
   auto text = graph().read_trace_pipe();
   ASSERT_OK(text);
+  std::map<int, size_t> per_cpu;  // the targets' leaves by the line's CPU column
+  std::vector<std::string> moved;  // a target's leaf on the other target's CPU
   for (std::string_view line : tracefs::split_lines(*text)) {
     if (line.find(fn + "();") == std::string_view::npos) continue;
-    for (auto& [pid, n] : leaves) n += line.find(pid) != std::string_view::npos;
+    for (auto& [pid, n] : leaves) {
+      if (line.find(pid) == std::string_view::npos) continue;
+      ++n;
+      const int cpu = cpu_column(line);
+      ++per_cpu[cpu];
+      if (cpu != cpu_of[pid]) moved.emplace_back(line);
+    }
   }
-  for (const auto& [pid, n] : leaves) EXPECT_EQ(n, 2001u) << "leaves of the target" << pid << "in " << text->size() << " bytes";
+  const bool counts_right = leaves.begin()->second == 2001 && leaves.rbegin()->second == 2001;
+  // The bug's own pattern: each CPU printed its 2001 leaves, and those
+  // with the wrong pid are on the other target's CPU.
+  if (!counts_right && !moved.empty() && per_cpu[cpus[0]] == 2001 && per_cpu[cpus[1]] == 2001) {
+    TRACEBED_SKIP_IF_KNOWN_BUG(kRetriedEntryTakesTheNextPid,
+                               fmt::format("{} leaves printed on one target's CPU with the other's pid: {}",
+                                           moved.size(), moved.front()));
+  }
+  for (const auto& [pid, n] : leaves)
+    EXPECT_EQ(n, 2001u) << "leaves of the target" << pid << "in " << text->size() << " bytes; on another CPU: "
+                        << ::testing::PrintToString(moved);
   ASSERT_OK(graph().set_option("funcgraph-proc", false));
   ASSERT_OK(graph().set_tracer("nop"));
 }
