@@ -46,7 +46,7 @@ TEST_F(FunctionGraph, GraphFunctionIsTheRootOfEveryCall) {
 const KnownKernelBug kRetriedEntryTakesTheNextPid{
     "a function_graph entry retried at a trace_pipe read's end is printed with the pid of the next record, another "
     "CPU's",
-    {"leaves printed on one target's CPU with the other's pid"}, {7, 4}, "not fixed upstream as of December 2026"};
+    {"leaves printed on one target's CPU with the other's pid"}, {7, 4}, "seen in 7.2.13's code; later sources not read: a 7.4 that shows it fails"};
 
 // The CPU column of a function_graph line (" 1) ..."), or -1.
 int cpu_column(std::string_view line) {
