@@ -15,6 +15,10 @@ out=soak
 build=$src/build
 load=0
 usage="usage: ci/soak.sh [-n RUNS] [-o DIR] [-b BUILD_DIR] [-l] KERNEL..."
+# --load is -l spelled out.
+args=()
+for a in "$@"; do [[ $a == --load ]] && args+=(-l) || args+=("$a"); done
+set -- "${args[@]}"
 while getopts "n:o:b:l" opt; do
   case $opt in
     n) runs=$OPTARG ;;
