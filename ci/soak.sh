@@ -4,7 +4,8 @@
 # distinct failure messages (docs/reliability.md keeps the log).
 #   ci/soak.sh [-n RUNS] [-o DIR] [-b BUILD_DIR] [-l] KERNEL...
 #   ci/soak.sh -n 5 debian-6.12 && ci/soak.sh -n 3 tracebed-7.2
-# Each run's JUnit is DIR/<kernel>/<i>.xml; the summary is DIR/summary.md.
+# Each run's JUnit is DIR/<kernel>/<i>.xml, its status and time a line of
+# DIR/runs.log; the summary is DIR/summary.md.
 # -l: a loaded host, as CI's is: a kernel build keeps every CPU busy beside
 # the runs (Debian's linux-source-7.2, tinyconfig, `make clean` and again,
 # until the last run ends; DIR/load.log says how many builds it made).
@@ -51,7 +52,7 @@ if ((load)); then
     done' load "$tree" "$out/load/obj" "$out/load.log" &
   loader=$!
   # Keep our own exit status: the killed build's 143 is not the soak's.
-  trap 'status=$?; kill -- -"$loader" 2>/dev/null; wait "$loader" 2>/dev/null || true; exit $status' EXIT
+  trap 'rc=$?; kill -- -"$loader" 2>/dev/null; wait "$loader" 2>/dev/null || true; exit $rc' EXIT
   echo "soak: a kernel build beside the runs (pid $loader, $out/load.log)" >&2
 fi
 

@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "framework/base/text.h"
 #include "framework/tracefs/tracefs_text.h"
 #include "suites/function_graph/function_graph_fixture.h"
 
@@ -46,19 +47,14 @@ TEST_F(FunctionGraph, GraphFunctionIsTheRootOfEveryCall) {
 const KnownKernelBug kRetriedEntryTakesTheNextPid{
     "a function_graph entry retried at a trace_pipe read's end is printed with the pid of the next record, another "
     "CPU's",
-    {"leaves printed on one target's CPU with the other's pid"}, {7, 4}, "seen in 7.2.13's code; later sources not read: a 7.4 that shows it fails"};
+    {"leaves printed on one target's CPU with the other's pid"}, {7, 4},
+    "seen in 7.2.13's code; later sources not read: a 7.4 that shows it fails"};
 
 // The CPU column of a function_graph line (" 1) ..."), or -1.
 int cpu_column(std::string_view line) {
-  size_t at = line.find_first_not_of(' ');
-  size_t close = line.find(')');
-  if (at == std::string_view::npos || close == std::string_view::npos || close <= at) return -1;
-  int cpu = 0;
-  for (size_t i = at; i < close; ++i) {
-    if (line[i] < '0' || line[i] > '9') return -1;
-    cpu = cpu * 10 + (line[i] - '0');
-  }
-  return cpu;
+  const size_t close = line.find(')');
+  if (close == std::string_view::npos) return -1;
+  return base::parse_number<int>(tracefs::trim(line.substr(0, close))).value_or(-1);
 }
 
 // trace_pipe read out page by page (trace.c tracing_read_pipe fills a
