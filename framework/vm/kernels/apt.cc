@@ -1,6 +1,7 @@
 #include "framework/vm/kernels/apt.h"
 
 #include "framework/base/files.h"
+#include "framework/base/lock_file.h"
 #include "framework/base/text.h"
 
 
@@ -103,8 +104,16 @@ std::vector<std::vector<std::string>> dependency_suites(std::string_view suite) 
 
 PrivateApt::PrivateApt(std::vector<std::string> sources, fs::path dir) : sources_(std::move(sources)), dir_(std::move(dir)) {}
 
+Result<base::LockFile> PrivateApt::lock() const { return base::LockFile::acquire(dir_ / ".lock"); }
+
 Result<ProcessResult> PrivateApt::run(const std::string& tool, const std::vector<std::string>& args,
                                       std::chrono::seconds timeout, Output output, const fs::path& cwd) {
+  TRACEBED_ASSIGN_OR_RETURN(base::LockFile held, lock());
+  return run_unlocked(tool, args, timeout, output, cwd);
+}
+
+Result<ProcessResult> PrivateApt::run_unlocked(const std::string& tool, const std::vector<std::string>& args,
+                                               std::chrono::seconds timeout, Output output, const fs::path& cwd) {
   std::vector<std::string> argv = {tool,
                                    "-o", "Dir::Etc::SourceList=" + (dir_ / "sources.list").string(),
                                    "-o", "Dir::Etc::SourceParts=/dev/null",
@@ -118,8 +127,13 @@ Result<ProcessResult> PrivateApt::run(const std::string& tool, const std::vector
 }
 
 Status PrivateApt::update() {
+  TRACEBED_ASSIGN_OR_RETURN(base::LockFile held, lock());
+  return update_unlocked();
+}
+
+Status PrivateApt::update_unlocked() {
   progress("updating the private apt lists (Debian suites named in the catalogue)");
-  TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run("apt-get", {"update"}, 600s, Output::tee));
+  TRACEBED_ASSIGN_OR_RETURN(ProcessResult r, run_unlocked("apt-get", {"update"}, 600s, Output::tee, {}));
   // apt-get update exits 0 when lists cannot be fetched ("W: Failed to
   // fetch"); the lists it kept from before are still usable.
   if (r.status != 0 || !have_package_lists(dir_ / "lists"))
@@ -137,6 +151,9 @@ Status PrivateApt::ensure_lists() {
   fs::create_directories(dir_ / "cache" / "archives" / "partial", ec);
   std::string sources;
   for (const auto& s : sources_) sources += s + "\n";
+  // Two processes that find no lists take turns: the second finds the
+  // first's (two updates at once rename each other's partial files away).
+  TRACEBED_ASSIGN_OR_RETURN(base::LockFile held, lock());
   bool changed = false;
   auto old = base::read_file(dir_ / "sources.list");
   if (!old || *old != sources) {
@@ -144,7 +161,7 @@ Status PrivateApt::ensure_lists() {
     changed = true;
   }
   bool have_lists = have_package_lists(dir_ / "lists");
-  if (changed || !have_lists) TRACEBED_TRY(update());
+  if (changed || !have_lists) TRACEBED_TRY(update_unlocked());
   return {};
 }
 

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "framework/base/lock_file.h"
 #include "framework/base/result.h"
 #include "framework/vm/cache/cache.h"
 
@@ -63,7 +64,9 @@ class PrivateApt {
   Result<std::vector<AptCandidate>> madison(const std::vector<std::string>& packages);
   // `apt-cache show NAME=VERSION ...`.
   Result<std::vector<AptStanza>> show(const std::vector<std::string>& package_versions);
-  // apt-get or apt-cache with the private options, output captured.
+  // apt-get or apt-cache with the private options, output captured. Every
+  // call holds the lists' lock (dir/.lock): processes sharing the cache
+  // (ctest's suites, a kernel build) never run apt on them at once.
   Result<ProcessResult> run(const std::string& tool, const std::vector<std::string>& args,
                             std::chrono::seconds timeout, Output output = Output::capture,
                             const std::filesystem::path& cwd = {});
@@ -71,6 +74,10 @@ class PrivateApt {
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
+  Result<base::LockFile> lock() const;
+  Status update_unlocked();
+  Result<ProcessResult> run_unlocked(const std::string& tool, const std::vector<std::string>& args,
+                                     std::chrono::seconds timeout, Output output, const std::filesystem::path& cwd);
   std::vector<std::string> sources_;
   std::filesystem::path dir_;
 };
