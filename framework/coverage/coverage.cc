@@ -223,6 +223,16 @@ std::string render_markdown(const Coverage& c, std::string_view source) {
       "`TreeCoverage.DocIsCurrent` fails when this file differs from what the command writes.\n\n"
       "Case names say which selftests have a tracebed counterpart; what the kernel code those\n"
       "tests and tracebed's reach is measured with gcov in [kernel-coverage.md](kernel-coverage.md).\n\n";
+  if (c.reach) {
+    const KernelReach& r = *c.reach;
+    out += fmt::format(
+        "What they reach of `kernel/trace` on tracebed-7.2, with gcov (kernel-coverage.md):\n\n"
+        "| | lines | functions |\n|---|---:|---:|\n"
+        "| tracebed's suites | {} | {} |\n| ftracetest and the user_events selftests | {} | {} |\n"
+        "| both | {} | {} |\n\n",
+        r.tracebed_lines, r.tracebed_functions, r.ftracetest_lines, r.ftracetest_functions, r.both_lines,
+        r.both_functions);
+  }
   if (!source.empty()) out += fmt::format("Case list: {}\n\n", source);
   // Areas in case-list order.
   std::vector<std::string> areas;
@@ -289,7 +299,30 @@ Result<Coverage> load(const Paths& p) {
   TRACEBED_ASSIGN_OR_RETURN(auto explained, parse_explanations(explained_text, p.disagreements().string()));
   Coverage c = join(cases, covers, std::move(reasons), std::move(open));
   c.explanations = std::move(explained);
+  TRACEBED_ASSIGN_OR_RETURN(std::string reach_text, base::read_file(p.kernel_coverage()));
+  TRACEBED_ASSIGN_OR_RETURN(c.reach, parse_kernel_reach(reach_text, p.kernel_coverage().string()));
   return c;
+}
+
+Result<KernelReach> parse_kernel_reach(std::string_view text, std::string_view where) {
+  static constexpr std::string_view kHeader =
+      "| file | tracebed lines | ftracetest lines | both lines | tracebed functions | ftracetest functions | both "
+      "functions |";
+  bool in_table = false;
+  for (std::string_view line : split_lines(text)) {
+    if (line == kHeader) in_table = true;
+    if (!in_table || !line.starts_with("| **total** |")) continue;
+    std::vector<std::string> cells;
+    for (std::string_view rest = line.substr(1); !rest.empty();) {
+      size_t bar = rest.find('|');
+      if (bar == std::string_view::npos) break;
+      cells.emplace_back(trim(rest.substr(0, bar)));
+      rest = rest.substr(bar + 1);
+    }
+    if (cells.size() != 7) return Error{fmt::format("{}: the total row has {} cells, not 7", where, cells.size())};
+    return KernelReach{cells[1], cells[2], cells[3], cells[4], cells[5], cells[6]};
+  }
+  return Error{fmt::format("{}: no \"| **total** |\" row under the per-file table (\"{}\")", where, kHeader)};
 }
 
 Result<std::vector<Explanation>> parse_explanations(std::string_view text, std::string_view where) {

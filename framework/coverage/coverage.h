@@ -16,6 +16,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,12 +84,24 @@ struct Explanation {
 };
 Result<std::vector<Explanation>> parse_explanations(std::string_view text, std::string_view where);
 
+// What the suites reach of kernel/trace, measured with gcov: the total row
+// of docs/kernel-coverage.md's table, each cell as written there
+// ("28079/36985 (75.9 %)"), so that the two documents cannot disagree.
+struct KernelReach {
+  std::string tracebed_lines, ftracetest_lines, both_lines;
+  std::string tracebed_functions, ftracetest_functions, both_functions;
+};
+// The `| **total** |` row under the `| file | tracebed lines | ...` header;
+// an error names `where` when either is missing or the row is short.
+Result<KernelReach> parse_kernel_reach(std::string_view kernel_coverage_md, std::string_view where);
+
 struct Coverage {
   std::vector<CaseState> cases;  // in case-list order
   std::vector<Explanation> explanations;
   std::vector<Cover> unknown;    // covers naming no case of the list
   std::vector<Reason> reasons;
   std::vector<Open> open;
+  std::optional<KernelReach> reach;
 };
 
 // The reasons and open notes are copied into the result (CaseState points at them).
@@ -125,6 +138,7 @@ struct Paths {
   std::filesystem::path disagreements() const { return root / "suites/coverage-disagreements.txt"; }
   std::filesystem::path suites() const { return root / "suites"; }
   std::filesystem::path doc() const { return root / "docs/coverage.md"; }
+  std::filesystem::path kernel_coverage() const { return root / "docs/kernel-coverage.md"; }
 };
 
 // The source tree this build came from.

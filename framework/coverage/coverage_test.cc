@@ -92,6 +92,34 @@ TEST(Problems, MoreThanTenReasonsIsOne) {
   EXPECT_THAT(problems(join(cases, {}, reasons, {})), ElementsAre(HasSubstr("11 reasons, more than 10")));
 }
 
+// The total row is taken under the per-file table only (a "total" in the
+// prose above it is not it), and a table without one is an error that
+// names the file.
+TEST(KernelReach, IsTheTotalRowOfThePerFileTable) {
+  const std::string header =
+      "| file | tracebed lines | ftracetest lines | both lines | tracebed functions | ftracetest functions | both "
+      "functions |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  const std::string doc = "| **total** | not this one |\n\n" + header +
+                          "| a.c | 1/2 (50.0 %) | 0/2 (0.0 %) | 1/2 (50.0 %) | 1/1 (100.0 %) | 0/1 (0.0 %) | 1/1 (100.0 %) |\n"
+                          "| **total** | 7/9 (77.8 %) | 5/9 (55.6 %) | 8/9 (88.9 %) | 3/4 (75.0 %) | 2/4 (50.0 %) | 4/4 "
+                          "(100.0 %) |\n";
+  auto r = parse_kernel_reach(doc, "k.md");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->tracebed_lines, "7/9 (77.8 %)");
+  EXPECT_EQ(r->ftracetest_lines, "5/9 (55.6 %)");
+  EXPECT_EQ(r->both_lines, "8/9 (88.9 %)");
+  EXPECT_EQ(r->tracebed_functions, "3/4 (75.0 %)");
+  EXPECT_EQ(r->ftracetest_functions, "2/4 (50.0 %)");
+  EXPECT_EQ(r->both_functions, "4/4 (100.0 %)");
+
+  auto none = parse_kernel_reach(header, "k.md");
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.error().message, HasSubstr("k.md: no \"| **total** |\" row"));
+  auto short_row = parse_kernel_reach(header + "| **total** | 1/2 |\n", "k.md");
+  ASSERT_FALSE(short_row.ok());
+  EXPECT_THAT(short_row.error().message, HasSubstr("2 cells, not 7"));
+}
+
 TEST(CasesInTree, ListsTcFilesAndHarnessTests) {
   namespace fs = std::filesystem;
   fs::path root = fs::temp_directory_path() / fmt::format("tracebed-coverage-test-{}", getpid());
