@@ -21,8 +21,13 @@ namespace {
 // 4 MiB of memory kept by name at boot, a trace instance mapped onto it
 // (the persistent ring buffer), and a second instance that is a copy of
 // the first as the boot found it (a backup: read-only, freed once read).
+// Then small regions around the smallest a boot-mapped instance takes
+// (BootMappedInstanceHasAtLeastTwoSubBuffersAndAReader).
 constexpr const char* kParameters =
     "traceoff_on_warning=1 reserve_mem=4M:4096:tbmem trace_instance=tbboot@tbmem trace_instance=tbbackup=tbboot "
+    "reserve_mem=24K:4096:tbe24 trace_instance=tbe24@tbe24 reserve_mem=32K:4096:tbe32 trace_instance=tbe32@tbe32 "
+    "reserve_mem=36K:4096:tbe36 trace_instance=tbe36@tbe36 reserve_mem=40K:4096:tbe40 trace_instance=tbe40@tbe40 "
+    "reserve_mem=128K:4096:tbe128 trace_instance=tbe128@tbe128 "
     "trace_options=sym-addr,noannotate trace_event=sched:sched_process_exec,signal:signal_deliver,sched:sched_process_free";
 // Declared before main(): GuestEnvironment boots with it.
 const bool booted_with_parameters_ = testlib::boot_with_cmdline(kParameters);
@@ -157,6 +162,42 @@ TEST_F(BootParams, BootMappedBufferMetaListsEverySubBufferOnce) {
   if (commits_shown) {
     EXPECT_GE(committed, 300 * 8) << *meta;
   }
+}
+
+// A boot-mapped ring buffer needs two sub-buffers and the reader's on
+// every CPU, laid out page-aligned after the meta data and the module
+// scratch area (ring_buffer.c alloc_buffer: the count from the region's
+// size, then one fewer while the aligned layout overflows it, refused
+// below three). Of regions of 24, 32, 36, 40 and 128 KiB, each instance
+// the kernel made has at least three sub-buffers on each CPU in its
+// buffer_meta, each was mapped (the log says so), and there are some of
+// each, made and not. (Two CPUs: the scratch area takes 8 KiB, so 36
+// KiB counts three sub-buffers that do not fit aligned, and is refused.)
+TEST_F(BootParams, BootMappedInstanceHasAtLeastTwoSubBuffersAndAReader) {
+  TRACEBED_BOOT_INSTANCE(boot, "tbboot");
+  const std::string log = kernel_log();
+  std::vector<std::string> made, refused;
+  for (const char* name : {"tbe24", "tbe32", "tbe36", "tbe40", "tbe128"}) {
+    SCOPED_TRACE(name);
+    // The region was reserved and mapped; the ring buffer decides the rest.
+    EXPECT_TRUE(std::regex_search(log, std::regex(fmt::format("mapped boot instance {} at physical memory", name))))
+        << "the log's lines naming it:\n" << sh(fmt::format("dmesg | grep -e {} -e 'boot instance' || true", name));
+    auto in = boot_instance(name);
+    if (!in) {
+      refused.push_back(name);
+      continue;
+    }
+    made.push_back(name);
+    for (int cpu : in->cpus().value()) {
+      auto meta = in->files().read(fmt::format("per_cpu/cpu{}/buffer_meta", cpu));
+      ASSERT_OK(meta);
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(*meta, m, std::regex("nr_subbufs:\\s+([0-9]+)"))) << *meta;
+      EXPECT_GE(std::stol(m[1]), 3) << "CPU " << cpu << ":\n" << *meta;
+    }
+  }
+  EXPECT_THAT(made, Not(IsEmpty())) << "no region was large enough";
+  EXPECT_THAT(refused, Not(IsEmpty())) << "no region was too small: made " << ::testing::PrintToString(made);
 }
 
 // The backup instance is a copy of tbboot's memory as the boot found it:

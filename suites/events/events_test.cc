@@ -357,6 +357,54 @@ TEST_F(Events, FieldsOptionNamesTheSymbolsOfStextOffsets) {
   }
 }
 
+const tracefs::Feature hash_ptr_option = tracefs::Feature::option("hash-ptr");
+const tracefs::Feature hrtimer_start_event = tracefs::Feature::event("timer", "hrtimer_start");
+
+// With hash-ptr off, an event's %p prints the address itself: trace.c
+// trace_event_format rewrites each %p of the format to %px in the
+// iterator's own format buffer, which starts empty and grows (it falls
+// back to the format as it is when it cannot). 30 sleeps of one task give
+// 30 or more timer:hrtimer_start records ("hrtimer=%p"); in every one, the
+// printed pointer is the field's value as the fields option prints it
+// (its "(%lld)", the 8 bytes the record holds), and with hash-ptr on, as
+// by default, in none.
+TEST_F(Events, HashPtrOffPrintsEachPointerAsTheRecordHoldsIt) {
+  TRACEBED_REQUIRE(hash_ptr_option);
+  TRACEBED_REQUIRE(fields_option);
+  TRACEBED_REQUIRE(hrtimer_start_event);
+  ASSERT_OK(inst().event("timer", "hrtimer_start").enable());
+  run_target_only({"sleep", "1", "30"});
+  ASSERT_OK(inst().set_tracing_on(false));
+  auto printed_pointers = [&] {
+    const std::regex printed(R"(hrtimer_start: hrtimer=([0-9a-f]+) )");
+    std::vector<std::string> out;
+    for (const std::string& l : trace_lines(inst())) {
+      std::smatch m;
+      out.push_back(std::regex_search(l, m, printed) ? m[1].str() : "no pointer in: " + l);
+    }
+    return out;
+  };
+  ASSERT_OK(inst().set_option("hash-ptr", false));
+  const std::vector<std::string> raw = printed_pointers();
+  ASSERT_OK(inst().set_option("hash-ptr", true));
+  const std::vector<std::string> hashed = printed_pointers();
+  ASSERT_OK(inst().set_option("fields", true));
+  std::vector<std::string> held;  // each record's hrtimer as 16 hex digits
+  const std::regex field(R"(hrtimer_start: hrtimer=\S+ \((-?[0-9]+)\))");
+  for (const std::string& l : trace_lines(inst())) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(l, m, field)) << l;
+    held.push_back(fmt::format("{:016x}", static_cast<uint64_t>(std::stoll(m[1].str()))));
+  }
+  ASSERT_THAT(held, SizeIs(Ge(30u)));
+  ASSERT_EQ(raw.size(), held.size());
+  ASSERT_EQ(hashed.size(), held.size());
+  for (size_t i = 0; i < held.size(); ++i) {
+    EXPECT_EQ(raw[i], held[i]) << "record " << i << " with hash-ptr off";
+    EXPECT_NE(hashed[i], held[i]) << "record " << i << " with hash-ptr on";
+  }
+}
+
 // The context column of `trace` (trace_output.c trace_print_lat_fmt, the
 // third flag): 's' for a record made in a softirq, 'h' in a hard
 // interrupt, 'H' in a hard interrupt that came during a softirq, '.' in a

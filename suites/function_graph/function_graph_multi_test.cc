@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -200,6 +201,63 @@ TEST_F(GraphInstances, EnabledFunctionsAreTheUnionOfTheInstancesFilters) {
     TRACEBED_SKIP_IF_KNOWN_BUG(kStaleGraphUnion, stale_);
     ADD_FAILURE() << stale_;
   }
+}
+
+// Two instances that trace every function but their own notrace lists:
+// the ftrace_ops managing both leaves unpatched only what both exclude
+// (ftrace.c ftrace_startup_subops: with no filter on either, the notrace
+// hashes are intersected). A excludes vfs_read and do_sys_openat2, B
+// do_sys_openat2 and vfs_write: enabled_functions has vfs_read and
+// vfs_write and not do_sys_openat2, and a shell's read and write are in
+// the instance that keeps each (vfs_write in A, vfs_read in B), never in
+// the one that excludes it. Each instance patches every function: tens of
+// seconds under TCG.
+TEST_F(GraphInstances, NotraceOfTwoInstancesTracingEverythingLeavesOnlyTheCommonPart) {
+  auto all = fs().available_filter_functions();
+  ASSERT_OK(all);
+  for (const char* f : {"vfs_read", "vfs_write", "do_sys_openat2"})
+    ASSERT_THAT(*all, Contains(f)) << "available_filter_functions lacks " << f;
+  const Instance& a = inst();
+  const Instance& b = another_instance();
+  struct Side {
+    const Instance* in;
+    std::vector<std::string> notrace;
+    const char* kept;     // called by the shell, traced here
+    const char* dropped;  // called by the shell, in this instance's notrace
+  };
+  const Side sides[2] = {{&a, {"vfs_read", "do_sys_openat2"}, "vfs_write", "vfs_read"},
+                         {&b, {"do_sys_openat2", "vfs_write"}, "vfs_read", "vfs_write"}};
+  for (const Side& side : sides) {
+    ASSERT_OK(side.in->set_tracing_on(false));
+    ASSERT_OK(side.in->set_buffer_size_kb(4096));
+    ASSERT_OK(side.in->set_ftrace_notrace(side.notrace));
+    ASSERT_OK(side.in->set_tracer("function_graph"));
+  }
+  const std::set<std::string> patched = enabled();
+  EXPECT_TRUE(patched.contains("vfs_read")) << "A alone excludes it";
+  EXPECT_TRUE(patched.contains("vfs_write")) << "B alone excludes it";
+  EXPECT_FALSE(patched.contains("do_sys_openat2")) << "both exclude it";
+  for (const Side& side : sides) ASSERT_OK(side.in->set_tracing_on(true));
+  sh("read l < /proc/version; echo x > /dev/null");
+  for (const Side& side : sides) ASSERT_OK(side.in->set_tracing_on(false));
+  auto calls_of = [&](const Instance& in) {
+    std::set<std::string> out;
+    for (const std::string& l : trace_lines(in)) {
+      size_t bar = l.find('|');
+      if (bar == std::string::npos || (l.find('{') == std::string::npos && l.find(';') == std::string::npos)) continue;
+      std::string_view call = base::trim(std::string_view(l).substr(bar + 1));
+      out.emplace(call.substr(0, call.find('(')));
+    }
+    return out;
+  };
+  for (const Side& side : sides) {
+    SCOPED_TRACE(side.kept);
+    const std::set<std::string> calls = calls_of(*side.in);
+    EXPECT_TRUE(calls.contains(side.kept)) << calls.size() << " functions called";
+    EXPECT_FALSE(calls.contains(side.dropped));
+    EXPECT_FALSE(calls.contains("do_sys_openat2"));
+  }
+  for (const Side& side : sides) ASSERT_OK(side.in->set_tracer("nop"));
 }
 
 }  // namespace

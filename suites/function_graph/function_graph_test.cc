@@ -121,6 +121,55 @@ TEST_F(FunctionGraph, TracePipeReadPageByPagePrintsEveryCallOnce) {
   ASSERT_OK(graph().set_tracer("nop"));
 }
 
+// The retry of the entry that did not fit a trace_pipe read, when the
+// next record is another CPU's (print_graph_function_flags: the entry is
+// printed from its saved copy, its CPU's return is marked to be skipped,
+// and the other CPU's record is left for the next line). With getpid's
+// short leaves another CPU's record seldom falls between an entry and its
+// return; with sleeps of a millisecond on two CPUs at once it nearly
+// always does, so each page's end takes that path. Read page by page,
+// each CPU shows each of its target's sleeps once as a leaf, and no
+// return is printed on its own. Counted by the CPU column among the
+// targets' lines, which the retried entry's pid (another target's,
+// kRetriedEntryTakesTheNextPid) does not change.
+TEST_F(FunctionGraph, TracePipeRetryOfAnotherCpusEntryLosesNoLine) {
+  std::string fn;
+  auto functions = fs().top().files().read("available_filter_functions");
+  ASSERT_OK(functions);
+  for (const char* c : {"hrtimer_nanosleep", "do_nanosleep"})
+    for (std::string_view line : tracefs::split_lines(*functions))
+      if (fn.empty() && line == c) fn = c;
+  ASSERT_FALSE(fn.empty()) << "available_filter_functions lists neither hrtimer_nanosleep nor do_nanosleep";
+  const std::vector<int> cpus = graph().cpus().value();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs: the guest has " << cpus.size();
+  constexpr size_t kSleeps = 300;
+  ASSERT_OK(graph().set_buffer_size_kb(2048));
+  ASSERT_OK(graph().set_ftrace_filter(std::vector<std::string>{fn}));
+  ASSERT_OK(graph().set_option("funcgraph-proc", true));  // the comm on each line
+  ASSERT_OK(graph().set_tracer("function_graph"));
+  sh(fmt::format("taskset {:x} {} sleep 1 {} > /dev/null & taskset {:x} {} sleep 1 {} > /dev/null; wait",
+                 1u << cpus[0], kProbeTarget, kSleeps, 1u << cpus[1], kProbeTarget, kSleeps));
+  ASSERT_OK(graph().set_tracing_on(false));
+  auto text = graph().read_trace_pipe();
+  ASSERT_OK(text);
+  // The comm as funcgraph-proc prints it: at most 7 characters before "-pid".
+  const std::string comm = std::string(kProbeTarget.substr(kProbeTarget.rfind('/') + 1, 7));
+  std::map<int, size_t> leaves;  // CPU column -> the targets' leaf lines of fn
+  std::vector<std::string> lone_returns;
+  for (std::string_view line : tracefs::split_lines(*text)) {
+    if (line.find(comm + "-") == std::string_view::npos) continue;
+    if (line.find(fn + "();") != std::string_view::npos) ++leaves[cpu_column(line)];
+    else if (call_part(std::string(line)).starts_with("}")) lone_returns.emplace_back(line);
+  }
+  EXPECT_EQ(leaves[cpus[0]], kSleeps) << "CPU " << cpus[0] << " in " << text->size() << " bytes";
+  EXPECT_EQ(leaves[cpus[1]], kSleeps) << "CPU " << cpus[1] << " in " << text->size() << " bytes";
+  EXPECT_THAT(lone_returns, IsEmpty());
+  // Enough page ends for the path to be taken many times over.
+  EXPECT_GT(text->size(), 8u * 4096) << "too little text for the test to mean anything";
+  ASSERT_OK(graph().set_option("funcgraph-proc", false));
+  ASSERT_OK(graph().set_tracer("nop"));
+}
+
 // max_graph_depth bounds the depth: the same read traced unlimited, then
 // at depths 1, 2 and 3, is cut at one level less than each (0: vfs_read
 // alone), or not cut where it was never that deep, and vfs_read is the
